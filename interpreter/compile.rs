@@ -1,0 +1,1680 @@
+//! The compiler: resolves every name of a loaded ruleset, checks types,
+//! checks tables for gaps and overlaps, attaches modifiers to the quantities
+//! they change, and builds the phase graph. It reports every problem it finds
+//! as a [`Diag`], never stopping at the first.
+
+use crate::diagnostic::Diag;
+use crate::ir::*;
+use crate::load::Loaded;
+use crate::phase_graph;
+use crate::syntax::{self, ExprKind, Guard, ItemKind, KeyPattern, Name, Span, Stmt};
+use crate::tables;
+use crate::value::{Value, UNLIMITED};
+use std::collections::HashMap;
+
+/// What a global name refers to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Def {
+    Die(Id),
+    Enum(Id),
+    Variant(Id, u32),
+    Class(Id),
+    Group(Id),
+    UnitType(Id),
+    Side(Id),
+    Option(Id),
+    Quality(Id),
+    Fact(Id),
+    Define(Id),
+    Table(Id),
+    Quantity(Id),
+    Modifier(Id),
+    Procedure(Id),
+    Decision(Id),
+    Army(Id),
+    Measure,
+}
+
+fn def_kind(d: Def) -> &'static str {
+    match d {
+        Def::Die(_) => "a die",
+        Def::Enum(_) => "an enum",
+        Def::Variant(..) => "an enum value",
+        Def::Class(_) => "a class",
+        Def::Group(_) => "a group",
+        Def::UnitType(_) => "a unit type",
+        Def::Side(_) => "a side",
+        Def::Option(_) => "an option",
+        Def::Quality(_) => "a quality",
+        Def::Fact(_) => "a fact",
+        Def::Define(_) => "a define",
+        Def::Table(_) => "a table",
+        Def::Quantity(_) => "a quantity",
+        Def::Modifier(_) => "a modifier",
+        Def::Procedure(_) => "a procedure",
+        Def::Decision(_) => "a decision",
+        Def::Army(_) => "an army list",
+        Def::Measure => "a measure",
+    }
+}
+
+/// Compile a loaded ruleset.
+pub fn compile(loaded: &Loaded) -> Result<Ruleset, Vec<Diag>> {
+    let mut c = Compiler::new();
+    c.run(loaded);
+    if c.diags.is_empty() {
+        Ok(c.rs)
+    } else {
+        Err(c.diags)
+    }
+}
+
+pub(crate) struct Compiler {
+    pub rs: Ruleset,
+    pub diags: Vec<Diag>,
+    names: HashMap<String, (Def, Span)>,
+    stat_names: HashMap<String, Id>,
+    state_names: HashMap<String, Id>,
+    side_state_names: HashMap<String, Id>,
+    sym_ids: HashMap<String, u32>,
+}
+
+/// Locals of the function being compiled.
+#[derive(Default)]
+pub(crate) struct Scope {
+    locals: Vec<(String, Ty, u16)>,
+    next: u16,
+    pub max: u16,
+    dice: bool,
+    /// In a state initialiser, `self.X` reads the stat X.
+    stat_fields: bool,
+}
+
+impl Scope {
+    pub fn new(dice: bool) -> Self {
+        Scope {
+            dice,
+            ..Default::default()
+        }
+    }
+    pub fn bind(&mut self, name: &str, ty: Ty) -> u16 {
+        let slot = self.next;
+        self.locals.push((name.to_string(), ty, slot));
+        self.next += 1;
+        self.max = self.max.max(self.next);
+        slot
+    }
+    fn lookup(&self, name: &str) -> Option<(Ty, u16)> {
+        self.locals
+            .iter()
+            .rev()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, t, s)| (t.clone(), *s))
+    }
+    fn mark(&self) -> (usize, u16) {
+        (self.locals.len(), self.next)
+    }
+    fn reset(&mut self, m: (usize, u16)) {
+        self.locals.truncate(m.0);
+        self.next = m.1;
+    }
+}
+
+/// The closest known name, for "did you mean" help lines.
+pub(crate) fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let lname = name.to_lowercase();
+    candidates
+        .map(|c| (edit_distance(&lname, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.to_string())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+type T = Option<Ty>;
+
+impl Compiler {
+    fn new() -> Self {
+        Compiler {
+            rs: Ruleset {
+                id: String::new(),
+                title: String::new(),
+                measure: None,
+                symbols: Vec::new(),
+                dice: Vec::new(),
+                enums: Vec::new(),
+                classes: Vec::new(),
+                groups: Vec::new(),
+                stats: Vec::new(),
+                unit_types: Vec::new(),
+                qualities: Vec::new(),
+                default_quality: None,
+                options: Vec::new(),
+                sides: Vec::new(),
+                states: Vec::new(),
+                side_states: Vec::new(),
+                facts: Vec::new(),
+                defines: Vec::new(),
+                tables: Vec::new(),
+                quantities: Vec::new(),
+                modifiers: Vec::new(),
+                procedures: Vec::new(),
+                decisions: Vec::new(),
+                armies: Vec::new(),
+                graph: None,
+            },
+            diags: Vec::new(),
+            names: HashMap::new(),
+            stat_names: HashMap::new(),
+            state_names: HashMap::new(),
+            side_state_names: HashMap::new(),
+            sym_ids: HashMap::new(),
+        }
+    }
+
+    pub fn err(&mut self, d: Diag) {
+        self.diags.push(d);
+    }
+
+    fn declare(&mut self, name: &Name, def: Def) -> bool {
+        let key = name.text.to_lowercase();
+        if let Some((old, span)) = self.names.get(&key) {
+            let d = Diag::new(
+                "muster::duplicate",
+                format!("`{}` is defined twice", name.text),
+            )
+            .at(name.span, format!("defined again here as {}", def_kind(def)))
+            .note(*span, format!("first defined here as {}", def_kind(*old)))
+            .help("every unit, table, modifier, fact and procedure needs its own name; in a house rule write `override` to replace one");
+            self.err(d);
+            return false;
+        }
+        self.names.insert(key, (def, name.span));
+        true
+    }
+
+    fn lookup(&self, name: &str) -> Option<Def> {
+        self.names.get(&name.to_lowercase()).map(|x| x.0)
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(i) = self.sym_ids.get(s) {
+            return *i;
+        }
+        let i = self.rs.symbols.len() as u32;
+        self.rs.symbols.push(s.to_string());
+        self.sym_ids.insert(s.to_string(), i);
+        i
+    }
+
+    fn unknown(&mut self, name: &Name, what: &str, help_extra: Option<String>) {
+        let cands: Vec<String> = self.names.keys().cloned().collect();
+        let sugg = suggest(&name.text, cands.iter().map(|s| s.as_str()));
+        let help = match (sugg, help_extra) {
+            (Some(s), _) => {
+                let shown = self
+                    .names
+                    .get(&s)
+                    .map(|_| self.display_name(&s))
+                    .unwrap_or(s);
+                format!("did you mean `{shown}`?")
+            }
+            (None, Some(h)) => h,
+            (None, None) => format!("declare it first, or check the spelling of this {what}"),
+        };
+        self.err(
+            Diag::new("muster::unknown_name", format!("unknown {what} `{}`", name.text))
+                .at(name.span, "not defined anywhere in this ruleset")
+                .help(help),
+        );
+    }
+
+    fn display_name(&self, lower: &str) -> String {
+        for u in &self.rs.unit_types {
+            if u.name.to_lowercase() == lower {
+                return u.name.clone();
+            }
+        }
+        lower.to_string()
+    }
+
+    fn resolve_ty(&mut self, n: &Name) -> T {
+        match n.text.as_str() {
+            "int" => Some(Ty::Int),
+            "bool" => Some(Ty::Bool),
+            "unit" => Some(Ty::Unit),
+            "side" => Some(Ty::Side),
+            _ => match self.lookup(&n.text) {
+                Some(Def::Enum(e)) => Some(Ty::Enum(e)),
+                _ => {
+                    self.err(
+                        Diag::new("muster::unknown_type", format!("unknown type `{}`", n.text))
+                            .at(n.span, "not a type")
+                            .help("types are int, bool, unit, side, or the name of an enum"),
+                    );
+                    None
+                }
+            },
+        }
+    }
+
+    // ------------------------------------------------------------ the passes
+
+    fn run(&mut self, loaded: &Loaded) {
+        if let Some(h) = &loaded.header {
+            self.rs.id = h.id.text.clone();
+            self.rs.title = h.title.clone().unwrap_or_else(|| h.id.text.clone());
+        }
+        let items = &loaded.items;
+        // Pass 1: vocabulary.
+        for it in items {
+            match &it.kind {
+                ItemKind::Measure(n, _) => {
+                    self.rs.measure = Some(n.text.clone());
+                    self.declare(n, Def::Measure);
+                }
+                ItemKind::Die(d) => self.declare_die(d),
+                ItemKind::Enum(n, vs) => {
+                    let id = self.rs.enums.len() as Id;
+                    if self.declare(n, Def::Enum(id)) {
+                        let mut variants = Vec::new();
+                        for v in vs {
+                            let s = self.intern(&v.text);
+                            if self.declare(v, Def::Variant(id, s)) {
+                                variants.push(s);
+                            }
+                        }
+                        self.rs.enums.push(EnumDef {
+                            name: n.text.clone(),
+                            variants,
+                        });
+                    }
+                }
+                ItemKind::Class(ns) => {
+                    for n in ns {
+                        let id = self.rs.classes.len() as Id;
+                        if self.declare(n, Def::Class(id)) {
+                            self.rs.classes.push(n.text.clone());
+                        }
+                    }
+                }
+                ItemKind::Stat(ns) => {
+                    for n in ns {
+                        if self.stat_names.contains_key(&n.text) {
+                            self.err(
+                                Diag::new("muster::duplicate", format!("stat `{}` is declared twice", n.text))
+                                    .at(n.span, "declared again here")
+                                    .help("declare each stat once"),
+                            );
+                            continue;
+                        }
+                        self.stat_names.insert(n.text.clone(), self.rs.stats.len() as Id);
+                        self.rs.stats.push(n.text.clone());
+                    }
+                }
+                ItemKind::Sides(ns) => {
+                    for n in ns {
+                        let id = self.rs.sides.len() as Id;
+                        if self.declare(n, Def::Side(id)) {
+                            self.rs.sides.push(n.text.clone());
+                        }
+                    }
+                }
+                ItemKind::Option(o) => {
+                    let id = self.rs.options.len() as Id;
+                    if self.declare(&o.name, Def::Option(id)) {
+                        self.rs.options.push(OptionDef {
+                            name: o.name.text.clone(),
+                            title: o.title.clone(),
+                            on: o.on,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Pass 2: unit types, then groups and qualities (which name them).
+        for it in items {
+            if let ItemKind::Units(b) = &it.kind {
+                self.units(b);
+            }
+        }
+        for it in items {
+            match &it.kind {
+                ItemKind::Group(n, members) => {
+                    let set = self.type_set(members);
+                    let id = self.rs.groups.len() as Id;
+                    if self.declare(n, Def::Group(id)) {
+                        self.rs.groups.push((n.text.clone(), set.unwrap_or_default()));
+                    }
+                }
+                ItemKind::Quality(q) => self.quality(q),
+                _ => {}
+            }
+        }
+        // Pass 3: signatures of everything that can be called.
+        let mut bodies = Vec::new();
+        for it in items {
+            match &it.kind {
+                ItemKind::State(s) => {
+                    let ty = self.resolve_ty(&s.ty).unwrap_or(Ty::Int);
+                    let (map, list) = if s.per_side {
+                        (&mut self.side_state_names, &mut self.rs.side_states)
+                    } else {
+                        (&mut self.state_names, &mut self.rs.states)
+                    };
+                    if map.contains_key(&s.name.text) {
+                        self.err(
+                            Diag::new("muster::duplicate", format!("state `{}` is declared twice", s.name.text))
+                                .at(s.name.span, "declared again here")
+                                .help("declare each state once"),
+                        );
+                        continue;
+                    }
+                    map.insert(s.name.text.clone(), list.len() as Id);
+                    list.push(StateDef {
+                        name: s.name.text.clone(),
+                        ty: ty.clone(),
+                        init: Func {
+                            name: s.name.text.clone(),
+                            params: vec![],
+                            ty,
+                            slots: 1,
+                            body: Ex::Const(Value::None),
+                            span: s.name.span,
+                        },
+                    });
+                }
+                ItemKind::Fact(f) => {
+                    let params: Vec<Ty> = f.params.iter().filter_map(|p| self.resolve_ty(p)).collect();
+                    let ty = self.resolve_ty(&f.ty).unwrap_or(Ty::Bool);
+                    let id = self.rs.facts.len() as Id;
+                    if self.declare(&f.name, Def::Fact(id)) {
+                        self.rs.facts.push(FactDef {
+                            name: f.name.text.clone(),
+                            params,
+                            ty,
+                            default: None,
+                        });
+                    }
+                }
+                ItemKind::Define(d) => {
+                    let id = self.rs.defines.len() as Id;
+                    if let Some(f) = self.signature(&d.name, &d.params, &d.ty, Def::Define(id)) {
+                        self.rs.defines.push(f);
+                        bodies.push(it);
+                    }
+                }
+                ItemKind::Table(t) => {
+                    let id = self.rs.tables.len() as Id;
+                    if let Some(f) = self.signature(&t.name, &t.params, &t.ty, Def::Table(id)) {
+                        self.rs.tables.push(f);
+                        bodies.push(it);
+                    }
+                }
+                ItemKind::Quantity(q) => {
+                    let id = self.rs.quantities.len() as Id;
+                    if let Some(f) = self.signature(&q.name, &q.params, &q.ty, Def::Quantity(id)) {
+                        if f.ty != Ty::Int {
+                            self.err(
+                                Diag::new("muster::type", format!("quantity `{}` must be an int", q.name.text))
+                                    .at(q.ty.span, "not int")
+                                    .help("quantities are numbers that modifiers add to or subtract from"),
+                            );
+                        }
+                        self.rs.quantities.push(QuantityDef {
+                            func: f,
+                            min: q.min,
+                            max: q.max,
+                            modifiers: Vec::new(),
+                        });
+                        bodies.push(it);
+                    }
+                }
+                ItemKind::Procedure(p) => {
+                    let id = self.rs.procedures.len() as Id;
+                    if self.declare(&p.name, Def::Procedure(id)) {
+                        let params = p
+                            .params
+                            .iter()
+                            .map(|x| (x.name.text.clone(), self.resolve_ty(&x.ty).unwrap_or(Ty::Int)))
+                            .collect();
+                        let mut outcomes = Vec::new();
+                        for o in &p.outcomes {
+                            let ty = self.outcome_ty(&o.ty);
+                            if outcomes.iter().any(|x: &OutcomeDef| x.name == o.name.text) {
+                                self.err(
+                                    Diag::new("muster::duplicate", format!("outcome `{}` is declared twice", o.name.text))
+                                        .at(o.name.span, "declared again")
+                                        .help("each outcome needs its own name"),
+                                );
+                            }
+                            outcomes.push(OutcomeDef {
+                                name: o.name.text.clone(),
+                                ty,
+                            });
+                        }
+                        self.rs.procedures.push(ProcDef {
+                            name: p.name.text.clone(),
+                            params,
+                            outcomes,
+                            slots: 0,
+                            body: Vec::new(),
+                            span: p.name.span,
+                        });
+                        bodies.push(it);
+                    }
+                }
+                ItemKind::Decision(d) => {
+                    let id = self.rs.decisions.len() as Id;
+                    if self.declare(&d.name, Def::Decision(id)) {
+                        let params = d
+                            .params
+                            .iter()
+                            .map(|x| (x.name.text.clone(), self.resolve_ty(&x.ty).unwrap_or(Ty::Int)))
+                            .collect();
+                        self.rs.decisions.push(DecisionDef {
+                            name: d.name.text.clone(),
+                            params,
+                            doc: d.doc.clone(),
+                        });
+                    }
+                }
+                ItemKind::Modifier(m) => {
+                    let id = self.rs.modifiers.len() as Id;
+                    if self.declare(&m.name, Def::Modifier(id)) {
+                        bodies.push(it);
+                        // Placeholder until its body compiles.
+                        self.rs.modifiers.push(ModifierDef {
+                            name: m.name.text.clone(),
+                            source: m.source.clone(),
+                            quantity: 0,
+                            op: ModOp::Add,
+                            amount: Ex::Const(Value::Int(0)),
+                            when: None,
+                            span: m.name.span,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Pass 4: bodies.
+        for it in items {
+            match &it.kind {
+                ItemKind::State(s) => self.state_init(s),
+                ItemKind::Fact(f) => self.fact_default(f),
+                _ => {}
+            }
+        }
+        let (mut di, mut ti, mut qi, mut pi, mut mi) = (0, 0, 0, 0, 0);
+        for it in bodies {
+            match &it.kind {
+                ItemKind::Define(d) => {
+                    self.define_body(di, d);
+                    di += 1;
+                }
+                ItemKind::Table(t) => {
+                    self.table_body(ti, t);
+                    ti += 1;
+                }
+                ItemKind::Quantity(q) => {
+                    self.quantity_body(qi, q);
+                    qi += 1;
+                }
+                ItemKind::Procedure(p) => {
+                    self.procedure_body(pi, p);
+                    pi += 1;
+                }
+                ItemKind::Modifier(m) => {
+                    crate::modifiers::compile_modifier(self, mi, m);
+                    mi += 1;
+                }
+                _ => {}
+            }
+        }
+        for it in items {
+            match &it.kind {
+                ItemKind::Army(a) => self.army(a),
+                ItemKind::Sequence(s) => {
+                    if self.rs.graph.is_some() {
+                        self.err(
+                            Diag::new("muster::duplicate", "the sequence of play is defined twice")
+                                .at(it.span, "second sequence")
+                                .help("a ruleset has one sequence; a house rule writes `override sequence { ... }`"),
+                        );
+                        continue;
+                    }
+                    let g = phase_graph::build(self, s);
+                    self.rs.graph = g;
+                }
+                _ => {}
+            }
+        }
+        self.check_cycles();
+    }
+
+    fn declare_die(&mut self, d: &syntax::Die) {
+        let faces = match &d.faces {
+            syntax::DieFaces::Range(a, b) => {
+                if b < a || b - a > 1000 {
+                    self.err(
+                        Diag::new("muster::die", format!("die `{}` has no faces", d.name.text))
+                            .at(d.name.span, "empty or huge range")
+                            .help("write the faces as LOW..HIGH, e.g. `die d6 = 1..6`"),
+                    );
+                    return;
+                }
+                (*a..=*b).map(|v| (v.to_string(), v)).collect()
+            }
+            syntax::DieFaces::Named(fs) => {
+                let mut v = Vec::new();
+                for f in fs {
+                    if f.count == 0 {
+                        self.err(
+                            Diag::new("muster::die", format!("face `{}` appears on no side of the die", f.name.text))
+                                .at(f.name.span, "x0")
+                                .help("give each face a count of at least 1, or leave it out"),
+                        );
+                    }
+                    for _ in 0..f.count {
+                        v.push((f.name.text.clone(), f.value));
+                    }
+                }
+                v
+            }
+        };
+        let id = self.rs.dice.len() as Id;
+        if self.declare(&d.name, Def::Die(id)) {
+            self.rs.dice.push(DieDef {
+                name: d.name.text.clone(),
+                faces,
+            });
+        }
+    }
+
+    fn units(&mut self, b: &syntax::UnitsBlock) {
+        let mut cols = Vec::new();
+        for c in &b.columns {
+            match self.stat_names.get(&c.text) {
+                Some(i) => cols.push(Some(*i)),
+                None => {
+                    let sugg = suggest(&c.text, self.rs.stats.iter().map(|s| s.as_str()));
+                    self.err(
+                        Diag::new("muster::unknown_stat", format!("unknown stat `{}`", c.text))
+                            .at(c.span, "not declared with `stat`")
+                            .help(match sugg {
+                                Some(s) => format!("did you mean `{s}`?"),
+                                None => format!("declare it: `stat {}`", c.text),
+                            }),
+                    );
+                    cols.push(None);
+                }
+            }
+        }
+        for row in &b.rows {
+            if row.values.len() != b.columns.len() {
+                self.err(
+                    Diag::new(
+                        "muster::unit_row",
+                        format!(
+                            "unit `{}` has {} values but the table has {} columns",
+                            row.name.text,
+                            row.values.len(),
+                            b.columns.len()
+                        ),
+                    )
+                    .at(row.span, "wrong number of values")
+                    .help(format!(
+                        "give one value per column ({}); write `none` where the unit has no such stat",
+                        b.columns.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(", ")
+                    )),
+                );
+                continue;
+            }
+            let mut classes = vec![false; self.rs.classes.len()];
+            for c in &row.classes {
+                match self.lookup(&c.text) {
+                    Some(Def::Class(i)) => classes[i as usize] = true,
+                    _ => self.unknown(c, "class", Some(format!("declare it: `class {}`", c.text))),
+                }
+            }
+            let mut stats = vec![Value::None; self.rs.stats.len()];
+            for (col, (v, _)) in cols.iter().zip(&row.values) {
+                if let Some(i) = col {
+                    stats[*i as usize] = match v {
+                        syntax::StatValue::None => Value::None,
+                        syntax::StatValue::Unlimited => Value::Int(UNLIMITED),
+                        syntax::StatValue::Int(n) => Value::Int(*n),
+                    };
+                }
+            }
+            let id = self.rs.unit_types.len() as Id;
+            if self.declare(&row.name, Def::UnitType(id)) {
+                self.rs.unit_types.push(UnitType {
+                    name: row.name.text.clone(),
+                    classes,
+                    stats,
+                    span: row.span,
+                });
+            }
+        }
+    }
+
+    /// The unit types named by a list of types, classes and groups.
+    fn type_set(&mut self, names: &[Name]) -> Option<Vec<bool>> {
+        let mut set = vec![false; self.rs.unit_types.len()];
+        let mut ok = true;
+        for n in names {
+            match self.lookup(&n.text) {
+                Some(Def::UnitType(i)) => set[i as usize] = true,
+                Some(Def::Class(c)) => {
+                    for (i, u) in self.rs.unit_types.iter().enumerate() {
+                        if u.classes[c as usize] {
+                            set[i] = true;
+                        }
+                    }
+                }
+                Some(Def::Group(g)) => {
+                    for (i, b) in self.rs.groups[g as usize].1.iter().enumerate() {
+                        if *b {
+                            set[i] = true;
+                        }
+                    }
+                }
+                _ => {
+                    self.unknown(n, "unit type, class or group", None);
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(set)
+    }
+
+    fn quality(&mut self, q: &syntax::Quality) {
+        let mut adjust = Vec::new();
+        let mut points = None;
+        for (n, v) in &q.lines {
+            if n.text == "points" {
+                points = Some(*v);
+            } else if let Some(i) = self.stat_names.get(&n.text) {
+                adjust.push((*i, *v));
+            } else {
+                let sugg = suggest(&n.text, self.rs.stats.iter().map(|s| s.as_str()));
+                self.err(
+                    Diag::new("muster::unknown_stat", format!("quality `{}` adjusts unknown stat `{}`", q.name.text, n.text))
+                        .at(n.span, "not a stat")
+                        .help(match sugg {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => "a quality line is `STAT +N` or `points N`".into(),
+                        }),
+                );
+            }
+        }
+        let id = self.rs.qualities.len() as Id;
+        if self.declare(&q.name, Def::Quality(id)) {
+            if q.default {
+                self.rs.default_quality = Some(id);
+            }
+            self.rs.qualities.push(QualityDef {
+                name: q.name.text.clone(),
+                adjust,
+                points,
+            });
+        }
+    }
+
+    fn outcome_ty(&mut self, names: &[Name]) -> Ty {
+        if names.len() == 1 {
+            match names[0].text.as_str() {
+                "int" => return Ty::Int,
+                "bool" => return Ty::Bool,
+                t => {
+                    if let Some(Def::Enum(e)) = self.lookup(t) {
+                        return Ty::Enum(e);
+                    }
+                }
+            }
+        }
+        Ty::Symbols(names.iter().map(|n| self.intern(&n.text)).collect())
+    }
+
+    fn signature(&mut self, name: &Name, params: &[syntax::Param], ty: &Name, def: Def) -> Option<Func> {
+        let ty = self.resolve_ty(ty);
+        let params: Vec<(String, Ty)> = params
+            .iter()
+            .map(|p| (p.name.text.clone(), self.resolve_ty(&p.ty).unwrap_or(Ty::Int)))
+            .collect();
+        if !self.declare(name, def) {
+            return None;
+        }
+        Some(Func {
+            name: name.text.clone(),
+            slots: params.len() as u16,
+            params,
+            ty: ty.unwrap_or(Ty::Int),
+            body: Ex::Const(Value::None),
+            span: name.span,
+        })
+    }
+
+    fn scope_for(params: &[(String, Ty)], dice: bool) -> Scope {
+        let mut s = Scope::new(dice);
+        for (n, t) in params {
+            s.bind(n, t.clone());
+        }
+        s
+    }
+
+    fn state_init(&mut self, s: &syntax::StateDecl) {
+        let (list_is_side, id) = if s.per_side {
+            (true, self.side_state_names.get(&s.name.text).copied())
+        } else {
+            (false, self.state_names.get(&s.name.text).copied())
+        };
+        let Some(id) = id else { return };
+        let mut scope = Scope::new(false);
+        scope.bind("self", if list_is_side { Ty::Side } else { Ty::Unit });
+        scope.stat_fields = true;
+        let want = if list_is_side {
+            self.rs.side_states[id as usize].ty.clone()
+        } else {
+            self.rs.states[id as usize].ty.clone()
+        };
+        let Some((ex, ty)) = self.expr(&s.init, &mut scope, Some(&want)) else { return };
+        self.expect(&ty, &want, s.init.span, "the state's initial value");
+        let slots = scope.max;
+        let def = if list_is_side {
+            &mut self.rs.side_states[id as usize]
+        } else {
+            &mut self.rs.states[id as usize]
+        };
+        def.init.body = ex;
+        def.init.slots = slots;
+    }
+
+    fn fact_default(&mut self, f: &syntax::FactDecl) {
+        let Some(e) = &f.default else { return };
+        let Some(Def::Fact(id)) = self.lookup(&f.name.text) else { return };
+        let want = self.rs.facts[id as usize].ty.clone();
+        let mut scope = Scope::new(false);
+        let Some((ex, ty)) = self.expr(e, &mut scope, Some(&want)) else { return };
+        self.expect(&ty, &want, e.span, "the fact's default");
+        match ex {
+            Ex::Const(v) => self.rs.facts[id as usize].default = Some(v),
+            _ => self.err(
+                Diag::new("muster::fact_default", format!("the default of fact `{}` is not a constant", f.name.text))
+                    .at(e.span, "must be a literal value")
+                    .help("write a literal default such as `= false`, `= 0` or `= to_front`"),
+            ),
+        }
+    }
+
+    fn define_body(&mut self, id: usize, d: &syntax::Define) {
+        let f = &self.rs.defines[id];
+        let (params, want) = (f.params.clone(), f.ty.clone());
+        let mut scope = Self::scope_for(&params, false);
+        if let Some((ex, ty)) = self.expr(&d.body, &mut scope, Some(&want)) {
+            self.expect(&ty, &want, d.body.span, "the define's body");
+            self.rs.defines[id].body = ex;
+            self.rs.defines[id].slots = scope.max;
+        }
+    }
+
+    fn quantity_body(&mut self, id: usize, q: &syntax::Quantity) {
+        let f = &self.rs.quantities[id].func;
+        let params = f.params.clone();
+        let mut scope = Self::scope_for(&params, false);
+        if let Some((ex, ty)) = self.expr(&q.body, &mut scope, Some(&Ty::Int)) {
+            self.expect(&ty, &Ty::Int, q.body.span, "the quantity's value");
+            self.rs.quantities[id].func.body = ex;
+            let s = self.rs.quantities[id].func.slots.max(scope.max);
+            self.rs.quantities[id].func.slots = s;
+        }
+    }
+
+    fn table_body(&mut self, id: usize, t: &syntax::Table) {
+        let f = &self.rs.tables[id];
+        let (params, want) = (f.params.clone(), f.ty.clone());
+        let mut scope = Self::scope_for(&params, false);
+        let body = tables::compile_table(self, t, &params, &want, &mut scope);
+        if let Some(b) = body {
+            self.rs.tables[id].body = b;
+        }
+        self.rs.tables[id].slots = scope.max;
+    }
+
+    fn procedure_body(&mut self, id: usize, p: &syntax::Procedure) {
+        let params = self.rs.procedures[id].params.clone();
+        let mut scope = Self::scope_for(&params, true);
+        let outcomes = self.rs.procedures[id].outcomes.clone();
+        let body = self.block(&p.body, &mut scope, &outcomes);
+        self.rs.procedures[id].body = body;
+        self.rs.procedures[id].slots = scope.max;
+    }
+
+    fn army(&mut self, a: &syntax::Army) {
+        let mut def = ArmyDef {
+            name: a.name.text.clone(),
+            units: None,
+            points: None,
+            per_command_units: None,
+            limits: Vec::new(),
+        };
+        for r in &a.rules {
+            match &r.kind {
+                syntax::ArmyRuleKind::Units(lo, hi) => {
+                    if r.per_command {
+                        def.per_command_units = Some((*lo, *hi))
+                    } else {
+                        def.units = Some((*lo, *hi))
+                    }
+                }
+                syntax::ArmyRuleKind::Points(lo, hi) => def.points = Some((*lo, *hi)),
+                syntax::ArmyRuleKind::Limit(n, kind, v) => {
+                    let matches = match self.lookup(&n.text) {
+                        Some(Def::Quality(q)) => Some(ArmyMatch::Quality(q)),
+                        _ => self.type_set(std::slice::from_ref(n)).map(ArmyMatch::Types),
+                    };
+                    if let Some(m) = matches {
+                        def.limits.push(ArmyLimit {
+                            label: n.text.clone(),
+                            per_command: r.per_command,
+                            matches: m,
+                            kind: *kind,
+                            n: *v,
+                        });
+                    }
+                }
+            }
+        }
+        let id = self.rs.armies.len() as Id;
+        if self.declare(&a.name, Def::Army(id)) {
+            self.rs.armies.push(def);
+        }
+    }
+
+    /// Report recursion among defines, tables and quantities, and among
+    /// procedures: the odds engine inlines calls, so a loop could never end.
+    fn check_cycles(&mut self) {
+        fn calls(e: &Ex, out: &mut Vec<(u8, Id)>) {
+            match e {
+                Ex::Define(i, a) => {
+                    out.push((0, *i));
+                    a.iter().for_each(|x| calls(x, out))
+                }
+                Ex::Table(i, a) => {
+                    out.push((1, *i));
+                    a.iter().for_each(|x| calls(x, out))
+                }
+                Ex::Quantity(i, a) => {
+                    out.push((2, *i));
+                    a.iter().for_each(|x| calls(x, out))
+                }
+                Ex::Fact(_, a) => a.iter().for_each(|x| calls(x, out)),
+                Ex::Stat(e, _) | Ex::State(e, _) | Ex::SideState(e, _) | Ex::SideOf(e) | Ex::IsType(e, _)
+                | Ex::IsSym(e, _) | Ex::Not(e) | Ex::Neg(e) | Ex::Quant(_, _, _, e) => calls(e, out),
+                Ex::Bin(_, a, b) => {
+                    calls(a, out);
+                    calls(b, out)
+                }
+                Ex::If(c, a, b) => {
+                    calls(c, out);
+                    calls(a, out);
+                    calls(b, out)
+                }
+                Ex::Dice { count, mode, .. } => {
+                    calls(count, out);
+                    if let DiceMode::Scoring(t) = mode {
+                        calls(t, out)
+                    }
+                }
+                Ex::Const(_) | Ex::Local(_) | Ex::Option(_) => {}
+            }
+        }
+        let mut funcs: Vec<(u8, Id, Vec<(u8, Id)>, String, Span)> = Vec::new();
+        for (i, f) in self.rs.defines.iter().enumerate() {
+            let mut v = Vec::new();
+            calls(&f.body, &mut v);
+            funcs.push((0, i as Id, v, f.name.clone(), f.span));
+        }
+        for (i, f) in self.rs.tables.iter().enumerate() {
+            let mut v = Vec::new();
+            calls(&f.body, &mut v);
+            funcs.push((1, i as Id, v, f.name.clone(), f.span));
+        }
+        for (i, q) in self.rs.quantities.iter().enumerate() {
+            let mut v = Vec::new();
+            calls(&q.func.body, &mut v);
+            for m in &q.modifiers {
+                let md = &self.rs.modifiers[*m as usize];
+                calls(&md.amount, &mut v);
+                if let Some(w) = &md.when {
+                    calls(w, &mut v);
+                }
+            }
+            funcs.push((2, i as Id, v, q.func.name.clone(), q.func.span));
+        }
+        let idx = |k: u8, i: Id, funcs: &Vec<(u8, Id, Vec<(u8, Id)>, String, Span)>| {
+            funcs.iter().position(|f| f.0 == k && f.1 == i)
+        };
+        let edges: Vec<Vec<usize>> = funcs
+            .iter()
+            .map(|f| f.2.iter().filter_map(|(k, i)| idx(*k, *i, &funcs)).collect())
+            .collect();
+        let names: Vec<(String, Span)> = funcs.iter().map(|f| (f.3.clone(), f.4)).collect();
+        self.report_cycles(&edges, &names, "muster::recursion", "calls itself");
+        // Procedures.
+        fn proc_calls(b: &[St], out: &mut Vec<usize>) {
+            for s in b {
+                match s {
+                    St::Call(p, _, _) => out.push(*p as usize),
+                    St::If(_, a, b) => {
+                        proc_calls(a, out);
+                        proc_calls(b, out)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let edges: Vec<Vec<usize>> = self
+            .rs
+            .procedures
+            .iter()
+            .map(|p| {
+                let mut v = Vec::new();
+                proc_calls(&p.body, &mut v);
+                v
+            })
+            .collect();
+        let names: Vec<(String, Span)> = self.rs.procedures.iter().map(|p| (p.name.clone(), p.span)).collect();
+        self.report_cycles(&edges, &names, "muster::recursion", "calls itself");
+    }
+
+    fn report_cycles(&mut self, edges: &[Vec<usize>], names: &[(String, Span)], code: &'static str, what: &str) {
+        // Colour-marking DFS; report each node that closes a cycle once.
+        let n = edges.len();
+        let mut state = vec![0u8; n];
+        let mut reported = vec![false; n];
+        fn dfs(u: usize, e: &[Vec<usize>], st: &mut [u8], path: &mut Vec<usize>, found: &mut Vec<Vec<usize>>) {
+            st[u] = 1;
+            path.push(u);
+            for &v in &e[u] {
+                if st[v] == 1 {
+                    let start = path.iter().position(|x| *x == v).unwrap();
+                    found.push(path[start..].to_vec());
+                } else if st[v] == 0 {
+                    dfs(v, e, st, path, found);
+                }
+            }
+            path.pop();
+            st[u] = 2;
+        }
+        for u in 0..n {
+            if state[u] == 0 {
+                let mut found = Vec::new();
+                dfs(u, edges, &mut state, &mut Vec::new(), &mut found);
+                for cyc in found {
+                    if reported[cyc[0]] {
+                        continue;
+                    }
+                    reported[cyc[0]] = true;
+                    let chain: Vec<&str> = cyc.iter().chain(std::iter::once(&cyc[0])).map(|i| names[*i].0.as_str()).collect();
+                    self.err(
+                        Diag::new(code, format!("`{}` {what}: {}", names[cyc[0]].0, chain.join(" -> ")))
+                            .at(names[cyc[0]].1, "part of a loop")
+                            .help("rules are evaluated, not iterated: break the loop by computing the value from facts and state directly"),
+                    );
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ expressions
+
+    pub fn expect(&mut self, got: &Ty, want: &Ty, span: Span, what: &str) -> bool {
+        let ok = match (got, want) {
+            (Ty::Symbols(a), Ty::Symbols(b)) => a.iter().all(|x| b.contains(x)),
+            _ => got == want,
+        };
+        if !ok {
+            let (g, w) = (self.rs.ty_name(got), self.rs.ty_name(want));
+            self.err(
+                Diag::new("muster::type", format!("{what} should be {w}, but this is {g}"))
+                    .at(span, format!("this is {g}"))
+                    .help(format!("write an expression of type {w} here")),
+            );
+        }
+        ok
+    }
+
+    /// Compile an expression; `want` guides how bare names resolve (enum
+    /// values and outcome symbols). `None` means an error was reported.
+    pub fn expr(&mut self, e: &syntax::Expr, sc: &mut Scope, want: Option<&Ty>) -> Option<(Ex, Ty)> {
+        use syntax::BinOp as B;
+        Some(match &e.kind {
+            ExprKind::Int(i) => (Ex::Const(Value::Int(*i)), Ty::Int),
+            ExprKind::Bool(b) => (Ex::Const(Value::Bool(*b)), Ty::Bool),
+            ExprKind::None => (Ex::Const(Value::None), Ty::Int),
+            ExprKind::Unlimited => (Ex::Const(Value::Int(UNLIMITED)), Ty::Int),
+            ExprKind::Name(n) => return self.name_expr(n, sc, want),
+            ExprKind::Field(x, f) => {
+                let (xe, xt) = self.expr(x, sc, None)?;
+                return self.field(xe, xt, f, sc.stat_fields, x.span);
+            }
+            ExprKind::Original(x) => {
+                let ExprKind::Field(u, f) = &x.kind else {
+                    self.err(
+                        Diag::new("muster::original", "`original(...)` takes a unit's stat")
+                            .at(x.span, "not `unit.stat`")
+                            .help("write `original(u.resolve)` for the unit's starting value"),
+                    );
+                    return None;
+                };
+                let (ue, ut) = self.expr(u, sc, None)?;
+                if ut != Ty::Unit {
+                    return self.not_unit(&ut, u.span);
+                }
+                match self.stat_names.get(&f.text) {
+                    Some(s) => (Ex::Stat(Box::new(ue), *s), Ty::Int),
+                    None => {
+                        self.unknown_field(f, "stat");
+                        return None;
+                    }
+                }
+            }
+            ExprKind::Call(n, args) => return self.call(n, args, sc, e.span),
+            ExprKind::Neg(x) => {
+                let (xe, xt) = self.expr(x, sc, None)?;
+                self.expect(&xt, &Ty::Int, x.span, "the operand of `-`");
+                (Ex::Neg(Box::new(xe)), Ty::Int)
+            }
+            ExprKind::Not(x) => {
+                let (xe, xt) = self.expr(x, sc, None)?;
+                self.expect(&xt, &Ty::Bool, x.span, "the operand of `not`");
+                (Ex::Not(Box::new(xe)), Ty::Bool)
+            }
+            ExprKind::Binary(op, a, b) => {
+                let bin = match op {
+                    B::Or => Bin::Or,
+                    B::And => Bin::And,
+                    B::Eq => Bin::Eq,
+                    B::Ne => Bin::Ne,
+                    B::Lt => Bin::Lt,
+                    B::Le => Bin::Le,
+                    B::Gt => Bin::Gt,
+                    B::Ge => Bin::Ge,
+                    B::Add => Bin::Add,
+                    B::Sub => Bin::Sub,
+                    B::Mul => Bin::Mul,
+                    B::Div => Bin::Div,
+                };
+                let (ae, at) = self.expr(a, sc, None)?;
+                let (be, bt) = self.expr(b, sc, Some(&at))?;
+                let ty = match bin {
+                    Bin::Or | Bin::And => {
+                        self.expect(&at, &Ty::Bool, a.span, "each side of `and`/`or`");
+                        self.expect(&bt, &Ty::Bool, b.span, "each side of `and`/`or`");
+                        Ty::Bool
+                    }
+                    Bin::Eq | Bin::Ne => {
+                        self.expect(&bt, &at, b.span, "the right side of the comparison");
+                        Ty::Bool
+                    }
+                    Bin::Lt | Bin::Le | Bin::Gt | Bin::Ge => {
+                        self.expect(&at, &Ty::Int, a.span, "a number compared with `<`/`>`");
+                        self.expect(&bt, &Ty::Int, b.span, "a number compared with `<`/`>`");
+                        Ty::Bool
+                    }
+                    _ => {
+                        self.expect(&at, &Ty::Int, a.span, "an arithmetic operand");
+                        self.expect(&bt, &Ty::Int, b.span, "an arithmetic operand");
+                        Ty::Int
+                    }
+                };
+                (Ex::Bin(bin, Box::new(ae), Box::new(be)), ty)
+            }
+            ExprKind::Is(x, names, neg) => {
+                let (xe, xt) = self.expr(x, sc, None)?;
+                let ex = match &xt {
+                    Ty::Unit => Ex::IsType(Box::new(xe), self.type_set(names)?),
+                    Ty::Enum(en) => {
+                        let mut syms = Vec::new();
+                        for n in names {
+                            match self.lookup(&n.text) {
+                                Some(Def::Variant(e2, s)) if e2 == *en => syms.push(s),
+                                _ => {
+                                    let ename = self.rs.enums[*en as usize].name.clone();
+                                    let vars: Vec<String> = self.rs.enums[*en as usize]
+                                        .variants
+                                        .iter()
+                                        .map(|v| self.rs.symbols[*v as usize].clone())
+                                        .collect();
+                                    self.err(
+                                        Diag::new("muster::unknown_name", format!("`{}` is not a value of {ename}", n.text))
+                                            .at(n.span, format!("not one of {}", vars.join(" | ")))
+                                            .help(format!("{ename} is one of: {}", vars.join(", "))),
+                                    );
+                                    return None;
+                                }
+                            }
+                        }
+                        Ex::IsSym(Box::new(xe), syms)
+                    }
+                    other => {
+                        let t = self.rs.ty_name(other);
+                        self.err(
+                            Diag::new("muster::type", format!("`is` needs a unit or an enum value, but this is {t}"))
+                                .at(x.span, format!("this is {t}"))
+                                .help("use `is` to test a unit's type or class (`u is Horse`) or an enum (`position(a, b) is to_flank`); compare numbers with `==`"),
+                        );
+                        return None;
+                    }
+                };
+                let ex = if *neg { Ex::Not(Box::new(ex)) } else { ex };
+                (ex, Ty::Bool)
+            }
+            ExprKind::If(c, a, b) => {
+                let (ce, ct) = self.expr(c, sc, None)?;
+                self.expect(&ct, &Ty::Bool, c.span, "the condition of `if`");
+                let (ae, at) = self.expr(a, sc, want)?;
+                let (be, bt) = self.expr(b, sc, Some(want.unwrap_or(&at)))?;
+                let ty = match (&at, &bt) {
+                    (Ty::Symbols(x), Ty::Symbols(y)) => {
+                        let mut v = x.clone();
+                        v.extend(y.iter().filter(|s| !x.contains(s)));
+                        Ty::Symbols(v)
+                    }
+                    _ => {
+                        self.expect(&bt, &at, b.span, "the `else` branch");
+                        at
+                    }
+                };
+                (Ex::If(Box::new(ce), Box::new(ae), Box::new(be)), ty)
+            }
+            ExprKind::Quant(q, var, coll, body) => {
+                let sides = match coll {
+                    None => false,
+                    Some(c) if c.text == "sides" => true,
+                    Some(c) if c.text == "units" => false,
+                    Some(c) => {
+                        self.err(
+                            Diag::new("muster::quantifier", format!("cannot range over `{}`", c.text))
+                                .at(c.span, "not a collection")
+                                .help("quantifiers range over `units` (the default) or `sides`"),
+                        );
+                        return None;
+                    }
+                };
+                let m = sc.mark();
+                let slot = sc.bind(&var.text, if sides { Ty::Side } else { Ty::Unit });
+                let r = self.expr(body, sc, None);
+                sc.reset(m);
+                let (be, bt) = r?;
+                self.expect(&bt, &Ty::Bool, body.span, "the condition of a quantifier");
+                let ty = if *q == syntax::Quant::Count { Ty::Int } else { Ty::Bool };
+                (Ex::Quant(*q, sides, slot, Box::new(be)), ty)
+            }
+            ExprKind::Dice {
+                count,
+                die,
+                scoring,
+                counting,
+                reroll,
+            } => {
+                if !sc.dice {
+                    self.err(
+                        Diag::new("muster::dice_outside_procedure", "dice can only be rolled inside a procedure")
+                            .at(e.span, "a roll here")
+                            .help("tables, defines and quantities describe facts; roll in a procedure and pass the result in"),
+                    );
+                    return None;
+                }
+                let (ce, ct) = self.expr(count, sc, None)?;
+                self.expect(&ct, &Ty::Int, count.span, "the number of dice");
+                let Some(Def::Die(d)) = self.lookup(&die.text) else {
+                    self.unknown(die, "die", Some("declare it, e.g. `die d6 = 1..6`, or `import core`".into()));
+                    return None;
+                };
+                let mode = if let Some(t) = scoring {
+                    let (te, tt) = self.expr(t, sc, None)?;
+                    self.expect(&tt, &Ty::Int, t.span, "the score needed");
+                    DiceMode::Scoring(Box::new(te))
+                } else if !counting.is_empty() {
+                    let faces = self.rs.dice[d as usize].faces.clone();
+                    let mut marks = vec![false; faces.len()];
+                    for f in counting {
+                        let mut hit = false;
+                        for (i, (n, _)) in faces.iter().enumerate() {
+                            if *n == f.text {
+                                marks[i] = true;
+                                hit = true;
+                            }
+                        }
+                        if !hit {
+                            let names: Vec<String> = faces.iter().map(|x| x.0.clone()).collect();
+                            self.err(
+                                Diag::new("muster::unknown_name", format!("die `{}` has no face `{}`", die.text, f.text))
+                                    .at(f.span, "no such face")
+                                    .help(format!("its faces are: {}", names.join(", "))),
+                            );
+                        }
+                    }
+                    DiceMode::Counting(marks)
+                } else {
+                    DiceMode::Sum
+                };
+                (
+                    Ex::Dice {
+                        count: Box::new(ce),
+                        die: d,
+                        mode,
+                        reroll: *reroll,
+                        span: e.span,
+                    },
+                    Ty::Int,
+                )
+            }
+        })
+    }
+
+    fn not_unit<X>(&mut self, t: &Ty, span: Span) -> Option<X> {
+        let tn = self.rs.ty_name(t);
+        self.err(
+            Diag::new("muster::type", format!("expected a unit, but this is {tn}"))
+                .at(span, format!("this is {tn}"))
+                .help("stats and state belong to units (and side state to sides)"),
+        );
+        None
+    }
+
+    fn unknown_field(&mut self, f: &Name, what: &str) {
+        let mut cands: Vec<&str> = self.rs.stats.iter().map(|s| s.as_str()).collect();
+        cands.extend(self.rs.states.iter().map(|s| s.name.as_str()));
+        cands.extend(self.rs.side_states.iter().map(|s| s.name.as_str()));
+        let sugg = suggest(&f.text, cands.into_iter());
+        self.err(
+            Diag::new("muster::unknown_name", format!("unknown {what} `{}`", f.text))
+                .at(f.span, format!("no {what} of this name"))
+                .help(match sugg {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "declare it with `stat`, `state` or `side_state`".into(),
+                }),
+        );
+    }
+
+    fn field(&mut self, xe: Ex, xt: Ty, f: &Name, stat_fields: bool, span: Span) -> Option<(Ex, Ty)> {
+        match xt {
+            Ty::Unit => {
+                if f.text == "side" {
+                    return Some((Ex::SideOf(Box::new(xe)), Ty::Side));
+                }
+                if !stat_fields {
+                    if let Some(s) = self.state_names.get(&f.text) {
+                        let ty = self.rs.states[*s as usize].ty.clone();
+                        return Some((Ex::State(Box::new(xe), *s), ty));
+                    }
+                }
+                if let Some(s) = self.stat_names.get(&f.text) {
+                    return Some((Ex::Stat(Box::new(xe), *s), Ty::Int));
+                }
+                self.unknown_field(f, if stat_fields { "stat" } else { "stat or state" });
+                None
+            }
+            Ty::Side => {
+                if let Some(s) = self.side_state_names.get(&f.text) {
+                    let ty = self.rs.side_states[*s as usize].ty.clone();
+                    return Some((Ex::SideState(Box::new(xe), *s), ty));
+                }
+                self.unknown_field(f, "side state");
+                None
+            }
+            other => self.not_unit(&other, span),
+        }
+    }
+
+    fn name_expr(&mut self, n: &Name, sc: &mut Scope, want: Option<&Ty>) -> Option<(Ex, Ty)> {
+        if let Some(Ty::Symbols(syms)) = want {
+            if let Some(s) = self.sym_ids.get(&n.text) {
+                if syms.contains(s) {
+                    return Some((Ex::Const(Value::Sym(*s)), Ty::Symbols(vec![*s])));
+                }
+            }
+        }
+        if let Some((ty, slot)) = sc.lookup(&n.text) {
+            return Some((Ex::Local(slot), ty));
+        }
+        match self.lookup(&n.text) {
+            Some(Def::Option(o)) => Some((Ex::Option(o), Ty::Bool)),
+            Some(Def::Side(s)) => Some((Ex::Const(Value::Side(s)), Ty::Side)),
+            Some(Def::Variant(e, s)) => Some((Ex::Const(Value::Sym(s)), Ty::Enum(e))),
+            Some(Def::Die(_)) => {
+                let one = syntax::Expr {
+                    kind: ExprKind::Int(1),
+                    span: n.span,
+                };
+                let e = syntax::Expr {
+                    kind: ExprKind::Dice {
+                        count: Box::new(one),
+                        die: n.clone(),
+                        scoring: None,
+                        counting: vec![],
+                        reroll: None,
+                    },
+                    span: n.span,
+                };
+                self.expr(&e, sc, want)
+            }
+            Some(Def::Fact(_) | Def::Define(_) | Def::Table(_) | Def::Quantity(_)) => {
+                self.err(
+                    Diag::new("muster::call", format!("`{}` takes arguments", n.text))
+                        .at(n.span, "used without arguments")
+                        .help(format!("call it as `{}(...)`, with no space before the parenthesis", n.text)),
+                );
+                None
+            }
+            Some(Def::UnitType(_) | Def::Class(_) | Def::Group(_)) => {
+                self.err(
+                    Diag::new("muster::type", format!("`{}` is a kind of unit, not a value", n.text))
+                        .at(n.span, "a unit type, class or group")
+                        .help(format!("test a unit against it with `is`: `u is {}`", n.text)),
+                );
+                None
+            }
+            Some(_) | None => {
+                let mut cands: Vec<String> = self.names.keys().cloned().collect();
+                cands.extend(sc.locals.iter().map(|l| l.0.clone()));
+                if let Some(Ty::Symbols(s)) = want {
+                    cands.extend(s.iter().map(|x| self.rs.symbols[*x as usize].clone()));
+                }
+                let sugg = suggest(&n.text, cands.iter().map(|s| s.as_str()));
+                let help = match (sugg, want) {
+                    (Some(s), _) => format!("did you mean `{}`?", self.display_name(&s)),
+                    (None, Some(w @ Ty::Symbols(_))) => format!("this outcome is one of: {}", self.rs.ty_name(w)),
+                    _ => "declare it first, or check the spelling".to_string(),
+                };
+                self.err(
+                    Diag::new("muster::unknown_name", format!("unknown name `{}`", n.text))
+                        .at(n.span, "not a parameter, local, option, side or enum value")
+                        .help(help),
+                );
+                None
+            }
+        }
+    }
+
+    fn call(&mut self, n: &Name, args: &[syntax::Expr], sc: &mut Scope, span: Span) -> Option<(Ex, Ty)> {
+        let (params, ret, mk): (Vec<Ty>, Ty, fn(Id, Vec<Ex>) -> Ex) = match self.lookup(&n.text) {
+            Some(Def::Fact(i)) => {
+                let f = &self.rs.facts[i as usize];
+                (f.params.clone(), f.ty.clone(), |i, a| Ex::Fact(i, a))
+            }
+            Some(Def::Define(i)) => {
+                let f = &self.rs.defines[i as usize];
+                (f.params.iter().map(|p| p.1.clone()).collect(), f.ty.clone(), |i, a| Ex::Define(i, a))
+            }
+            Some(Def::Table(i)) => {
+                let f = &self.rs.tables[i as usize];
+                (f.params.iter().map(|p| p.1.clone()).collect(), f.ty.clone(), |i, a| Ex::Table(i, a))
+            }
+            Some(Def::Quantity(i)) => {
+                let f = &self.rs.quantities[i as usize].func;
+                (f.params.iter().map(|p| p.1.clone()).collect(), f.ty.clone(), |i, a| Ex::Quantity(i, a))
+            }
+            Some(Def::Procedure(_)) => {
+                self.err(
+                    Diag::new("muster::call", format!("`{}` is a procedure, not a value", n.text))
+                        .at(n.span, "a procedure")
+                        .help(format!("run it as a statement: `call {}(...)`; read its results through state", n.text)),
+                );
+                return None;
+            }
+            _ => {
+                self.unknown(n, "fact, define, table or quantity", None);
+                return None;
+            }
+        };
+        let id = match self.lookup(&n.text) {
+            Some(Def::Fact(i) | Def::Define(i) | Def::Table(i) | Def::Quantity(i)) => i,
+            _ => unreachable!(),
+        };
+        let args = self.args(n, args, &params, sc, span)?;
+        Some((mk(id, args), ret))
+    }
+
+    pub fn args(&mut self, n: &Name, args: &[syntax::Expr], params: &[Ty], sc: &mut Scope, span: Span) -> Option<Vec<Ex>> {
+        if args.len() != params.len() {
+            self.err(
+                Diag::new(
+                    "muster::arity",
+                    format!("`{}` takes {} argument{}, but {} {} given", n.text, params.len(), if params.len() == 1 { "" } else { "s" }, args.len(), if args.len() == 1 { "is" } else { "are" }),
+                )
+                .at(span, "wrong number of arguments")
+                .help(format!(
+                    "its parameters are: ({})",
+                    params.iter().map(|p| self.rs.ty_name(p)).collect::<Vec<_>>().join(", ")
+                )),
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (a, p) in args.iter().zip(params) {
+            match self.expr(a, sc, Some(p)) {
+                Some((e, t)) => {
+                    ok &= self.expect(&t, p, a.span, "this argument");
+                    out.push(e);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    // ------------------------------------------------------------ statements
+
+    fn block(&mut self, stmts: &[Stmt], sc: &mut Scope, outcomes: &[OutcomeDef]) -> Vec<St> {
+        let m = sc.mark();
+        let mut out = Vec::new();
+        for s in stmts {
+            if let Some(st) = self.stmt(s, sc, outcomes) {
+                out.push(st);
+            }
+        }
+        sc.reset(m);
+        out
+    }
+
+    fn stmt(&mut self, s: &Stmt, sc: &mut Scope, outcomes: &[OutcomeDef]) -> Option<St> {
+        match s {
+            Stmt::Let(n, e) => {
+                let (ex, ty) = self.expr(e, sc, None)?;
+                if let Some((_, _)) = sc.lookup(&n.text) {
+                    self.err(
+                        Diag::new("muster::duplicate", format!("`{}` is already bound here", n.text))
+                            .at(n.span, "bound again")
+                            .help("give each `let` its own name"),
+                    );
+                    return None;
+                }
+                let slot = sc.bind(&n.text, ty);
+                Some(St::Let(slot, ex))
+            }
+            Stmt::Outcome(n, e) => {
+                let Some(i) = outcomes.iter().position(|o| o.name == n.text) else {
+                    let sugg = suggest(&n.text, outcomes.iter().map(|o| o.name.as_str()));
+                    self.err(
+                        Diag::new("muster::unknown_outcome", format!("`{}` is not an outcome of this procedure", n.text))
+                            .at(n.span, "not declared in `outcomes { }`")
+                            .help(match sugg {
+                                Some(s) => format!("did you mean `{s}`?"),
+                                None => format!("declare it in the procedure's header: `outcomes {{ {}: int }}`", n.text),
+                            }),
+                    );
+                    return None;
+                };
+                let want = outcomes[i].ty.clone();
+                let (ex, ty) = self.expr(e, sc, Some(&want))?;
+                self.expect(&ty, &want, e.span, &format!("outcome `{}`", n.text));
+                Some(St::Outcome(i as u16, ex))
+            }
+            Stmt::Require(e, msg, span) => {
+                let (ex, ty) = self.expr(e, sc, None)?;
+                self.expect(&ty, &Ty::Bool, e.span, "a requirement");
+                Some(St::Require(ex, msg.clone(), *span))
+            }
+            Stmt::If(c, a, b) => {
+                let (ce, ct) = self.expr(c, sc, None)?;
+                self.expect(&ct, &Ty::Bool, c.span, "the condition of `if`");
+                let a = self.block(a, sc, outcomes);
+                let b = self.block(b, sc, outcomes);
+                Some(St::If(ce, a, b))
+            }
+            Stmt::Assign(target, op, v, span) => {
+                let ExprKind::Field(x, f) = &target.kind else {
+                    self.err(
+                        Diag::new("muster::assign", "only unit or side state can be changed")
+                            .at(target.span, "not `unit.state`")
+                            .help("write `u.resolve -= hits`; locals made with `let` do not change"),
+                    );
+                    return None;
+                };
+                let (xe, xt) = self.expr(x, sc, None)?;
+                let op = match op {
+                    syntax::AssignOp::Set => ModOp::Set,
+                    syntax::AssignOp::Add => ModOp::Add,
+                    syntax::AssignOp::Sub => ModOp::Sub,
+                };
+                let (is_side, id, ty) = match xt {
+                    Ty::Unit => match self.state_names.get(&f.text) {
+                        Some(i) => (false, *i, self.rs.states[*i as usize].ty.clone()),
+                        None => {
+                            let what = if self.stat_names.contains_key(&f.text) {
+                                self.err(
+                                    Diag::new("muster::assign", format!("`{}` is a stat, which never changes", f.text))
+                                        .at(f.span, "a stat")
+                                        .help(format!("declare a state for what changes in play: `state {}: int = self.{}`", f.text, f.text)),
+                                );
+                                return None;
+                            } else {
+                                "state"
+                            };
+                            self.unknown_field(f, what);
+                            return None;
+                        }
+                    },
+                    Ty::Side => match self.side_state_names.get(&f.text) {
+                        Some(i) => (true, *i, self.rs.side_states[*i as usize].ty.clone()),
+                        None => {
+                            self.unknown_field(f, "side state");
+                            return None;
+                        }
+                    },
+                    other => return self.not_unit(&other, x.span),
+                };
+                let (ve, vt) = self.expr(v, sc, Some(&ty))?;
+                if op == ModOp::Set {
+                    self.expect(&vt, &ty, v.span, "the new value");
+                } else {
+                    self.expect(&ty, &Ty::Int, f.span, "a state changed with += or -=");
+                    self.expect(&vt, &Ty::Int, v.span, "the amount");
+                }
+                Some(if is_side {
+                    St::AssignSideState {
+                        side: xe,
+                        state: id,
+                        op,
+                        value: ve,
+                        span: *span,
+                    }
+                } else {
+                    St::AssignState {
+                        unit: xe,
+                        state: id,
+                        op,
+                        value: ve,
+                        span: *span,
+                    }
+                })
+            }
+            Stmt::Call(n, args, span) => {
+                let Some(Def::Procedure(p)) = self.lookup(&n.text) else {
+                    self.unknown(n, "procedure", None);
+                    return None;
+                };
+                let params: Vec<Ty> = self.rs.procedures[p as usize].params.iter().map(|x| x.1.clone()).collect();
+                let args = self.args(n, args, &params, sc, *span)?;
+                Some(St::Call(p, args, *span))
+            }
+        }
+    }
+
+    /// Compile a step's action target and arguments (procedure or decision).
+    pub fn action_target(&mut self, n: &Name) -> Option<(bool, Id, Vec<Ty>)> {
+        match self.lookup(&n.text) {
+            Some(Def::Procedure(p)) => Some((
+                true,
+                p,
+                self.rs.procedures[p as usize].params.iter().map(|x| x.1.clone()).collect(),
+            )),
+            Some(Def::Decision(d)) => Some((
+                false,
+                d,
+                self.rs.decisions[d as usize].params.iter().map(|x| x.1.clone()).collect(),
+            )),
+            _ => {
+                self.unknown(n, "procedure or decision", Some("a step does a procedure or asks a decision declared in the ruleset".into()));
+                None
+            }
+        }
+    }
+
+    pub fn lookup_key_name(&mut self, n: &Name, ty: &Ty) -> Option<Value> {
+        match (ty, self.lookup(&n.text)) {
+            (Ty::Enum(e), Some(Def::Variant(e2, s))) if *e == e2 => Some(Value::Sym(s)),
+            (Ty::Side, Some(Def::Side(s))) => Some(Value::Side(s)),
+            _ => {
+                let t = self.rs.ty_name(ty);
+                self.err(
+                    Diag::new("muster::table_key", format!("`{}` is not a value of {t}", n.text))
+                        .at(n.span, format!("expected a value of {t}"))
+                        .help("a key names a value of the parameter's type: an enum value, a number, a range, true/false, or `_`"),
+                );
+                None
+            }
+        }
+    }
+
+    pub fn enum_values(&self, e: Id) -> Vec<Value> {
+        self.rs.enums[e as usize].variants.iter().map(|s| Value::Sym(*s)).collect()
+    }
+
+    pub fn quantity_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .names
+            .iter()
+            .filter(|(_, (d, _))| matches!(d, Def::Quantity(_)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    pub fn scope_with(params: &[(String, Ty)]) -> Scope {
+        Self::scope_for(params, false)
+    }
+}

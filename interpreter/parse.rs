@@ -1,0 +1,939 @@
+//! Text to syntax tree: runs the pest grammar (grammar/muster.pest) and builds
+//! [`crate::syntax`] nodes with spans. Parse errors become [`Diag`]s.
+
+use crate::diagnostic::Diag;
+use crate::syntax::*;
+use pest::iterators::Pair;
+use pest::Parser;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "grammar/muster.pest"]
+struct MusterParser;
+
+type P<'a> = Pair<'a, Rule>;
+
+/// Parse a whole ruleset file.
+pub fn parse_file(text: &str, file: FileId) -> Result<File, Diag> {
+    let mut pairs = MusterParser::parse(Rule::file, text).map_err(|e| syntax_error(e, file))?;
+    let b = Builder { file };
+    Ok(b.file(pairs.next().unwrap()))
+}
+
+/// Parse one expression (as a situation file writes its facts).
+pub fn parse_expr(text: &str, file: FileId, offset: usize) -> Result<Expr, Diag> {
+    // Parse against the full text so spans line up with the situation file.
+    let padded: String = " ".repeat(offset) + text;
+    let mut pairs =
+        MusterParser::parse(Rule::expr_only, &padded).map_err(|e| syntax_error(e, file))?;
+    let b = Builder { file };
+    let p = pairs.next().unwrap();
+    Ok(b.expr(p.into_inner().next().unwrap()))
+}
+
+fn syntax_error(e: pest::error::Error<Rule>, file: FileId) -> Diag {
+    let (start, end) = match e.location {
+        pest::error::InputLocation::Pos(p) => (p, p + 1),
+        pest::error::InputLocation::Span((a, b)) => (a, b),
+    };
+    let expected = match &e.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => {
+            let mut names: Vec<String> = positives.iter().map(rule_name).collect();
+            names.sort();
+            names.dedup();
+            names
+        }
+        pest::error::ErrorVariant::CustomError { message } => vec![message.clone()],
+    };
+    let label = if expected.is_empty() {
+        "unexpected text here".to_string()
+    } else {
+        format!("expected {}", expected.join(", "))
+    };
+    // Point at a single character, however long the failing span.
+    let end = end.max(start + 1).min(start + 1);
+    Diag::new("muster::syntax", "the ruleset does not parse here")
+        .at(Span::new(file, start, end), label)
+        .help("check the construct against docs/LANGUAGE.md; a missing `{`, `}`, `=>` or `,` is the usual cause")
+}
+
+fn rule_name(r: &Rule) -> String {
+    let s = match r {
+        Rule::EOI => "end of file",
+        Rule::item | Rule::extends_item | Rule::import_item => "an item (unit, table, modifier, procedure...)",
+        Rule::ident | Rule::call_name => "a name",
+        Rule::name => "a name or \"quoted name\"",
+        Rule::int | Rule::signed_int => "a number",
+        Rule::string => "a \"string\"",
+        Rule::expr | Rule::or_expr | Rule::and_expr | Rule::not_expr | Rule::cmp_expr => {
+            "an expression"
+        }
+        Rule::table_row | Rule::row_guard => "a table row (`when COND => VALUE`, `KEY => VALUE` or `otherwise => VALUE`)",
+        Rule::type_ref => "a type",
+        Rule::stat_value => "a stat value (a number, `none` or `unlimited`)",
+        Rule::assign_op | Rule::modifier_op => "`=`, `+=` or `-=`",
+        Rule::cmp_op => "a comparison",
+        Rule::block => "`{`",
+        other => return format!("{other:?}").replace('_', " "),
+    };
+    s.to_string()
+}
+
+struct Builder {
+    file: FileId,
+}
+
+fn unquote(p: P) -> String {
+    // string = "\"" ~ string_inner ~ "\""
+    p.into_inner()
+        .next()
+        .map(|i| i.as_str().to_string())
+        .unwrap_or_default()
+}
+
+impl Builder {
+    fn span(&self, p: &P) -> Span {
+        let s = p.as_span();
+        Span::new(self.file, s.start(), s.end())
+    }
+
+    fn name(&self, p: P) -> Name {
+        // ident, call_name, or name (= ident | string)
+        let span = self.span(&p);
+        match p.as_rule() {
+            Rule::name => {
+                let inner = p.into_inner().next().unwrap();
+                self.name(inner)
+            }
+            Rule::string => Name {
+                text: unquote(p),
+                span,
+            },
+            _ => Name {
+                text: p.as_str().to_string(),
+                span,
+            },
+        }
+    }
+
+    fn int(&self, p: &P) -> i64 {
+        p.as_str().trim_start_matches('+').parse().unwrap_or(i64::MAX)
+    }
+
+    fn file(&self, p: P) -> File {
+        let mut f = File::default();
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::header => {
+                    let mut it = c.into_inner();
+                    let id = self.name(it.next().unwrap());
+                    let title = it.next().map(unquote);
+                    f.header = Some(Header { id, title });
+                }
+                Rule::EOI => {}
+                _ => f.items.push(self.item(c)),
+            }
+        }
+        f
+    }
+
+    fn params(&self, p: P) -> Vec<Param> {
+        p.into_inner()
+            .map(|param| {
+                let mut it = param.into_inner();
+                let name = self.name(it.next().unwrap());
+                let ty = self.name(it.next().unwrap().into_inner().next().unwrap());
+                let range = it.next().map(|r| {
+                    let mut ri = r.into_inner();
+                    let a = self.int(&ri.next().unwrap());
+                    let b = self.int(&ri.next().unwrap());
+                    (a, b)
+                });
+                Param { name, ty, range }
+            })
+            .collect()
+    }
+
+    fn type_ref(&self, p: P) -> Name {
+        self.name(p.into_inner().next().unwrap())
+    }
+
+    fn item(&self, p: P) -> Item {
+        let span = self.span(&p);
+        let rule = p.as_rule();
+        let mut it = p.into_inner().peekable();
+        let mut overrides = false;
+        if it.peek().map(|x| x.as_rule()) == Some(Rule::override_kw) {
+            overrides = true;
+            it.next();
+        }
+        let kind = match rule {
+            Rule::extends_item => ItemKind::Extends(unquote(it.next().unwrap())),
+            Rule::import_item => ItemKind::Import(self.name(it.next().unwrap())),
+            Rule::measure_item => {
+                let n = self.name(it.next().unwrap());
+                ItemKind::Measure(n, it.next().map(unquote))
+            }
+            Rule::die_item => {
+                let name = self.name(it.next().unwrap());
+                let body = it.next().unwrap();
+                let faces = match body.as_rule() {
+                    Rule::die_range => {
+                        let mut r = body.into_inner();
+                        let a = self.int(&r.next().unwrap());
+                        let b = self.int(&r.next().unwrap());
+                        DieFaces::Range(a, b)
+                    }
+                    _ => DieFaces::Named(
+                        body.into_inner()
+                            .map(|f| {
+                                let mut fi = f.into_inner();
+                                let name = self.name(fi.next().unwrap());
+                                let mut count = 1;
+                                let mut value = 0;
+                                for x in fi {
+                                    match x.as_rule() {
+                                        Rule::int => count = self.int(&x).clamp(0, 1000) as u32,
+                                        _ => value = self.int(&x),
+                                    }
+                                }
+                                Face { name, count, value }
+                            })
+                            .collect(),
+                    ),
+                };
+                ItemKind::Die(Die { name, faces })
+            }
+            Rule::enum_item => {
+                let n = self.name(it.next().unwrap());
+                ItemKind::Enum(n, it.map(|x| self.name(x)).collect())
+            }
+            Rule::class_item => ItemKind::Class(it.map(|x| self.name(x)).collect()),
+            Rule::group_item => {
+                let n = self.name(it.next().unwrap());
+                ItemKind::Group(n, it.map(|x| self.name(x)).collect())
+            }
+            Rule::stat_item => ItemKind::Stat(it.map(|x| self.name(x)).collect()),
+            Rule::side_item => ItemKind::Sides(it.map(|x| self.name(x)).collect()),
+            Rule::option_item => {
+                let name = self.name(it.next().unwrap());
+                let mut title = None;
+                let mut on = false;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::string => title = Some(unquote(x)),
+                        _ => on = x.as_str() == "on",
+                    }
+                }
+                ItemKind::Option(OptionDecl { name, title, on })
+            }
+            Rule::units_item => {
+                let mut columns = Vec::new();
+                let mut rows = Vec::new();
+                for x in it {
+                    match x.as_rule() {
+                        Rule::ident => columns.push(self.name(x)),
+                        Rule::unit_row => rows.push(self.unit_row(x)),
+                        _ => {}
+                    }
+                }
+                ItemKind::Units(UnitsBlock { columns, rows })
+            }
+            Rule::quality_item => {
+                let name = self.name(it.next().unwrap());
+                let mut default = false;
+                let mut lines = Vec::new();
+                for x in it {
+                    match x.as_rule() {
+                        Rule::default_kw => default = true,
+                        _ => {
+                            let mut li = x.into_inner();
+                            let n = self.name(li.next().unwrap());
+                            let v = self.int(&li.next().unwrap());
+                            lines.push((n, v));
+                        }
+                    }
+                }
+                ItemKind::Quality(Quality {
+                    name,
+                    default,
+                    lines,
+                })
+            }
+            Rule::state_item => {
+                let per_side = it.next().unwrap().as_str() == "side_state";
+                let name = self.name(it.next().unwrap());
+                let ty = self.type_ref(it.next().unwrap());
+                let init = self.expr(it.next().unwrap());
+                ItemKind::State(StateDecl {
+                    per_side,
+                    name,
+                    ty,
+                    init,
+                })
+            }
+            Rule::fact_item => {
+                let name = self.name(it.next().unwrap());
+                let mut tys: Vec<Name> = Vec::new();
+                let mut default = None;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::type_ref => tys.push(self.type_ref(x)),
+                        _ => default = Some(self.expr(x)),
+                    }
+                }
+                let ty = tys.pop().unwrap();
+                ItemKind::Fact(FactDecl {
+                    name,
+                    params: tys,
+                    ty,
+                    default,
+                })
+            }
+            Rule::define_item => {
+                let name = self.name(it.next().unwrap());
+                let params = self.params(it.next().unwrap());
+                let ty = self.type_ref(it.next().unwrap());
+                let body = self.expr(it.next().unwrap());
+                ItemKind::Define(Define {
+                    name,
+                    params,
+                    ty,
+                    body,
+                })
+            }
+            Rule::table_item => {
+                let name = self.name(it.next().unwrap());
+                let params = self.params(it.next().unwrap());
+                let ty = self.type_ref(it.next().unwrap());
+                let rows = it.map(|r| self.row(r)).collect();
+                ItemKind::Table(Table {
+                    name,
+                    params,
+                    ty,
+                    rows,
+                })
+            }
+            Rule::table_extend_item => {
+                let name = self.name(it.next().unwrap());
+                ItemKind::TableExtend(name, it.map(|r| self.row(r)).collect())
+            }
+            Rule::quantity_item => {
+                let name = self.name(it.next().unwrap());
+                let params = self.params(it.next().unwrap());
+                let ty = self.type_ref(it.next().unwrap());
+                let mut min = None;
+                let mut max = None;
+                let mut body = None;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::bound => {
+                            let mut bi = x.into_inner();
+                            let k = bi.next().unwrap();
+                            let v = self.int(&bi.next().unwrap());
+                            if k.as_rule() == Rule::min_kw {
+                                min = Some(v)
+                            } else {
+                                max = Some(v)
+                            }
+                        }
+                        _ => body = Some(self.expr(x)),
+                    }
+                }
+                ItemKind::Quantity(Quantity {
+                    name,
+                    params,
+                    ty,
+                    min,
+                    max,
+                    body: body.unwrap(),
+                })
+            }
+            Rule::modifier_item => {
+                let name = self.name(it.next().unwrap());
+                let mut source = None;
+                if it.peek().map(|x| x.as_rule()) == Some(Rule::string) {
+                    source = Some(unquote(it.next().unwrap()));
+                }
+                let quantity = self.name(it.next().unwrap());
+                let op = assign_op(it.next().unwrap().as_str());
+                let amount = self.expr(it.next().unwrap());
+                let when = it.next().map(|x| self.expr(x));
+                ItemKind::Modifier(Modifier {
+                    name,
+                    source,
+                    quantity,
+                    op,
+                    amount,
+                    when,
+                })
+            }
+            Rule::procedure_item => {
+                let name = self.name(it.next().unwrap());
+                let params = self.params(it.next().unwrap());
+                let mut outcomes = Vec::new();
+                let mut body = Vec::new();
+                for x in it {
+                    match x.as_rule() {
+                        Rule::outcomes => {
+                            for d in x.into_inner() {
+                                let mut di = d.into_inner();
+                                let n = self.name(di.next().unwrap());
+                                let ty = di
+                                    .next()
+                                    .unwrap()
+                                    .into_inner()
+                                    .map(|t| self.name(t))
+                                    .collect();
+                                outcomes.push(OutcomeDecl { name: n, ty });
+                            }
+                        }
+                        _ => body = self.block(x),
+                    }
+                }
+                ItemKind::Procedure(Procedure {
+                    name,
+                    params,
+                    outcomes,
+                    body,
+                })
+            }
+            Rule::decision_item => {
+                let name = self.name(it.next().unwrap());
+                let params = self.params(it.next().unwrap());
+                let doc = it.next().map(unquote);
+                ItemKind::Decision(Decision { name, params, doc })
+            }
+            Rule::army_item => {
+                let name = self.name(it.next().unwrap());
+                let rules = it.map(|r| self.army_rule(r)).collect();
+                ItemKind::Army(Army { name, rules })
+            }
+            Rule::sequence_item => {
+                let mut setup = Vec::new();
+                let mut turn = Vec::new();
+                let mut until = None;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::turn => {
+                            for t in x.into_inner() {
+                                match t.as_rule() {
+                                    Rule::expr => until = Some(self.expr(t)),
+                                    _ => turn.push(self.phase_or_step(t)),
+                                }
+                            }
+                        }
+                        _ => setup.push(self.phase_or_step(x)),
+                    }
+                }
+                ItemKind::Sequence(Sequence {
+                    setup,
+                    turn,
+                    until: until.unwrap(),
+                    span,
+                })
+            }
+            Rule::remove_item => {
+                let kind = self.name(it.next().unwrap());
+                let n = self.name(it.next().unwrap());
+                ItemKind::Remove(kind, n)
+            }
+            Rule::step => {
+                return Item {
+                    kind: ItemKind::StepPatch(self.step_from(span, it)),
+                    overrides,
+                    span,
+                }
+            }
+            r => unreachable!("grammar rule {r:?} is not an item"),
+        };
+        Item {
+            kind,
+            overrides,
+            span,
+        }
+    }
+
+    fn unit_row(&self, p: P) -> UnitRow {
+        let span = self.span(&p);
+        let mut overrides = false;
+        let mut name = None;
+        let mut classes = Vec::new();
+        let mut values = Vec::new();
+        for x in p.into_inner() {
+            match x.as_rule() {
+                Rule::override_kw => overrides = true,
+                Rule::name => name = Some(self.name(x)),
+                Rule::ident => classes.push(self.name(x)),
+                Rule::stat_value => {
+                    let s = self.span(&x);
+                    let v = match x.as_str() {
+                        "none" => StatValue::None,
+                        "unlimited" => StatValue::Unlimited,
+                        n => StatValue::Int(n.trim_start_matches('+').parse().unwrap_or(i64::MAX)),
+                    };
+                    values.push((v, s));
+                }
+                _ => {}
+            }
+        }
+        UnitRow {
+            name: name.unwrap(),
+            overrides,
+            classes,
+            values,
+            span,
+        }
+    }
+
+    fn army_rule(&self, p: P) -> ArmyRule {
+        let span = self.span(&p);
+        let mut per_command = false;
+        let mut kind = None;
+        for x in p.into_inner() {
+            match x.as_rule() {
+                Rule::army_scope => per_command = true,
+                Rule::army_count | Rule::army_points => {
+                    let is_units = x.as_rule() == Rule::army_count;
+                    let mut i = x.into_inner();
+                    let a = self.int(&i.next().unwrap());
+                    let b = self.int(&i.next().unwrap());
+                    kind = Some(if is_units {
+                        ArmyRuleKind::Units(a, b)
+                    } else {
+                        ArmyRuleKind::Points(a, b)
+                    });
+                }
+                Rule::army_limit => {
+                    let mut i = x.into_inner();
+                    let n = self.name(i.next().unwrap());
+                    let lk = i.next().unwrap().as_str().split_whitespace().collect::<Vec<_>>().join(" ");
+                    let limit = match lk.as_str() {
+                        "at most" => Limit::AtMost,
+                        "at least" => Limit::AtLeast,
+                        _ => Limit::Exactly,
+                    };
+                    let v = self.int(&i.next().unwrap());
+                    kind = Some(ArmyRuleKind::Limit(n, limit, v));
+                }
+                _ => {}
+            }
+        }
+        ArmyRule {
+            per_command,
+            kind: kind.unwrap(),
+            span,
+        }
+    }
+
+    fn phase_or_step(&self, p: P) -> PhaseOrStep {
+        match p.as_rule() {
+            Rule::phase => {
+                let mut it = p.into_inner();
+                let s = it.next().unwrap();
+                let name = Name {
+                    span: self.span(&s),
+                    text: unquote(s),
+                };
+                PhaseOrStep::Phase(name, it.map(|x| self.step(x)).collect())
+            }
+            _ => PhaseOrStep::Step(self.step(p)),
+        }
+    }
+
+    fn step(&self, p: P) -> Step {
+        let span = self.span(&p);
+        self.step_from(span, p.into_inner().peekable())
+    }
+
+    fn step_from(&self, span: Span, mut it: std::iter::Peekable<pest::iterators::Pairs<Rule>>) -> Step {
+        let s = it.next().unwrap();
+        let name = Name {
+            span: self.span(&s),
+            text: unquote(s),
+        };
+        let mut anchor = None;
+        let mut actions = Vec::new();
+        for x in it {
+            let xs = self.span(&x);
+            match x.as_rule() {
+                Rule::step_anchor => {
+                    let after = x.as_str().trim_start().starts_with("after");
+                    let s = x.into_inner().next().unwrap();
+                    anchor = Some((
+                        after,
+                        Name {
+                            span: self.span(&s),
+                            text: unquote(s),
+                        },
+                    ));
+                }
+                Rule::do_action => {
+                    let mut i = x.into_inner();
+                    let target = self.name(i.next().unwrap());
+                    let args = self.args(i.next().unwrap());
+                    let each = match (i.next(), i.next()) {
+                        (Some(v), Some(c)) => Some((self.name(v), self.name(c))),
+                        _ => None,
+                    };
+                    actions.push(Action::Do {
+                        target,
+                        args,
+                        each,
+                        span: xs,
+                    });
+                }
+                Rule::goto_action => {
+                    let mut when = None;
+                    let mut target = None;
+                    for y in x.into_inner() {
+                        match y.as_rule() {
+                            Rule::expr => when = Some(self.expr(y)),
+                            _ => {
+                                target = Some(Name {
+                                    span: self.span(&y),
+                                    text: unquote(y),
+                                })
+                            }
+                        }
+                    }
+                    actions.push(Action::Goto {
+                        when,
+                        target: target.unwrap(),
+                        span: xs,
+                    });
+                }
+                Rule::end_action => {
+                    let when = x.into_inner().next().map(|e| self.expr(e));
+                    actions.push(Action::End { when, span: xs });
+                }
+                _ => {}
+            }
+        }
+        Step {
+            name,
+            anchor,
+            actions,
+            span,
+        }
+    }
+
+    fn row(&self, p: P) -> Row {
+        let span = self.span(&p);
+        let mut it = p.into_inner();
+        let guard = it.next().unwrap().into_inner().next().unwrap();
+        let guard = match guard.as_rule() {
+            Rule::otherwise => Guard::Otherwise,
+            Rule::when_guard => Guard::When(self.expr(guard.into_inner().next().unwrap())),
+            Rule::key_tuple => Guard::Keys(guard.into_inner().map(|k| self.key(k)).collect()),
+            _ => Guard::Keys(vec![self.key(guard)]),
+        };
+        let value = self.expr(it.next().unwrap());
+        Row { guard, value, span }
+    }
+
+    fn key(&self, p: P) -> KeyPattern {
+        let inner = p.into_inner().next().unwrap();
+        let span = self.span(&inner);
+        match inner.as_rule() {
+            Rule::wildcard => KeyPattern::Any(span),
+            Rule::key_range => {
+                let text = inner.as_str();
+                let (a, b) = text.split_once("..").unwrap();
+                let parse = |s: &str| {
+                    let s = s.trim();
+                    if s.is_empty() {
+                        None
+                    } else {
+                        s.trim_start_matches('+').parse().ok()
+                    }
+                };
+                KeyPattern::Range(parse(a), parse(b), span)
+            }
+            Rule::signed_int => KeyPattern::Int(self.int(&inner), span),
+            Rule::bool_lit => KeyPattern::Bool(inner.as_str().starts_with("true"), span),
+            _ => KeyPattern::Name(self.name(inner)),
+        }
+    }
+
+    fn block(&self, p: P) -> Vec<Stmt> {
+        p.into_inner().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&self, p: P) -> Stmt {
+        let span = self.span(&p);
+        let rule = p.as_rule();
+        let mut it = p.into_inner();
+        match rule {
+            Rule::let_stmt => {
+                let n = self.name(it.next().unwrap());
+                Stmt::Let(n, self.expr(it.next().unwrap()))
+            }
+            Rule::outcome_stmt => {
+                let n = self.name(it.next().unwrap());
+                Stmt::Outcome(n, self.expr(it.next().unwrap()))
+            }
+            Rule::require_stmt => {
+                let e = self.expr(it.next().unwrap());
+                Stmt::Require(e, unquote(it.next().unwrap()), span)
+            }
+            Rule::if_stmt => {
+                let c = self.expr(it.next().unwrap());
+                let then = self.block(it.next().unwrap());
+                let els = match it.next() {
+                    None => Vec::new(),
+                    Some(x) if x.as_rule() == Rule::if_stmt => vec![self.stmt(x)],
+                    Some(x) => self.block(x),
+                };
+                Stmt::If(c, then, els)
+            }
+            Rule::assign_stmt => {
+                let target = self.postfix(it.next().unwrap());
+                let op = assign_op(it.next().unwrap().as_str());
+                let v = self.expr(it.next().unwrap());
+                Stmt::Assign(target, op, v, span)
+            }
+            Rule::call_stmt => {
+                let n = self.name(it.next().unwrap());
+                Stmt::Call(n, self.args(it.next().unwrap()), span)
+            }
+            r => unreachable!("grammar rule {r:?} is not a statement"),
+        }
+    }
+
+    fn args(&self, p: P) -> Vec<Expr> {
+        p.into_inner().map(|e| self.expr(e)).collect()
+    }
+
+    fn expr(&self, p: P) -> Expr {
+        let span = self.span(&p);
+        match p.as_rule() {
+            Rule::expr => self.expr(p.into_inner().next().unwrap()),
+            Rule::or_expr | Rule::and_expr => {
+                let op = if p.as_rule() == Rule::or_expr {
+                    BinOp::Or
+                } else {
+                    BinOp::And
+                };
+                let mut it = p.into_inner();
+                let mut acc = self.expr(it.next().unwrap());
+                for x in it {
+                    let r = self.expr(x);
+                    let s = acc.span.to(r.span);
+                    acc = Expr {
+                        kind: ExprKind::Binary(op, Box::new(acc), Box::new(r)),
+                        span: s,
+                    };
+                }
+                acc
+            }
+            Rule::not_expr => {
+                let mut nots = 0;
+                let mut inner = None;
+                for x in p.into_inner() {
+                    match x.as_rule() {
+                        Rule::not_kw => nots += 1,
+                        _ => inner = Some(self.expr(x)),
+                    }
+                }
+                let mut e = inner.unwrap();
+                for _ in 0..nots {
+                    e = Expr {
+                        kind: ExprKind::Not(Box::new(e)),
+                        span,
+                    };
+                }
+                e
+            }
+            Rule::cmp_expr => {
+                let mut it = p.into_inner();
+                let lhs = self.expr(it.next().unwrap());
+                match it.next() {
+                    None => lhs,
+                    Some(op) if op.as_rule() == Rule::is_op => {
+                        let negated = op.into_inner().next().is_some();
+                        let rhs = it.next().unwrap();
+                        let names = rhs.into_inner().map(|n| self.name(n)).collect();
+                        Expr {
+                            kind: ExprKind::Is(Box::new(lhs), names, negated),
+                            span,
+                        }
+                    }
+                    Some(op) => {
+                        let op = match op.as_str() {
+                            "==" => BinOp::Eq,
+                            "!=" => BinOp::Ne,
+                            "<" => BinOp::Lt,
+                            "<=" => BinOp::Le,
+                            ">" => BinOp::Gt,
+                            _ => BinOp::Ge,
+                        };
+                        let rhs = self.expr(it.next().unwrap());
+                        Expr {
+                            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                            span,
+                        }
+                    }
+                }
+            }
+            Rule::add_expr | Rule::mul_expr => {
+                let mut it = p.into_inner();
+                let mut acc = self.expr(it.next().unwrap());
+                while let Some(op) = it.next() {
+                    let op = match op.as_str() {
+                        "+" => BinOp::Add,
+                        "-" => BinOp::Sub,
+                        "*" => BinOp::Mul,
+                        _ => BinOp::Div,
+                    };
+                    let r = self.expr(it.next().unwrap());
+                    let s = acc.span.to(r.span);
+                    acc = Expr {
+                        kind: ExprKind::Binary(op, Box::new(acc), Box::new(r)),
+                        span: s,
+                    };
+                }
+                acc
+            }
+            Rule::dice_expr => {
+                let mut it = p.into_inner();
+                let count = self.expr(it.next().unwrap());
+                let Some(die) = it.next() else { return count };
+                let die = self.name(die.into_inner().next().unwrap());
+                let mut scoring = None;
+                let mut counting = Vec::new();
+                let mut reroll = None;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::scoring => {
+                            scoring = Some(Box::new(self.expr(x.into_inner().next().unwrap())))
+                        }
+                        Rule::counting => counting = x.into_inner().map(|n| self.name(n)).collect(),
+                        Rule::reroll => {
+                            reroll = Some(match x.into_inner().next().unwrap().as_str() {
+                                "misses" => Reroll::Misses,
+                                "ones" => Reroll::Ones,
+                                "hits" => Reroll::Hits,
+                                _ => Reroll::Sixes,
+                            })
+                        }
+                        _ => {}
+                    }
+                }
+                Expr {
+                    kind: ExprKind::Dice {
+                        count: Box::new(count),
+                        die,
+                        scoring,
+                        counting,
+                        reroll,
+                    },
+                    span,
+                }
+            }
+            Rule::unary => {
+                let mut it = p.into_inner();
+                let first = it.next().unwrap();
+                if first.as_rule() == Rule::neg {
+                    let e = self.expr(it.next().unwrap());
+                    Expr {
+                        kind: ExprKind::Neg(Box::new(e)),
+                        span,
+                    }
+                } else {
+                    self.expr(first)
+                }
+            }
+            Rule::postfix => self.postfix(p),
+            Rule::if_expr => {
+                let mut it = p.into_inner();
+                let c = self.expr(it.next().unwrap());
+                let a = self.expr(it.next().unwrap());
+                let b = self.expr(it.next().unwrap());
+                Expr {
+                    kind: ExprKind::If(Box::new(c), Box::new(a), Box::new(b)),
+                    span,
+                }
+            }
+            Rule::quant_expr => {
+                let mut it = p.into_inner();
+                let q = match it.next().unwrap().as_str() {
+                    "any" => Quant::Any,
+                    "all" => Quant::All,
+                    _ => Quant::Count,
+                };
+                let var = self.name(it.next().unwrap());
+                let mut coll = None;
+                let mut body = None;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::ident => coll = Some(self.name(x)),
+                        _ => body = Some(self.expr(x)),
+                    }
+                }
+                Expr {
+                    kind: ExprKind::Quant(q, var, coll, Box::new(body.unwrap())),
+                    span,
+                }
+            }
+            Rule::original_expr => {
+                let e = self.postfix(p.into_inner().next().unwrap());
+                Expr {
+                    kind: ExprKind::Original(Box::new(e)),
+                    span,
+                }
+            }
+            Rule::int => Expr {
+                kind: ExprKind::Int(self.int(&p)),
+                span,
+            },
+            Rule::bool_lit => Expr {
+                kind: ExprKind::Bool(p.as_str().starts_with("true")),
+                span,
+            },
+            Rule::none_lit => Expr {
+                kind: ExprKind::None,
+                span,
+            },
+            Rule::unlimited_lit => Expr {
+                kind: ExprKind::Unlimited,
+                span,
+            },
+            Rule::call => {
+                let mut it = p.into_inner();
+                let n = self.name(it.next().unwrap());
+                let args = self.args(it.next().unwrap());
+                Expr {
+                    kind: ExprKind::Call(n, args),
+                    span,
+                }
+            }
+            Rule::ident => Expr {
+                kind: ExprKind::Name(self.name(p)),
+                span,
+            },
+            r => unreachable!("grammar rule {r:?} is not an expression"),
+        }
+    }
+
+    fn postfix(&self, p: P) -> Expr {
+        let mut it = p.into_inner();
+        let mut e = self.expr(it.next().unwrap());
+        for f in it {
+            let n = self.name(f);
+            let s = e.span.to(n.span);
+            e = Expr {
+                kind: ExprKind::Field(Box::new(e), n),
+                span: s,
+            };
+        }
+        e
+    }
+}
+
+fn assign_op(s: &str) -> AssignOp {
+    match s {
+        "+=" => AssignOp::Add,
+        "-=" => AssignOp::Sub,
+        _ => AssignOp::Set,
+    }
+}

@@ -1,0 +1,366 @@
+//! The sequence of play as a graph: steps are nodes, and edges are the order
+//! of play, `goto`s and the end of the game. Built and validated here (no
+//! dangling step, no unreachable step, a way out of the turn loop), and
+//! rendered as Graphviz dot or Mermaid.
+
+use crate::compile::{suggest, Compiler, Scope};
+use crate::diagnostic::Diag;
+use crate::ir::{Ex, Id, Ty};
+use crate::syntax::{self, Action, PhaseOrStep, Span};
+use crate::value::Value;
+
+/// What a step does.
+#[derive(Clone, Debug)]
+pub enum StepAction {
+    /// Run a procedure (or ask a decision), once or for each side.
+    Do {
+        procedure: bool,
+        target: Id,
+        args: Vec<Ex>,
+        /// `for each s in sides`: the slot that holds the side.
+        each_side: Option<u16>,
+        slots: u16,
+    },
+}
+
+/// An edge: where play goes after a step, and when.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub to: usize,
+    pub when: Option<Ex>,
+    pub label: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub phase: Option<String>,
+    pub in_turn: bool,
+    pub actions: Vec<StepAction>,
+    pub edges: Vec<Edge>,
+    pub span: Span,
+}
+
+/// The compiled sequence of play. Node `end` is the end of the game; node
+/// `turn_end` decides between another turn and the end.
+#[derive(Clone, Debug)]
+pub struct PhaseGraph {
+    pub nodes: Vec<Node>,
+    pub start: usize,
+    pub turn_start: usize,
+    pub turn_end: usize,
+    pub end: usize,
+}
+
+struct Flat<'a> {
+    step: &'a syntax::Step,
+    phase: Option<&'a str>,
+    in_turn: bool,
+}
+
+pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGraph> {
+    let mut flat: Vec<Flat> = Vec::new();
+    for (list, in_turn) in [(&seq.setup, false), (&seq.turn, true)] {
+        for p in list {
+            match p {
+                PhaseOrStep::Phase(n, steps) => {
+                    if steps.is_empty() {
+                        c.err(
+                            Diag::new("muster::empty_phase", format!("phase \"{}\" has no steps", n.text))
+                                .at(n.span, "empty phase")
+                                .help("give the phase at least one step, or remove it"),
+                        );
+                    }
+                    flat.extend(steps.iter().map(|s| Flat {
+                        step: s,
+                        phase: Some(n.text.as_str()),
+                        in_turn,
+                    }))
+                }
+                PhaseOrStep::Step(s) => flat.push(Flat {
+                    step: s,
+                    phase: None,
+                    in_turn,
+                }),
+            }
+        }
+    }
+    let turn_start = flat.iter().position(|f| f.in_turn);
+    let Some(turn_start) = turn_start else {
+        c.err(
+            Diag::new("muster::empty_turn", "the turn has no steps")
+                .at(seq.span, "empty turn")
+                .help("a sequence of play needs at least one step inside `turn { }`"),
+        );
+        return None;
+    };
+    // Names must be unique.
+    for (i, f) in flat.iter().enumerate() {
+        if let Some(j) = flat[..i].iter().position(|g| g.step.name.text == f.step.name.text) {
+            c.err(
+                Diag::new("muster::duplicate", format!("step \"{}\" appears twice", f.step.name.text))
+                    .at(f.step.name.span, "second step of this name")
+                    .note(flat[j].step.name.span, "first one")
+                    .help("`goto` finds steps by name, so each needs its own"),
+            );
+        }
+    }
+    let n = flat.len();
+    let (turn_end, end) = (n, n + 1);
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut ok = true;
+    for (i, f) in flat.iter().enumerate() {
+        let mut actions = Vec::new();
+        let mut edges = Vec::new();
+        let mut falls_through = true;
+        for a in &f.step.actions {
+            match a {
+                Action::Do { target, args, each, span } => {
+                    let Some((procedure, id, params)) = c.action_target(target) else {
+                        ok = false;
+                        continue;
+                    };
+                    let mut sc = Scope::new(false);
+                    let each_side = match each {
+                        None => None,
+                        Some((var, coll)) => {
+                            if coll.text != "sides" {
+                                c.err(
+                                    Diag::new("muster::quantifier", format!("a step repeats for each of `sides`, not `{}`", coll.text))
+                                        .at(coll.span, "not `sides`")
+                                        .help("write `do army_morale(s) for each s in sides`"),
+                                );
+                                ok = false;
+                                continue;
+                            }
+                            Some(sc.bind(&var.text, Ty::Side))
+                        }
+                    };
+                    match c.args(target, args, &params, &mut sc, *span) {
+                        Some(args) => actions.push(StepAction::Do {
+                            procedure,
+                            target: id,
+                            args,
+                            each_side,
+                            slots: sc.max,
+                        }),
+                        None => ok = false,
+                    }
+                }
+                Action::Goto { when, target, span } => {
+                    let to = flat.iter().position(|g| g.step.name.text == target.text);
+                    let Some(to) = to else {
+                        let sugg = suggest(&target.text, flat.iter().map(|g| g.step.name.text.as_str()));
+                        c.err(
+                            Diag::new("muster::dangling_step", format!("`goto` names a step that does not exist: \"{}\"", target.text))
+                                .at(target.span, "no step of this name")
+                                .help(match sugg {
+                                    Some(s) => format!("did you mean \"{s}\"?"),
+                                    None => "name a step of this sequence exactly as it is written".into(),
+                                }),
+                        );
+                        ok = false;
+                        continue;
+                    };
+                    let cond = when.as_ref().and_then(|w| condition(c, w));
+                    if when.is_none() {
+                        falls_through = false;
+                    }
+                    let _ = span;
+                    edges.push(Edge {
+                        to,
+                        when: cond,
+                        label: if when.is_some() { "if".into() } else { "goto".into() },
+                    });
+                }
+                Action::End { when, .. } => {
+                    let cond = when.as_ref().and_then(|w| condition(c, w));
+                    if when.is_none() {
+                        falls_through = false;
+                    }
+                    edges.push(Edge {
+                        to: end,
+                        when: cond,
+                        label: "game over".into(),
+                    });
+                }
+            }
+        }
+        if falls_through {
+            let next = if i + 1 < n { i + 1 } else { turn_end };
+            edges.push(Edge {
+                to: next,
+                when: None,
+                label: String::new(),
+            });
+        }
+        nodes.push(Node {
+            name: f.step.name.text.clone(),
+            phase: f.phase.map(str::to_string),
+            in_turn: f.in_turn,
+            actions,
+            edges,
+            span: f.step.name.span,
+        });
+    }
+    let until = condition(c, &seq.until);
+    let until_false = matches!(until, Some(Ex::Const(Value::Bool(false))));
+    nodes.push(Node {
+        name: "end of turn".into(),
+        phase: None,
+        in_turn: true,
+        actions: vec![],
+        edges: vec![
+            Edge {
+                to: end,
+                when: until,
+                label: "until".into(),
+            },
+            Edge {
+                to: turn_start,
+                when: None,
+                label: "next turn".into(),
+            },
+        ],
+        span: seq.until.span,
+    });
+    nodes.push(Node {
+        name: "end of game".into(),
+        phase: None,
+        in_turn: false,
+        actions: vec![],
+        edges: vec![],
+        span: seq.span,
+    });
+    // Reachability from the first step.
+    let mut seen = vec![false; nodes.len()];
+    let mut stack = vec![0usize];
+    while let Some(u) = stack.pop() {
+        if std::mem::replace(&mut seen[u], true) {
+            continue;
+        }
+        stack.extend(nodes[u].edges.iter().map(|e| e.to));
+    }
+    for (i, node) in nodes.iter().enumerate().take(n) {
+        if !seen[i] {
+            ok = false;
+            c.err(
+                Diag::new("muster::unreachable_step", format!("step \"{}\" can never run", node.name))
+                    .at(node.span, "no path of play leads here")
+                    .help("the step before it always jumps elsewhere; add a `goto` to it or remove the step"),
+            );
+        }
+    }
+    // A way out of the turn loop.
+    let exits_elsewhere = nodes[..n].iter().any(|nd| nd.in_turn && nd.edges.iter().any(|e| e.to == end));
+    if (until_false && !exits_elsewhere) || !seen[end] {
+        ok = false;
+        c.err(
+            Diag::new("muster::endless_turns", "the turn loop has no way out: the game can never end")
+                .at(seq.until.span, if until_false { "this is always false" } else { "never reached" })
+                .help("end the turn loop with a condition that can become true (e.g. `until any s in sides: s.defeated`) or an `end game when ...` action"),
+        );
+    }
+    ok.then_some(PhaseGraph {
+        nodes,
+        start: 0,
+        turn_start,
+        turn_end,
+        end,
+    })
+}
+
+fn condition(c: &mut Compiler, e: &syntax::Expr) -> Option<Ex> {
+    let mut sc = Scope::new(false);
+    let (ex, ty) = c.expr(e, &mut sc, None)?;
+    c.expect(&ty, &Ty::Bool, e.span, "a condition of the sequence of play");
+    Some(ex)
+}
+
+/// How the graph is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Dot,
+    Mermaid,
+}
+
+impl PhaseGraph {
+    /// Render the graph; `names` labels each step's actions.
+    pub fn render(&self, format: Format, action_name: impl Fn(&StepAction) -> String) -> String {
+        let label = |i: usize| {
+            let n = &self.nodes[i];
+            let acts: Vec<String> = n.actions.iter().map(&action_name).collect();
+            if acts.is_empty() {
+                n.name.clone()
+            } else {
+                format!("{}\\n{}", n.name, acts.join("\\n"))
+            }
+        };
+        let mut out = String::new();
+        match format {
+            Format::Dot => {
+                out.push_str("digraph sequence {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n");
+                let mut phase: Option<&str> = None;
+                let mut cluster = 0;
+                for (i, n) in self.nodes.iter().enumerate() {
+                    if n.phase.as_deref() != phase {
+                        if phase.is_some() {
+                            out.push_str("  }\n");
+                        }
+                        if let Some(p) = &n.phase {
+                            cluster += 1;
+                            out.push_str(&format!("  subgraph cluster_{cluster} {{\n    label=\"{}\";\n", p.replace('"', "'")));
+                        }
+                        phase = n.phase.as_deref();
+                    }
+                    let shape = if i >= self.turn_end { ", shape=ellipse" } else { "" };
+                    out.push_str(&format!("  n{i} [label=\"{}\"{shape}];\n", label(i).replace('"', "'")));
+                }
+                if phase.is_some() {
+                    out.push_str("  }\n");
+                }
+                for (i, n) in self.nodes.iter().enumerate() {
+                    for e in &n.edges {
+                        let l = if e.label.is_empty() { String::new() } else { format!(" [label=\"{}\"]", e.label) };
+                        out.push_str(&format!("  n{i} -> n{}{l};\n", e.to));
+                    }
+                }
+                out.push_str("}\n");
+            }
+            Format::Mermaid => {
+                out.push_str("flowchart TD\n");
+                let mut phase: Option<&str> = None;
+                for (i, n) in self.nodes.iter().enumerate() {
+                    if n.phase.as_deref() != phase {
+                        if phase.is_some() {
+                            out.push_str("  end\n");
+                        }
+                        if let Some(p) = &n.phase {
+                            out.push_str(&format!("  subgraph \"{}\"\n", p.replace('"', "'")));
+                        }
+                        phase = n.phase.as_deref();
+                    }
+                    let text = label(i).replace("\\n", "<br/>").replace('"', "'");
+                    if i >= self.turn_end {
+                        out.push_str(&format!("  n{i}([\"{text}\"])\n"));
+                    } else {
+                        out.push_str(&format!("  n{i}[\"{text}\"]\n"));
+                    }
+                }
+                if phase.is_some() {
+                    out.push_str("  end\n");
+                }
+                for (i, n) in self.nodes.iter().enumerate() {
+                    for e in &n.edges {
+                        if e.label.is_empty() {
+                            out.push_str(&format!("  n{i} --> n{}\n", e.to));
+                        } else {
+                            out.push_str(&format!("  n{i} -->|{}| n{}\n", e.label, e.to));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}

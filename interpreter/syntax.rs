@@ -1,0 +1,422 @@
+//! The syntax tree of a ruleset, as the parser builds it. Every node that an
+//! author can get wrong carries a [`Span`] so that the compiler can point at it.
+
+use std::fmt;
+
+/// Which loaded source a span belongs to (an index into [`crate::source::Sources`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FileId(pub u32);
+
+/// A byte range in one source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(file: FileId, start: usize, end: usize) -> Self {
+        Span {
+            file,
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+/// A name with the place it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A whole ruleset file.
+#[derive(Clone, Debug, Default)]
+pub struct File {
+    pub header: Option<Header>,
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Header {
+    pub id: Name,
+    pub title: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Item {
+    pub kind: ItemKind,
+    pub overrides: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ItemKind {
+    Extends(String),
+    Import(Name),
+    Measure(Name, Option<String>),
+    Die(Die),
+    Enum(Name, Vec<Name>),
+    Class(Vec<Name>),
+    Group(Name, Vec<Name>),
+    Stat(Vec<Name>),
+    Sides(Vec<Name>),
+    Option(OptionDecl),
+    Units(UnitsBlock),
+    Quality(Quality),
+    State(StateDecl),
+    Fact(FactDecl),
+    Define(Define),
+    Table(Table),
+    TableExtend(Name, Vec<Row>),
+    Quantity(Quantity),
+    Modifier(Modifier),
+    Procedure(Procedure),
+    Decision(Decision),
+    Army(Army),
+    Sequence(Sequence),
+    Remove(Name, Name),
+    /// A step inserted into the base sequence (`step "X" after "Y" { }`).
+    StepPatch(Step),
+}
+
+#[derive(Clone, Debug)]
+pub struct Die {
+    pub name: Name,
+    pub faces: DieFaces,
+}
+
+#[derive(Clone, Debug)]
+pub enum DieFaces {
+    Range(i64, i64),
+    Named(Vec<Face>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Face {
+    pub name: Name,
+    pub count: u32,
+    pub value: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct OptionDecl {
+    pub name: Name,
+    pub title: Option<String>,
+    pub on: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct UnitsBlock {
+    pub columns: Vec<Name>,
+    pub rows: Vec<UnitRow>,
+}
+
+#[derive(Clone, Debug)]
+pub struct UnitRow {
+    pub name: Name,
+    pub overrides: bool,
+    pub classes: Vec<Name>,
+    pub values: Vec<(StatValue, Span)>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatValue {
+    None,
+    Unlimited,
+    Int(i64),
+}
+
+#[derive(Clone, Debug)]
+pub struct Quality {
+    pub name: Name,
+    pub default: bool,
+    pub lines: Vec<(Name, i64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StateDecl {
+    pub per_side: bool,
+    pub name: Name,
+    pub ty: Name,
+    pub init: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub struct FactDecl {
+    pub name: Name,
+    pub params: Vec<Name>,
+    pub ty: Name,
+    pub default: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: Name,
+    pub ty: Name,
+    pub range: Option<(i64, i64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Define {
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub ty: Name,
+    pub body: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub ty: Name,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub guard: Guard,
+    pub value: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Guard {
+    Otherwise,
+    When(Expr),
+    Keys(Vec<KeyPattern>),
+}
+
+#[derive(Clone, Debug)]
+pub enum KeyPattern {
+    Any(Span),
+    Int(i64, Span),
+    Range(Option<i64>, Option<i64>, Span),
+    Bool(bool, Span),
+    Name(Name),
+}
+
+impl KeyPattern {
+    pub fn span(&self) -> Span {
+        match self {
+            KeyPattern::Any(s)
+            | KeyPattern::Int(_, s)
+            | KeyPattern::Range(_, _, s)
+            | KeyPattern::Bool(_, s) => *s,
+            KeyPattern::Name(n) => n.span,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Quantity {
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub ty: Name,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub body: Expr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AssignOp {
+    Set,
+    Add,
+    Sub,
+}
+
+#[derive(Clone, Debug)]
+pub struct Modifier {
+    pub name: Name,
+    pub source: Option<String>,
+    pub quantity: Name,
+    pub op: AssignOp,
+    pub amount: Expr,
+    pub when: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Procedure {
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub outcomes: Vec<OutcomeDecl>,
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Clone, Debug)]
+pub struct OutcomeDecl {
+    pub name: Name,
+    /// Either one type name (`int`, `bool`) or a list of symbols.
+    pub ty: Vec<Name>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Decision {
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub doc: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Let(Name, Expr),
+    Outcome(Name, Expr),
+    Require(Expr, String, Span),
+    If(Expr, Vec<Stmt>, Vec<Stmt>),
+    Assign(Expr, AssignOp, Expr, Span),
+    Call(Name, Vec<Expr>, Span),
+}
+
+#[derive(Clone, Debug)]
+pub struct Army {
+    pub name: Name,
+    pub rules: Vec<ArmyRule>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ArmyRule {
+    pub per_command: bool,
+    pub kind: ArmyRuleKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ArmyRuleKind {
+    Units(i64, i64),
+    Points(i64, i64),
+    Limit(Name, Limit, i64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    AtMost,
+    AtLeast,
+    Exactly,
+}
+
+#[derive(Clone, Debug)]
+pub struct Sequence {
+    pub setup: Vec<PhaseOrStep>,
+    pub turn: Vec<PhaseOrStep>,
+    pub until: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum PhaseOrStep {
+    Phase(Name, Vec<Step>),
+    Step(Step),
+}
+
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub name: Name,
+    pub anchor: Option<(bool, Name)>,
+    pub actions: Vec<Action>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Action {
+    Do {
+        target: Name,
+        args: Vec<Expr>,
+        each: Option<(Name, Name)>,
+        span: Span,
+    },
+    Goto {
+        when: Option<Expr>,
+        target: Name,
+        span: Span,
+    },
+    End {
+        when: Option<Expr>,
+        span: Span,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quant {
+    Any,
+    All,
+    Count,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reroll {
+    Misses,
+    Ones,
+    Hits,
+    Sixes,
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int(i64),
+    Bool(bool),
+    None,
+    Unlimited,
+    Name(Name),
+    Field(Box<Expr>, Name),
+    Original(Box<Expr>),
+    Call(Name, Vec<Expr>),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `x is A | B` (negated when the flag is set).
+    Is(Box<Expr>, Vec<Name>, bool),
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+    Quant(Quant, Name, Option<Name>, Box<Expr>),
+    /// `COUNT DIE [scoring T+] [counting faces] [rerolling KIND]`
+    Dice {
+        count: Box<Expr>,
+        die: Name,
+        scoring: Option<Box<Expr>>,
+        counting: Vec<Name>,
+        reroll: Option<Reroll>,
+    },
+}

@@ -1,0 +1,100 @@
+//! Runtime values. Small and `Copy`: the hot path never allocates for them.
+
+use std::cmp::Ordering;
+
+/// A value an expression evaluates to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    /// A stat the unit type does not have (`none` in Table 1).
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An exact fraction (only division makes one), in lowest terms, den > 1.
+    Frac(i64, i64),
+    /// An enum variant or outcome symbol (global symbol id).
+    Sym(u32),
+    /// A unit present in the situation or battle (its index).
+    Unit(u16),
+    /// A side (its index in the ruleset's `sides`).
+    Side(u16),
+}
+
+/// `unlimited` in a stat table: larger than any distance on any table.
+pub const UNLIMITED: i64 = 1 << 40;
+
+impl Value {
+    pub fn as_bool(self) -> bool {
+        matches!(self, Value::Bool(true))
+    }
+    pub fn as_int(self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+    /// The value as a fraction n/d (ints have d = 1).
+    pub fn as_frac(self) -> Option<(i64, i64)> {
+        match self {
+            Value::Int(i) => Some((i, 1)),
+            Value::Frac(n, d) => Some((n, d)),
+            _ => None,
+        }
+    }
+    pub fn frac(n: i64, d: i64) -> Value {
+        if d == 0 {
+            return Value::None;
+        }
+        let (mut n, mut d) = if d < 0 { (-n, -d) } else { (n, d) };
+        let g = gcd(n.unsigned_abs(), d as u64) as i64;
+        if g > 1 {
+            n /= g;
+            d /= g;
+        }
+        if d == 1 {
+            Value::Int(n)
+        } else {
+            Value::Frac(n, d)
+        }
+    }
+    /// Compare two numbers exactly; `None` when either is not a number.
+    pub fn num_cmp(self, other: Value) -> Option<Ordering> {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => Some(a.cmp(&b)),
+            _ => {
+                let (a, b) = self.as_frac()?;
+                let (c, d) = other.as_frac()?;
+                Some(((a as i128) * (d as i128)).cmp(&((c as i128) * (b as i128))))
+            }
+        }
+    }
+    pub fn arith(self, op: char, other: Value) -> Option<Value> {
+        if let (Value::Int(a), Value::Int(b)) = (self, other) {
+            return match op {
+                '+' => a.checked_add(b).map(Value::Int),
+                '-' => a.checked_sub(b).map(Value::Int),
+                '*' => a.checked_mul(b).map(Value::Int),
+                _ if b == 0 => None,
+                _ => Some(Value::frac(a, b)),
+            };
+        }
+        let (a, b) = self.as_frac()?;
+        let (c, d) = other.as_frac()?;
+        let (n, m) = match op {
+            '+' => (a.checked_mul(d)?.checked_add(c.checked_mul(b)?)?, b.checked_mul(d)?),
+            '-' => (a.checked_mul(d)?.checked_sub(c.checked_mul(b)?)?, b.checked_mul(d)?),
+            '*' => (a.checked_mul(c)?, b.checked_mul(d)?),
+            _ if c == 0 => return None,
+            _ => (a.checked_mul(d)?, b.checked_mul(c)?),
+        };
+        Some(Value::frac(n, m))
+    }
+}
+
+pub fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a.max(1)
+}
