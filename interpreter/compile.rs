@@ -7,7 +7,7 @@ use crate::diagnostic::Diag;
 use crate::ir::*;
 use crate::load::Loaded;
 use crate::phase_graph;
-use crate::syntax::{self, ExprKind, Guard, ItemKind, KeyPattern, Name, Span, Stmt};
+use crate::syntax::{self, ExprKind, ItemKind, Name, Span, Stmt};
 use crate::tables;
 use crate::value::{Value, UNLIMITED};
 use std::collections::HashMap;
@@ -191,7 +191,7 @@ impl Compiler {
     }
 
     fn declare(&mut self, name: &Name, def: Def) -> bool {
-        let key = name.text.to_lowercase();
+        let key = name.text.clone();
         if let Some((old, span)) = self.names.get(&key) {
             let d = Diag::new(
                 "muster::duplicate",
@@ -208,7 +208,7 @@ impl Compiler {
     }
 
     fn lookup(&self, name: &str) -> Option<Def> {
-        self.names.get(&name.to_lowercase()).map(|x| x.0)
+        self.names.get(name).map(|x| x.0)
     }
 
     fn intern(&mut self, s: &str) -> u32 {
@@ -237,9 +237,12 @@ impl Compiler {
             (None, None) => format!("declare it first, or check the spelling of this {what}"),
         };
         self.err(
-            Diag::new("muster::unknown_name", format!("unknown {what} `{}`", name.text))
-                .at(name.span, "not defined anywhere in this ruleset")
-                .help(help),
+            Diag::new(
+                "muster::unknown_name",
+                format!("unknown {what} `{}`", name.text),
+            )
+            .at(name.span, "not defined anywhere in this ruleset")
+            .help(help),
         );
     }
 
@@ -316,13 +319,17 @@ impl Compiler {
                     for n in ns {
                         if self.stat_names.contains_key(&n.text) {
                             self.err(
-                                Diag::new("muster::duplicate", format!("stat `{}` is declared twice", n.text))
-                                    .at(n.span, "declared again here")
-                                    .help("declare each stat once"),
+                                Diag::new(
+                                    "muster::duplicate",
+                                    format!("stat `{}` is declared twice", n.text),
+                                )
+                                .at(n.span, "declared again here")
+                                .help("declare each stat once"),
                             );
                             continue;
                         }
-                        self.stat_names.insert(n.text.clone(), self.rs.stats.len() as Id);
+                        self.stat_names
+                            .insert(n.text.clone(), self.rs.stats.len() as Id);
                         self.rs.stats.push(n.text.clone());
                     }
                 }
@@ -359,7 +366,9 @@ impl Compiler {
                     let set = self.type_set(members);
                     let id = self.rs.groups.len() as Id;
                     if self.declare(n, Def::Group(id)) {
-                        self.rs.groups.push((n.text.clone(), set.unwrap_or_default()));
+                        self.rs
+                            .groups
+                            .push((n.text.clone(), set.unwrap_or_default()));
                     }
                 }
                 ItemKind::Quality(q) => self.quality(q),
@@ -379,9 +388,12 @@ impl Compiler {
                     };
                     if map.contains_key(&s.name.text) {
                         self.err(
-                            Diag::new("muster::duplicate", format!("state `{}` is declared twice", s.name.text))
-                                .at(s.name.span, "declared again here")
-                                .help("declare each state once"),
+                            Diag::new(
+                                "muster::duplicate",
+                                format!("state `{}` is declared twice", s.name.text),
+                            )
+                            .at(s.name.span, "declared again here")
+                            .help("declare each state once"),
                         );
                         continue;
                     }
@@ -400,7 +412,8 @@ impl Compiler {
                     });
                 }
                 ItemKind::Fact(f) => {
-                    let params: Vec<Ty> = f.params.iter().filter_map(|p| self.resolve_ty(p)).collect();
+                    let params: Vec<Ty> =
+                        f.params.iter().filter_map(|p| self.resolve_ty(p)).collect();
                     let ty = self.resolve_ty(&f.ty).unwrap_or(Ty::Bool);
                     let id = self.rs.facts.len() as Id;
                     if self.declare(&f.name, Def::Fact(id)) {
@@ -431,9 +444,14 @@ impl Compiler {
                     if let Some(f) = self.signature(&q.name, &q.params, &q.ty, Def::Quantity(id)) {
                         if f.ty != Ty::Int {
                             self.err(
-                                Diag::new("muster::type", format!("quantity `{}` must be an int", q.name.text))
-                                    .at(q.ty.span, "not int")
-                                    .help("quantities are numbers that modifiers add to or subtract from"),
+                                Diag::new(
+                                    "muster::type",
+                                    format!("quantity `{}` must be an int", q.name.text),
+                                )
+                                .at(q.ty.span, "not int")
+                                .help(
+                                    "quantities are numbers that modifiers add to or subtract from",
+                                ),
                             );
                         }
                         self.rs.quantities.push(QuantityDef {
@@ -451,16 +469,24 @@ impl Compiler {
                         let params = p
                             .params
                             .iter()
-                            .map(|x| (x.name.text.clone(), self.resolve_ty(&x.ty).unwrap_or(Ty::Int)))
+                            .map(|x| {
+                                (
+                                    x.name.text.clone(),
+                                    self.resolve_ty(&x.ty).unwrap_or(Ty::Int),
+                                )
+                            })
                             .collect();
                         let mut outcomes = Vec::new();
                         for o in &p.outcomes {
                             let ty = self.outcome_ty(&o.ty);
                             if outcomes.iter().any(|x: &OutcomeDef| x.name == o.name.text) {
                                 self.err(
-                                    Diag::new("muster::duplicate", format!("outcome `{}` is declared twice", o.name.text))
-                                        .at(o.name.span, "declared again")
-                                        .help("each outcome needs its own name"),
+                                    Diag::new(
+                                        "muster::duplicate",
+                                        format!("outcome `{}` is declared twice", o.name.text),
+                                    )
+                                    .at(o.name.span, "declared again")
+                                    .help("each outcome needs its own name"),
                                 );
                             }
                             outcomes.push(OutcomeDef {
@@ -485,7 +511,12 @@ impl Compiler {
                         let params = d
                             .params
                             .iter()
-                            .map(|x| (x.name.text.clone(), self.resolve_ty(&x.ty).unwrap_or(Ty::Int)))
+                            .map(|x| {
+                                (
+                                    x.name.text.clone(),
+                                    self.resolve_ty(&x.ty).unwrap_or(Ty::Int),
+                                )
+                            })
                             .collect();
                         self.rs.decisions.push(DecisionDef {
                             name: d.name.text.clone(),
@@ -586,9 +617,12 @@ impl Compiler {
                 for f in fs {
                     if f.count == 0 {
                         self.err(
-                            Diag::new("muster::die", format!("face `{}` appears on no side of the die", f.name.text))
-                                .at(f.name.span, "x0")
-                                .help("give each face a count of at least 1, or leave it out"),
+                            Diag::new(
+                                "muster::die",
+                                format!("face `{}` appears on no side of the die", f.name.text),
+                            )
+                            .at(f.name.span, "x0")
+                            .help("give each face a count of at least 1, or leave it out"),
                         );
                     }
                     for _ in 0..f.count {
@@ -716,12 +750,18 @@ impl Compiler {
             } else {
                 let sugg = suggest(&n.text, self.rs.stats.iter().map(|s| s.as_str()));
                 self.err(
-                    Diag::new("muster::unknown_stat", format!("quality `{}` adjusts unknown stat `{}`", q.name.text, n.text))
-                        .at(n.span, "not a stat")
-                        .help(match sugg {
-                            Some(s) => format!("did you mean `{s}`?"),
-                            None => "a quality line is `STAT +N` or `points N`".into(),
-                        }),
+                    Diag::new(
+                        "muster::unknown_stat",
+                        format!(
+                            "quality `{}` adjusts unknown stat `{}`",
+                            q.name.text, n.text
+                        ),
+                    )
+                    .at(n.span, "not a stat")
+                    .help(match sugg {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => "a quality line is `STAT +N` or `points N`".into(),
+                    }),
                 );
             }
         }
@@ -753,11 +793,22 @@ impl Compiler {
         Ty::Symbols(names.iter().map(|n| self.intern(&n.text)).collect())
     }
 
-    fn signature(&mut self, name: &Name, params: &[syntax::Param], ty: &Name, def: Def) -> Option<Func> {
+    fn signature(
+        &mut self,
+        name: &Name,
+        params: &[syntax::Param],
+        ty: &Name,
+        def: Def,
+    ) -> Option<Func> {
         let ty = self.resolve_ty(ty);
         let params: Vec<(String, Ty)> = params
             .iter()
-            .map(|p| (p.name.text.clone(), self.resolve_ty(&p.ty).unwrap_or(Ty::Int)))
+            .map(|p| {
+                (
+                    p.name.text.clone(),
+                    self.resolve_ty(&p.ty).unwrap_or(Ty::Int),
+                )
+            })
             .collect();
         if !self.declare(name, def) {
             return None;
@@ -795,7 +846,9 @@ impl Compiler {
         } else {
             self.rs.states[id as usize].ty.clone()
         };
-        let Some((ex, ty)) = self.expr(&s.init, &mut scope, Some(&want)) else { return };
+        let Some((ex, ty)) = self.expr(&s.init, &mut scope, Some(&want)) else {
+            return;
+        };
         self.expect(&ty, &want, s.init.span, "the state's initial value");
         let slots = scope.max;
         let def = if list_is_side {
@@ -809,17 +862,24 @@ impl Compiler {
 
     fn fact_default(&mut self, f: &syntax::FactDecl) {
         let Some(e) = &f.default else { return };
-        let Some(Def::Fact(id)) = self.lookup(&f.name.text) else { return };
+        let Some(Def::Fact(id)) = self.lookup(&f.name.text) else {
+            return;
+        };
         let want = self.rs.facts[id as usize].ty.clone();
         let mut scope = Scope::new(false);
-        let Some((ex, ty)) = self.expr(e, &mut scope, Some(&want)) else { return };
+        let Some((ex, ty)) = self.expr(e, &mut scope, Some(&want)) else {
+            return;
+        };
         self.expect(&ty, &want, e.span, "the fact's default");
         match ex {
             Ex::Const(v) => self.rs.facts[id as usize].default = Some(v),
             _ => self.err(
-                Diag::new("muster::fact_default", format!("the default of fact `{}` is not a constant", f.name.text))
-                    .at(e.span, "must be a literal value")
-                    .help("write a literal default such as `= false`, `= 0` or `= to_front`"),
+                Diag::new(
+                    "muster::fact_default",
+                    format!("the default of fact `{}` is not a constant", f.name.text),
+                )
+                .at(e.span, "must be a literal value")
+                .help("write a literal default such as `= false`, `= 0` or `= to_front`"),
             ),
         }
     }
@@ -926,8 +986,15 @@ impl Compiler {
                     a.iter().for_each(|x| calls(x, out))
                 }
                 Ex::Fact(_, a) => a.iter().for_each(|x| calls(x, out)),
-                Ex::Stat(e, _) | Ex::State(e, _) | Ex::SideState(e, _) | Ex::SideOf(e) | Ex::IsType(e, _)
-                | Ex::IsSym(e, _) | Ex::Not(e) | Ex::Neg(e) | Ex::Quant(_, _, _, e) => calls(e, out),
+                Ex::Stat(e, _)
+                | Ex::State(e, _)
+                | Ex::SideState(e, _)
+                | Ex::SideOf(e)
+                | Ex::IsType(e, _)
+                | Ex::IsSym(e, _)
+                | Ex::Not(e)
+                | Ex::Neg(e)
+                | Ex::Quant(_, _, _, e) => calls(e, out),
                 Ex::Bin(_, a, b) => {
                     calls(a, out);
                     calls(b, out)
@@ -974,7 +1041,11 @@ impl Compiler {
         };
         let edges: Vec<Vec<usize>> = funcs
             .iter()
-            .map(|f| f.2.iter().filter_map(|(k, i)| idx(*k, *i, &funcs)).collect())
+            .map(|f| {
+                f.2.iter()
+                    .filter_map(|(k, i)| idx(*k, *i, &funcs))
+                    .collect()
+            })
             .collect();
         let names: Vec<(String, Span)> = funcs.iter().map(|f| (f.3.clone(), f.4)).collect();
         self.report_cycles(&edges, &names, "muster::recursion", "calls itself");
@@ -1001,16 +1072,33 @@ impl Compiler {
                 v
             })
             .collect();
-        let names: Vec<(String, Span)> = self.rs.procedures.iter().map(|p| (p.name.clone(), p.span)).collect();
+        let names: Vec<(String, Span)> = self
+            .rs
+            .procedures
+            .iter()
+            .map(|p| (p.name.clone(), p.span))
+            .collect();
         self.report_cycles(&edges, &names, "muster::recursion", "calls itself");
     }
 
-    fn report_cycles(&mut self, edges: &[Vec<usize>], names: &[(String, Span)], code: &'static str, what: &str) {
+    fn report_cycles(
+        &mut self,
+        edges: &[Vec<usize>],
+        names: &[(String, Span)],
+        code: &'static str,
+        what: &str,
+    ) {
         // Colour-marking DFS; report each node that closes a cycle once.
         let n = edges.len();
         let mut state = vec![0u8; n];
         let mut reported = vec![false; n];
-        fn dfs(u: usize, e: &[Vec<usize>], st: &mut [u8], path: &mut Vec<usize>, found: &mut Vec<Vec<usize>>) {
+        fn dfs(
+            u: usize,
+            e: &[Vec<usize>],
+            st: &mut [u8],
+            path: &mut Vec<usize>,
+            found: &mut Vec<Vec<usize>>,
+        ) {
             st[u] = 1;
             path.push(u);
             for &v in &e[u] {
@@ -1033,7 +1121,11 @@ impl Compiler {
                         continue;
                     }
                     reported[cyc[0]] = true;
-                    let chain: Vec<&str> = cyc.iter().chain(std::iter::once(&cyc[0])).map(|i| names[*i].0.as_str()).collect();
+                    let chain: Vec<&str> = cyc
+                        .iter()
+                        .chain(std::iter::once(&cyc[0]))
+                        .map(|i| names[*i].0.as_str())
+                        .collect();
                     self.err(
                         Diag::new(code, format!("`{}` {what}: {}", names[cyc[0]].0, chain.join(" -> ")))
                             .at(names[cyc[0]].1, "part of a loop")
@@ -1054,9 +1146,12 @@ impl Compiler {
         if !ok {
             let (g, w) = (self.rs.ty_name(got), self.rs.ty_name(want));
             self.err(
-                Diag::new("muster::type", format!("{what} should be {w}, but this is {g}"))
-                    .at(span, format!("this is {g}"))
-                    .help(format!("write an expression of type {w} here")),
+                Diag::new(
+                    "muster::type",
+                    format!("{what} should be {w}, but this is {g}"),
+                )
+                .at(span, format!("this is {g}"))
+                .help(format!("write an expression of type {w} here")),
             );
         }
         ok
@@ -1064,7 +1159,12 @@ impl Compiler {
 
     /// Compile an expression; `want` guides how bare names resolve (enum
     /// values and outcome symbols). `None` means an error was reported.
-    pub fn expr(&mut self, e: &syntax::Expr, sc: &mut Scope, want: Option<&Ty>) -> Option<(Ex, Ty)> {
+    pub fn expr(
+        &mut self,
+        e: &syntax::Expr,
+        sc: &mut Scope,
+        want: Option<&Ty>,
+    ) -> Option<(Ex, Ty)> {
         use syntax::BinOp as B;
         Some(match &e.kind {
             ExprKind::Int(i) => (Ex::Const(Value::Int(*i)), Ty::Int),
@@ -1165,9 +1265,12 @@ impl Compiler {
                                         .map(|v| self.rs.symbols[*v as usize].clone())
                                         .collect();
                                     self.err(
-                                        Diag::new("muster::unknown_name", format!("`{}` is not a value of {ename}", n.text))
-                                            .at(n.span, format!("not one of {}", vars.join(" | ")))
-                                            .help(format!("{ename} is one of: {}", vars.join(", "))),
+                                        Diag::new(
+                                            "muster::unknown_name",
+                                            format!("`{}` is not a value of {ename}", n.text),
+                                        )
+                                        .at(n.span, format!("not one of {}", vars.join(" | ")))
+                                        .help(format!("{ename} is one of: {}", vars.join(", "))),
                                     );
                                     return None;
                                 }
@@ -1213,9 +1316,12 @@ impl Compiler {
                     Some(c) if c.text == "units" => false,
                     Some(c) => {
                         self.err(
-                            Diag::new("muster::quantifier", format!("cannot range over `{}`", c.text))
-                                .at(c.span, "not a collection")
-                                .help("quantifiers range over `units` (the default) or `sides`"),
+                            Diag::new(
+                                "muster::quantifier",
+                                format!("cannot range over `{}`", c.text),
+                            )
+                            .at(c.span, "not a collection")
+                            .help("quantifiers range over `units` (the default) or `sides`"),
                         );
                         return None;
                     }
@@ -1226,7 +1332,11 @@ impl Compiler {
                 sc.reset(m);
                 let (be, bt) = r?;
                 self.expect(&bt, &Ty::Bool, body.span, "the condition of a quantifier");
-                let ty = if *q == syntax::Quant::Count { Ty::Int } else { Ty::Bool };
+                let ty = if *q == syntax::Quant::Count {
+                    Ty::Int
+                } else {
+                    Ty::Bool
+                };
                 (Ex::Quant(*q, sides, slot, Box::new(be)), ty)
             }
             ExprKind::Dice {
@@ -1247,7 +1357,11 @@ impl Compiler {
                 let (ce, ct) = self.expr(count, sc, None)?;
                 self.expect(&ct, &Ty::Int, count.span, "the number of dice");
                 let Some(Def::Die(d)) = self.lookup(&die.text) else {
-                    self.unknown(die, "die", Some("declare it, e.g. `die d6 = 1..6`, or `import core`".into()));
+                    self.unknown(
+                        die,
+                        "die",
+                        Some("declare it, e.g. `die d6 = 1..6`, or `import core`".into()),
+                    );
                     return None;
                 };
                 let mode = if let Some(t) = scoring {
@@ -1268,9 +1382,12 @@ impl Compiler {
                         if !hit {
                             let names: Vec<String> = faces.iter().map(|x| x.0.clone()).collect();
                             self.err(
-                                Diag::new("muster::unknown_name", format!("die `{}` has no face `{}`", die.text, f.text))
-                                    .at(f.span, "no such face")
-                                    .help(format!("its faces are: {}", names.join(", "))),
+                                Diag::new(
+                                    "muster::unknown_name",
+                                    format!("die `{}` has no face `{}`", die.text, f.text),
+                                )
+                                .at(f.span, "no such face")
+                                .help(format!("its faces are: {}", names.join(", "))),
                             );
                         }
                     }
@@ -1308,16 +1425,26 @@ impl Compiler {
         cands.extend(self.rs.side_states.iter().map(|s| s.name.as_str()));
         let sugg = suggest(&f.text, cands.into_iter());
         self.err(
-            Diag::new("muster::unknown_name", format!("unknown {what} `{}`", f.text))
-                .at(f.span, format!("no {what} of this name"))
-                .help(match sugg {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => "declare it with `stat`, `state` or `side_state`".into(),
-                }),
+            Diag::new(
+                "muster::unknown_name",
+                format!("unknown {what} `{}`", f.text),
+            )
+            .at(f.span, format!("no {what} of this name"))
+            .help(match sugg {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "declare it with `stat`, `state` or `side_state`".into(),
+            }),
         );
     }
 
-    fn field(&mut self, xe: Ex, xt: Ty, f: &Name, stat_fields: bool, span: Span) -> Option<(Ex, Ty)> {
+    fn field(
+        &mut self,
+        xe: Ex,
+        xt: Ty,
+        f: &Name,
+        stat_fields: bool,
+        span: Span,
+    ) -> Option<(Ex, Ty)> {
         match xt {
             Ty::Unit => {
                 if f.text == "side" {
@@ -1383,15 +1510,24 @@ impl Compiler {
                 self.err(
                     Diag::new("muster::call", format!("`{}` takes arguments", n.text))
                         .at(n.span, "used without arguments")
-                        .help(format!("call it as `{}(...)`, with no space before the parenthesis", n.text)),
+                        .help(format!(
+                            "call it as `{}(...)`, with no space before the parenthesis",
+                            n.text
+                        )),
                 );
                 None
             }
             Some(Def::UnitType(_) | Def::Class(_) | Def::Group(_)) => {
                 self.err(
-                    Diag::new("muster::type", format!("`{}` is a kind of unit, not a value", n.text))
-                        .at(n.span, "a unit type, class or group")
-                        .help(format!("test a unit against it with `is`: `u is {}`", n.text)),
+                    Diag::new(
+                        "muster::type",
+                        format!("`{}` is a kind of unit, not a value", n.text),
+                    )
+                    .at(n.span, "a unit type, class or group")
+                    .help(format!(
+                        "test a unit against it with `is`: `u is {}`",
+                        n.text
+                    )),
                 );
                 None
             }
@@ -1404,7 +1540,9 @@ impl Compiler {
                 let sugg = suggest(&n.text, cands.iter().map(|s| s.as_str()));
                 let help = match (sugg, want) {
                     (Some(s), _) => format!("did you mean `{}`?", self.display_name(&s)),
-                    (None, Some(w @ Ty::Symbols(_))) => format!("this outcome is one of: {}", self.rs.ty_name(w)),
+                    (None, Some(w @ Ty::Symbols(_))) => {
+                        format!("this outcome is one of: {}", self.rs.ty_name(w))
+                    }
                     _ => "declare it first, or check the spelling".to_string(),
                 };
                 self.err(
@@ -1417,7 +1555,13 @@ impl Compiler {
         }
     }
 
-    fn call(&mut self, n: &Name, args: &[syntax::Expr], sc: &mut Scope, span: Span) -> Option<(Ex, Ty)> {
+    fn call(
+        &mut self,
+        n: &Name,
+        args: &[syntax::Expr],
+        sc: &mut Scope,
+        span: Span,
+    ) -> Option<(Ex, Ty)> {
         let (params, ret, mk): (Vec<Ty>, Ty, fn(Id, Vec<Ex>) -> Ex) = match self.lookup(&n.text) {
             Some(Def::Fact(i)) => {
                 let f = &self.rs.facts[i as usize];
@@ -1425,21 +1569,39 @@ impl Compiler {
             }
             Some(Def::Define(i)) => {
                 let f = &self.rs.defines[i as usize];
-                (f.params.iter().map(|p| p.1.clone()).collect(), f.ty.clone(), |i, a| Ex::Define(i, a))
+                (
+                    f.params.iter().map(|p| p.1.clone()).collect(),
+                    f.ty.clone(),
+                    |i, a| Ex::Define(i, a),
+                )
             }
             Some(Def::Table(i)) => {
                 let f = &self.rs.tables[i as usize];
-                (f.params.iter().map(|p| p.1.clone()).collect(), f.ty.clone(), |i, a| Ex::Table(i, a))
+                (
+                    f.params.iter().map(|p| p.1.clone()).collect(),
+                    f.ty.clone(),
+                    |i, a| Ex::Table(i, a),
+                )
             }
             Some(Def::Quantity(i)) => {
                 let f = &self.rs.quantities[i as usize].func;
-                (f.params.iter().map(|p| p.1.clone()).collect(), f.ty.clone(), |i, a| Ex::Quantity(i, a))
+                (
+                    f.params.iter().map(|p| p.1.clone()).collect(),
+                    f.ty.clone(),
+                    |i, a| Ex::Quantity(i, a),
+                )
             }
             Some(Def::Procedure(_)) => {
                 self.err(
-                    Diag::new("muster::call", format!("`{}` is a procedure, not a value", n.text))
-                        .at(n.span, "a procedure")
-                        .help(format!("run it as a statement: `call {}(...)`; read its results through state", n.text)),
+                    Diag::new(
+                        "muster::call",
+                        format!("`{}` is a procedure, not a value", n.text),
+                    )
+                    .at(n.span, "a procedure")
+                    .help(format!(
+                        "run it as a statement: `call {}(...)`; read its results through state",
+                        n.text
+                    )),
                 );
                 return None;
             }
@@ -1456,17 +1618,35 @@ impl Compiler {
         Some((mk(id, args), ret))
     }
 
-    pub fn args(&mut self, n: &Name, args: &[syntax::Expr], params: &[Ty], sc: &mut Scope, span: Span) -> Option<Vec<Ex>> {
+    pub fn args(
+        &mut self,
+        n: &Name,
+        args: &[syntax::Expr],
+        params: &[Ty],
+        sc: &mut Scope,
+        span: Span,
+    ) -> Option<Vec<Ex>> {
         if args.len() != params.len() {
             self.err(
                 Diag::new(
                     "muster::arity",
-                    format!("`{}` takes {} argument{}, but {} {} given", n.text, params.len(), if params.len() == 1 { "" } else { "s" }, args.len(), if args.len() == 1 { "is" } else { "are" }),
+                    format!(
+                        "`{}` takes {} argument{}, but {} {} given",
+                        n.text,
+                        params.len(),
+                        if params.len() == 1 { "" } else { "s" },
+                        args.len(),
+                        if args.len() == 1 { "is" } else { "are" }
+                    ),
                 )
                 .at(span, "wrong number of arguments")
                 .help(format!(
                     "its parameters are: ({})",
-                    params.iter().map(|p| self.rs.ty_name(p)).collect::<Vec<_>>().join(", ")
+                    params
+                        .iter()
+                        .map(|p| self.rs.ty_name(p))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             );
             return None;
@@ -1505,9 +1685,12 @@ impl Compiler {
                 let (ex, ty) = self.expr(e, sc, None)?;
                 if let Some((_, _)) = sc.lookup(&n.text) {
                     self.err(
-                        Diag::new("muster::duplicate", format!("`{}` is already bound here", n.text))
-                            .at(n.span, "bound again")
-                            .help("give each `let` its own name"),
+                        Diag::new(
+                            "muster::duplicate",
+                            format!("`{}` is already bound here", n.text),
+                        )
+                        .at(n.span, "bound again")
+                        .help("give each `let` its own name"),
                     );
                     return None;
                 }
@@ -1518,12 +1701,18 @@ impl Compiler {
                 let Some(i) = outcomes.iter().position(|o| o.name == n.text) else {
                     let sugg = suggest(&n.text, outcomes.iter().map(|o| o.name.as_str()));
                     self.err(
-                        Diag::new("muster::unknown_outcome", format!("`{}` is not an outcome of this procedure", n.text))
-                            .at(n.span, "not declared in `outcomes { }`")
-                            .help(match sugg {
-                                Some(s) => format!("did you mean `{s}`?"),
-                                None => format!("declare it in the procedure's header: `outcomes {{ {}: int }}`", n.text),
-                            }),
+                        Diag::new(
+                            "muster::unknown_outcome",
+                            format!("`{}` is not an outcome of this procedure", n.text),
+                        )
+                        .at(n.span, "not declared in `outcomes { }`")
+                        .help(match sugg {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => format!(
+                                "declare it in the procedure's header: `outcomes {{ {}: int }}`",
+                                n.text
+                            ),
+                        }),
                     );
                     return None;
                 };
@@ -1549,7 +1738,9 @@ impl Compiler {
                     self.err(
                         Diag::new("muster::assign", "only unit or side state can be changed")
                             .at(target.span, "not `unit.state`")
-                            .help("write `u.resolve -= hits`; locals made with `let` do not change"),
+                            .help(
+                                "write `u.resolve -= hits`; locals made with `let` do not change",
+                            ),
                     );
                     return None;
                 };
@@ -1616,7 +1807,11 @@ impl Compiler {
                     self.unknown(n, "procedure", None);
                     return None;
                 };
-                let params: Vec<Ty> = self.rs.procedures[p as usize].params.iter().map(|x| x.1.clone()).collect();
+                let params: Vec<Ty> = self.rs.procedures[p as usize]
+                    .params
+                    .iter()
+                    .map(|x| x.1.clone())
+                    .collect();
                 let args = self.args(n, args, &params, sc, *span)?;
                 Some(St::Call(p, args, *span))
             }
@@ -1629,15 +1824,29 @@ impl Compiler {
             Some(Def::Procedure(p)) => Some((
                 true,
                 p,
-                self.rs.procedures[p as usize].params.iter().map(|x| x.1.clone()).collect(),
+                self.rs.procedures[p as usize]
+                    .params
+                    .iter()
+                    .map(|x| x.1.clone())
+                    .collect(),
             )),
             Some(Def::Decision(d)) => Some((
                 false,
                 d,
-                self.rs.decisions[d as usize].params.iter().map(|x| x.1.clone()).collect(),
+                self.rs.decisions[d as usize]
+                    .params
+                    .iter()
+                    .map(|x| x.1.clone())
+                    .collect(),
             )),
             _ => {
-                self.unknown(n, "procedure or decision", Some("a step does a procedure or asks a decision declared in the ruleset".into()));
+                self.unknown(
+                    n,
+                    "procedure or decision",
+                    Some(
+                        "a step does a procedure or asks a decision declared in the ruleset".into(),
+                    ),
+                );
                 None
             }
         }
@@ -1660,7 +1869,18 @@ impl Compiler {
     }
 
     pub fn enum_values(&self, e: Id) -> Vec<Value> {
-        self.rs.enums[e as usize].variants.iter().map(|s| Value::Sym(*s)).collect()
+        self.rs.enums[e as usize]
+            .variants
+            .iter()
+            .map(|s| Value::Sym(*s))
+            .collect()
+    }
+
+    pub fn quantity_id(&self, name: &str) -> Option<Id> {
+        match self.lookup(name) {
+            Some(Def::Quantity(q)) => Some(q),
+            _ => None,
+        }
     }
 
     pub fn quantity_names(&self) -> Vec<String> {

@@ -59,7 +59,10 @@ impl Diag {
             ));
             for (n, l) in &self.notes {
                 if n.file == s.file {
-                    labels.push(LabeledSpan::new_with_span(Some(l.clone()), to_source_span(*n)));
+                    labels.push(LabeledSpan::new_with_span(
+                        Some(l.clone()),
+                        to_source_span(*n),
+                    ));
                 }
             }
         }
@@ -130,8 +133,9 @@ impl miette::Diagnostic for Rendered {
 
 /// Render diagnostics as plain text (no colour), as the tests snapshot them.
 pub fn render_plain(diags: &[Diag], sources: &Sources) -> String {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-        .with_width(100);
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100);
     let mut out = String::new();
     for d in diags {
         let r = d.report(sources);

@@ -89,16 +89,10 @@ impl Ruleset {
             .map(|i| i as Id)
     }
     pub fn stat(&self, name: &str) -> Option<Id> {
-        self.stats
-            .iter()
-            .position(|u| u == name)
-            .map(|i| i as Id)
+        self.stats.iter().position(|u| u == name).map(|i| i as Id)
     }
     pub fn side(&self, name: &str) -> Option<Id> {
-        self.sides
-            .iter()
-            .position(|u| u == name)
-            .map(|i| i as Id)
+        self.sides.iter().position(|u| u == name).map(|i| i as Id)
     }
     pub fn fact(&self, name: &str) -> Option<Id> {
         self.facts

@@ -22,8 +22,10 @@ pub struct Loaded {
 /// Load a ruleset from a path (following `extends` relative to it).
 pub fn load_path(path: &Path, sources: &mut Sources) -> Result<Loaded, Vec<Diag>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![Diag::new("muster::io", format!("cannot read {}: {e}", path.display()))
-            .help("check the path; rulesets live in rules/")]
+        vec![
+            Diag::new("muster::io", format!("cannot read {}: {e}", path.display()))
+                .help("check the path; rulesets live in rules/"),
+        ]
     })?;
     load_text(&path.display().to_string(), &text, path.parent(), sources)
 }
@@ -95,7 +97,10 @@ impl Loader<'_> {
         if self.stack.iter().any(|s| s == name) {
             let mut d = Diag::new(
                 "muster::extends_cycle",
-                format!("`{name}` extends itself through {}", self.stack.join(" -> ")),
+                format!(
+                    "`{name}` extends itself through {}",
+                    self.stack.join(" -> ")
+                ),
             )
             .help("a ruleset can extend another, but the chain must not loop back");
             if let Some(s) = from {
@@ -136,7 +141,9 @@ impl Loader<'_> {
                         Err(e) => self.diags.push(
                             Diag::new("muster::extends", format!("cannot read `{path}`: {e}"))
                                 .at(item.span, "the ruleset this file extends")
-                                .help("paths in `extends` are relative to the file that names them"),
+                                .help(
+                                    "paths in `extends` are relative to the file that names them",
+                                ),
                         ),
                     }
                 }
@@ -148,16 +155,29 @@ impl Loader<'_> {
                         Some((k, t)) => {
                             self.imported.push(n.text.clone());
                             let mut lib = Loaded::default();
-                            self.load(&format!("stdlib/{k}.muster"), t, None, &mut lib, Some(n.span));
+                            self.load(
+                                &format!("stdlib/{k}.muster"),
+                                t,
+                                None,
+                                &mut lib,
+                                Some(n.span),
+                            );
                             out.items.extend(lib.items);
                         }
                         None => self.diags.push(
-                            Diag::new("muster::import", format!("there is no standard library `{}`", n.text))
-                                .at(n.span, "unknown library")
-                                .help(format!(
-                                    "the standard library has: {}",
-                                    STDLIB.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
-                                )),
+                            Diag::new(
+                                "muster::import",
+                                format!("there is no standard library `{}`", n.text),
+                            )
+                            .at(n.span, "unknown library")
+                            .help(format!(
+                                "the standard library has: {}",
+                                STDLIB
+                                    .iter()
+                                    .map(|(k, _)| *k)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )),
                         ),
                     }
                 }
@@ -195,22 +215,37 @@ impl Loader<'_> {
                     out.items.push(item);
                     return;
                 };
-                let existing = out.items.iter().position(|i| key(&i.kind).as_ref() == Some(&k));
+                let existing = out
+                    .items
+                    .iter()
+                    .position(|i| key(&i.kind).as_ref() == Some(&k));
                 match (existing, item.overrides) {
                     (Some(i), true) => out.items[i] = item,
                     (Some(i), false) if derived => {
                         let first = out.items[i].span;
                         self.diags.push(
-                            Diag::new("muster::redefined", format!("{} `{}` is already defined by the ruleset this file extends", k.0, k.1))
-                                .at(item.span, "defined again here")
-                                .note(first, "first defined here")
-                                .help(format!("write `override {} ...` to replace it, or choose another name", k.0)),
+                            Diag::new(
+                                "muster::redefined",
+                                format!(
+                                    "{} `{}` is already defined by the ruleset this file extends",
+                                    k.0, k.1
+                                ),
+                            )
+                            .at(item.span, "defined again here")
+                            .note(first, "first defined here")
+                            .help(format!(
+                                "write `override {} ...` to replace it, or choose another name",
+                                k.0
+                            )),
                         );
                     }
                     (None, true) => self.diags.push(
-                        Diag::new("muster::nothing_to_override", format!("there is no {} `{}` to override", k.0, k.1))
-                            .at(item.span, "`override` needs an existing definition")
-                            .help("remove `override` to add a new definition, or check the spelling"),
+                        Diag::new(
+                            "muster::nothing_to_override",
+                            format!("there is no {} `{}` to override", k.0, k.1),
+                        )
+                        .at(item.span, "`override` needs an existing definition")
+                        .help("remove `override` to add a new definition, or check the spelling"),
                     ),
                     // A duplicate within one file is the compiler's to report.
                     _ => out.items.push(item),
@@ -224,7 +259,10 @@ impl Loader<'_> {
         for row in block.rows {
             let found = out.items.iter_mut().find_map(|i| match &mut i.kind {
                 ItemKind::Units(b) => {
-                    let pos = b.rows.iter().position(|r| r.name.text.eq_ignore_ascii_case(&row.name.text))?;
+                    let pos = b
+                        .rows
+                        .iter()
+                        .position(|r| r.name.text.eq_ignore_ascii_case(&row.name.text))?;
                     Some((b, pos))
                 }
                 _ => None,
@@ -233,7 +271,11 @@ impl Loader<'_> {
                 Some((b, pos)) if overrides || row.overrides => {
                     // Map the new row's columns onto the base block's.
                     let mut new = b.rows[pos].clone();
-                    new.classes = if row.classes.is_empty() { new.classes } else { row.classes.clone() };
+                    new.classes = if row.classes.is_empty() {
+                        new.classes
+                    } else {
+                        row.classes.clone()
+                    };
                     for (ci, col) in block.columns.iter().enumerate() {
                         match b.columns.iter().position(|c| c.text == col.text) {
                             Some(bi) if ci < row.values.len() && bi < new.values.len() => {
@@ -253,16 +295,22 @@ impl Loader<'_> {
                 Some((b, pos)) => {
                     let first = b.rows[pos].span;
                     self.diags.push(
-                        Diag::new("muster::redefined", format!("unit `{}` is already defined", row.name.text))
-                            .at(row.name.span, "defined again here")
-                            .note(first, "first defined here")
-                            .help("write `override` before the row to replace the unit's stats"),
+                        Diag::new(
+                            "muster::redefined",
+                            format!("unit `{}` is already defined", row.name.text),
+                        )
+                        .at(row.name.span, "defined again here")
+                        .note(first, "first defined here")
+                        .help("write `override` before the row to replace the unit's stats"),
                     );
                 }
                 None if row.overrides => self.diags.push(
-                    Diag::new("muster::nothing_to_override", format!("there is no unit `{}` to override", row.name.text))
-                        .at(row.name.span, "`override` needs an existing unit")
-                        .help("remove `override` to add a new unit type"),
+                    Diag::new(
+                        "muster::nothing_to_override",
+                        format!("there is no unit `{}` to override", row.name.text),
+                    )
+                    .at(row.name.span, "`override` needs an existing unit")
+                    .help("remove `override` to add a new unit type"),
                 ),
                 None => fresh.push(row),
             }
@@ -284,7 +332,8 @@ impl Loader<'_> {
             "unit" => out.items.iter_mut().any(|i| match &mut i.kind {
                 ItemKind::Units(b) => {
                     let before = b.rows.len();
-                    b.rows.retain(|r| !r.name.text.eq_ignore_ascii_case(&name.text));
+                    b.rows
+                        .retain(|r| !r.name.text.eq_ignore_ascii_case(&name.text));
                     b.rows.len() != before
                 }
                 _ => false,
@@ -311,16 +360,22 @@ impl Loader<'_> {
             },
             k => {
                 let before = out.items.len();
-                out.items
-                    .retain(|i| key(&i.kind).map(|(a, b)| !(a == k && b == name.text)).unwrap_or(true));
+                out.items.retain(|i| {
+                    key(&i.kind)
+                        .map(|(a, b)| !(a == k && b == name.text))
+                        .unwrap_or(true)
+                });
                 out.items.len() != before
             }
         };
         if !removed {
             self.diags.push(
-                Diag::new("muster::nothing_to_remove", format!("there is no {} `{}` to remove", kind.text, name.text))
-                    .at(name.span, "not defined by the extended ruleset")
-                    .help("check the spelling; `remove` deletes something the base ruleset defines"),
+                Diag::new(
+                    "muster::nothing_to_remove",
+                    format!("there is no {} `{}` to remove", kind.text, name.text),
+                )
+                .at(name.span, "not defined by the extended ruleset")
+                .help("check the spelling; `remove` deletes something the base ruleset defines"),
             );
         }
     }
@@ -345,7 +400,10 @@ impl Loader<'_> {
                     break;
                 }
                 // A step directly in the list, or inside a phase.
-                if let Some(pos) = list.iter().position(|p| matches!(p, PhaseOrStep::Step(s) if s.name.text == anchor.text)) {
+                if let Some(pos) = list
+                    .iter()
+                    .position(|p| matches!(p, PhaseOrStep::Step(s) if s.name.text == anchor.text))
+                {
                     list.insert(pos + after as usize, PhaseOrStep::Step(step.clone()));
                     placed = true;
                     break;
@@ -363,9 +421,17 @@ impl Loader<'_> {
         }
         if !placed {
             self.diags.push(
-                Diag::new("muster::unknown_step", format!("there is no step \"{}\" to place this step beside", anchor.text))
-                    .at(anchor.span, "no such step in the base sequence")
-                    .help("name a step of the extended ruleset's sequence exactly as it is written there"),
+                Diag::new(
+                    "muster::unknown_step",
+                    format!(
+                        "there is no step \"{}\" to place this step beside",
+                        anchor.text
+                    ),
+                )
+                .at(anchor.span, "no such step in the base sequence")
+                .help(
+                    "name a step of the extended ruleset's sequence exactly as it is written there",
+                ),
             );
         }
     }

@@ -1,1 +1,311 @@
-fn main(){}
+//! `muster`: the command line. A thin shell over the library: parse the
+//! arguments, build the ruleset, run the command, render diagnostics.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use muster::diagnostic::Diag;
+use muster::odds::{self, Method, Odds};
+use muster::source::Sources;
+use muster::Build;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "muster",
+    version,
+    about = "Check, graph and run pike-and-shot wargame rulesets"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a ruleset: every diagnostic, non-zero exit on error.
+    Check {
+        /// Ruleset files (.muster).
+        #[arg(required = true)]
+        rulesets: Vec<PathBuf>,
+    },
+    /// Print the compiled sequence of play.
+    Graph {
+        ruleset: PathBuf,
+        #[arg(long, value_enum, default_value = "dot")]
+        format: GraphFormat,
+    },
+    /// The odds of each outcome of a procedure in a situation.
+    Odds {
+        ruleset: PathBuf,
+        /// The situation file (TOML).
+        #[arg(long)]
+        situation: PathBuf,
+        /// Sample this many times instead of computing exactly.
+        #[arg(long)]
+        samples: Option<u64>,
+        /// Seed for sampling.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads for sampling (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphFormat {
+    Dot,
+    Mermaid,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
+    for d in diags {
+        eprintln!("{:?}", miette::Report::new(d.report(sources)));
+    }
+    let n = diags.len();
+    eprintln!("error: {n} problem{} found", if n == 1 { "" } else { "s" });
+    ExitCode::FAILURE
+}
+
+fn load(path: &Path) -> Result<Build, ExitCode> {
+    muster::build(path).map_err(|(d, s)| report(&d, &s))
+}
+
+fn run(cli: Cli) -> Result<(), ExitCode> {
+    match cli.command {
+        Command::Check { rulesets } => {
+            let mut failed = false;
+            for r in &rulesets {
+                match muster::build(r) {
+                    Ok(b) => {
+                        let rs = &b.ruleset;
+                        println!(
+                            "{}: ok ({} unit types, {} tables, {} modifiers, {} procedures, {} steps)",
+                            r.display(),
+                            rs.unit_types.len(),
+                            rs.tables.len(),
+                            rs.modifiers.len(),
+                            rs.procedures.len(),
+                            rs.graph.as_ref().map(|g| g.turn_end).unwrap_or(0)
+                        );
+                    }
+                    Err((d, s)) => {
+                        report(&d, &s);
+                        failed = true;
+                    }
+                }
+            }
+            if failed {
+                return Err(ExitCode::FAILURE);
+            }
+        }
+        Command::Graph { ruleset, format } => {
+            let b = load(&ruleset)?;
+            let Some(g) = &b.ruleset.graph else {
+                eprintln!("error: {} has no `sequence` of play", ruleset.display());
+                return Err(ExitCode::FAILURE);
+            };
+            let rs = &b.ruleset;
+            let fmt = match format {
+                GraphFormat::Dot => muster::phase_graph::Format::Dot,
+                GraphFormat::Mermaid => muster::phase_graph::Format::Mermaid,
+            };
+            print!(
+                "{}",
+                g.render(fmt, |a| match a {
+                    muster::phase_graph::StepAction::Do {
+                        procedure,
+                        target,
+                        each,
+                        ..
+                    } => {
+                        let name = if *procedure {
+                            rs.procedures[*target as usize].name.clone()
+                        } else {
+                            format!("decide {}", rs.decisions[*target as usize].name)
+                        };
+                        match each {
+                            Some((_, true)) => format!("{name} (each side)"),
+                            Some((_, false)) => format!("{name} (each unit)"),
+                            None => name,
+                        }
+                    }
+                })
+            );
+        }
+        Command::Odds {
+            ruleset,
+            situation,
+            samples,
+            seed,
+            threads,
+            json,
+        } => {
+            if let Some(t) = threads {
+                let _ = rayon::ThreadPoolBuilder::new()
+                    .num_threads(t.max(1))
+                    .build_global();
+            }
+            let mut b = load(&ruleset)?;
+            let text = std::fs::read_to_string(&situation).map_err(|e| {
+                eprintln!("error: cannot read {}: {e}", situation.display());
+                ExitCode::FAILURE
+            })?;
+            let s = b
+                .situation(&situation.display().to_string(), &text)
+                .map_err(|d| report(&d, &b.sources))?;
+            let rs = &b.ruleset;
+            let prog = odds::specialise(rs, s.world.clone(), s.procedure, &s.args)
+                .map_err(|d| report(&[d], &b.sources))?;
+            let result = if let Some(rolls) = &s.rolls {
+                odds::scripted(rs, &prog, rolls)
+            } else if let Some(n) = samples {
+                sample(rs, &prog, n, seed, json)
+            } else {
+                match odds::exact(rs, &prog) {
+                    Ok(o) => Ok(o),
+                    Err(odds::ExactError::TooManyBranches) => {
+                        eprintln!("note: too many branches to compute exactly; sampling 1,000,000 games instead");
+                        sample(rs, &prog, 1_000_000, seed, json)
+                    }
+                    Err(odds::ExactError::Fault(d)) => Err(d),
+                }
+            };
+            let o = result.map_err(|d| report(&[d], &b.sources))?;
+            let pname = &rs.procedures[s.procedure as usize].name;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&to_json(rs, &prog.world, pname, &o)).unwrap()
+                );
+            } else {
+                print!(
+                    "{}",
+                    to_table(rs, &prog.world, pname, s.description.as_deref(), &o)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn sample(
+    rs: &muster::ir::Ruleset,
+    prog: &odds::Program,
+    n: u64,
+    seed: u64,
+    quiet: bool,
+) -> Result<Odds, Diag> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    let bar = if !quiet && n >= 1_000_000 {
+        let b = ProgressBar::new(n);
+        b.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} samples ({eta})").unwrap());
+        Some(b)
+    } else {
+        None
+    };
+    let tick = |k: u64| {
+        if let Some(b) = &bar {
+            b.inc(k);
+        }
+    };
+    let r = odds::sampled(rs, prog, n, seed, Some(&tick));
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    r
+}
+
+fn method_text(m: &Method) -> String {
+    match m {
+        Method::Exact => "exact".into(),
+        Method::Sampled { samples, seed } => format!("sampled: {samples} runs, seed {seed}"),
+        Method::Scripted => "scripted rolls".into(),
+    }
+}
+
+fn to_table(
+    rs: &muster::ir::Ruleset,
+    w: &muster::world::World,
+    proc: &str,
+    desc: Option<&str>,
+    o: &Odds,
+) -> String {
+    let mut out = String::new();
+    if let Some(d) = desc {
+        out.push_str(&format!("{d}\n"));
+    }
+    out.push_str(&format!("{proc} ({})\n", method_text(&o.method)));
+    for oc in &o.outcomes {
+        out.push_str(&format!("\n{}\n", oc.name));
+        for (v, p) in &oc.values {
+            let frac = match p.fraction() {
+                Some((n, d)) if o.method == Method::Exact && d != 1 => format!("  {n}/{d}"),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "  {:<12} {:>7.4}{frac}\n",
+                w.show(rs, *v),
+                p.to_f64()
+            ));
+        }
+    }
+    out
+}
+
+fn to_json(
+    rs: &muster::ir::Ruleset,
+    w: &muster::world::World,
+    proc: &str,
+    o: &Odds,
+) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let mut outcomes = Map::new();
+    let mut exact = Map::new();
+    for oc in &o.outcomes {
+        let mut m = Map::new();
+        let mut e = Map::new();
+        for (v, p) in &oc.values {
+            m.insert(w.show(rs, *v), json!(p.to_f64()));
+            if let (Method::Exact, Some((n, d))) = (&o.method, p.fraction()) {
+                e.insert(w.show(rs, *v), json!(format!("{n}/{d}")));
+            }
+        }
+        outcomes.insert(oc.name.clone(), Value::Object(m));
+        if !e.is_empty() {
+            exact.insert(oc.name.clone(), Value::Object(e));
+        }
+    }
+    let mut root = Map::new();
+    root.insert("ruleset".into(), json!(rs.id));
+    root.insert("procedure".into(), json!(proc));
+    match &o.method {
+        Method::Exact => {
+            root.insert("method".into(), json!("exact"));
+        }
+        Method::Sampled { samples, seed } => {
+            root.insert("method".into(), json!("sampled"));
+            root.insert("samples".into(), json!(samples));
+            root.insert("seed".into(), json!(seed));
+        }
+        Method::Scripted => {
+            root.insert("method".into(), json!("scripted"));
+        }
+    }
+    root.insert("outcomes".into(), Value::Object(outcomes));
+    if !exact.is_empty() {
+        root.insert("exact".into(), Value::Object(exact));
+    }
+    Value::Object(root)
+}

@@ -13,24 +13,36 @@ pub(crate) fn compile_modifier(c: &mut Compiler, id: usize, m: &syntax::Modifier
         let names = c.quantity_names();
         let sugg = suggest(&m.quantity.text, names.iter().map(|s| s.as_str()));
         c.err(
-            Diag::new("muster::unknown_quantity", format!("modifier `{}` changes unknown quantity `{}`", m.name.text, m.quantity.text))
-                .at(m.quantity.span, "not a quantity")
-                .help(match sugg {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None if names.is_empty() => "declare the quantity first: `quantity NAME(params) -> int = ...`".into(),
-                    None => format!("the quantities are: {}", names.join(", ")),
-                }),
+            Diag::new(
+                "muster::unknown_quantity",
+                format!(
+                    "modifier `{}` changes unknown quantity `{}`",
+                    m.name.text, m.quantity.text
+                ),
+            )
+            .at(m.quantity.span, "not a quantity")
+            .help(match sugg {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if names.is_empty() => {
+                    "declare the quantity first: `quantity NAME(params) -> int = ...`".into()
+                }
+                None => format!("the quantities are: {}", names.join(", ")),
+            }),
         );
         return;
     };
     let params = c.rs.quantities[q as usize].func.params.clone();
     let mut scope = Compiler::scope_with(&params);
-    let Some((amount, at)) = c.expr(&m.amount, &mut scope, Some(&Ty::Int)) else { return };
+    let Some((amount, at)) = c.expr(&m.amount, &mut scope, Some(&Ty::Int)) else {
+        return;
+    };
     c.expect(&at, &Ty::Int, m.amount.span, "a modifier's amount");
     let when = match &m.when {
         None => None,
         Some(w) => {
-            let Some((we, wt)) = c.expr(w, &mut scope, None) else { return };
+            let Some((we, wt)) = c.expr(w, &mut scope, None) else {
+                return;
+            };
             c.expect(&wt, &Ty::Bool, w.span, "a modifier's condition");
             if let Some(why) = never_applies(&we, c) {
                 c.err(

@@ -59,7 +59,9 @@ fn syntax_error(e: pest::error::Error<Rule>, file: FileId) -> Diag {
 fn rule_name(r: &Rule) -> String {
     let s = match r {
         Rule::EOI => "end of file",
-        Rule::item | Rule::extends_item | Rule::import_item => "an item (unit, table, modifier, procedure...)",
+        Rule::item | Rule::extends_item | Rule::import_item => {
+            "an item (unit, table, modifier, procedure...)"
+        }
         Rule::ident | Rule::call_name => "a name",
         Rule::name => "a name or \"quoted name\"",
         Rule::int | Rule::signed_int => "a number",
@@ -67,7 +69,9 @@ fn rule_name(r: &Rule) -> String {
         Rule::expr | Rule::or_expr | Rule::and_expr | Rule::not_expr | Rule::cmp_expr => {
             "an expression"
         }
-        Rule::table_row | Rule::row_guard => "a table row (`when COND => VALUE`, `KEY => VALUE` or `otherwise => VALUE`)",
+        Rule::table_row | Rule::row_guard => {
+            "a table row (`when COND => VALUE`, `KEY => VALUE` or `otherwise => VALUE`)"
+        }
         Rule::type_ref => "a type",
         Rule::stat_value => "a stat value (a number, `none` or `unlimited`)",
         Rule::assign_op | Rule::modifier_op => "`=`, `+=` or `-=`",
@@ -116,7 +120,10 @@ impl Builder {
     }
 
     fn int(&self, p: &P) -> i64 {
-        p.as_str().trim_start_matches('+').parse().unwrap_or(i64::MAX)
+        p.as_str()
+            .trim_start_matches('+')
+            .parse()
+            .unwrap_or(i64::MAX)
     }
 
     fn file(&self, p: P) -> File {
@@ -506,7 +513,13 @@ impl Builder {
                 Rule::army_limit => {
                     let mut i = x.into_inner();
                     let n = self.name(i.next().unwrap());
-                    let lk = i.next().unwrap().as_str().split_whitespace().collect::<Vec<_>>().join(" ");
+                    let lk = i
+                        .next()
+                        .unwrap()
+                        .as_str()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     let limit = match lk.as_str() {
                         "at most" => Limit::AtMost,
                         "at least" => Limit::AtLeast,
@@ -545,7 +558,11 @@ impl Builder {
         self.step_from(span, p.into_inner().peekable())
     }
 
-    fn step_from(&self, span: Span, mut it: std::iter::Peekable<pest::iterators::Pairs<Rule>>) -> Step {
+    fn step_from(
+        &self,
+        span: Span,
+        mut it: std::iter::Peekable<pest::iterators::Pairs<Rule>>,
+    ) -> Step {
         let s = it.next().unwrap();
         let name = Name {
             span: self.span(&s),
@@ -750,7 +767,7 @@ impl Builder {
                 match it.next() {
                     None => lhs,
                     Some(op) if op.as_rule() == Rule::is_op => {
-                        let negated = op.into_inner().next().is_some();
+                        let negated = op.into_inner().any(|x| x.as_rule() == Rule::not_kw);
                         let rhs = it.next().unwrap();
                         let names = rhs.into_inner().map(|n| self.name(n)).collect();
                         Expr {

@@ -17,8 +17,9 @@ pub enum StepAction {
         procedure: bool,
         target: Id,
         args: Vec<Ex>,
-        /// `for each s in sides`: the slot that holds the side.
-        each_side: Option<u16>,
+        /// `for each s in sides` / `for each u in units`: the slot that holds
+        /// the side or unit, and whether it ranges over sides.
+        each: Option<(u16, bool)>,
         slots: u16,
     },
 }
@@ -66,9 +67,12 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
                 PhaseOrStep::Phase(n, steps) => {
                     if steps.is_empty() {
                         c.err(
-                            Diag::new("muster::empty_phase", format!("phase \"{}\" has no steps", n.text))
-                                .at(n.span, "empty phase")
-                                .help("give the phase at least one step, or remove it"),
+                            Diag::new(
+                                "muster::empty_phase",
+                                format!("phase \"{}\" has no steps", n.text),
+                            )
+                            .at(n.span, "empty phase")
+                            .help("give the phase at least one step, or remove it"),
                         );
                     }
                     flat.extend(steps.iter().map(|s| Flat {
@@ -96,12 +100,18 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
     };
     // Names must be unique.
     for (i, f) in flat.iter().enumerate() {
-        if let Some(j) = flat[..i].iter().position(|g| g.step.name.text == f.step.name.text) {
+        if let Some(j) = flat[..i]
+            .iter()
+            .position(|g| g.step.name.text == f.step.name.text)
+        {
             c.err(
-                Diag::new("muster::duplicate", format!("step \"{}\" appears twice", f.step.name.text))
-                    .at(f.step.name.span, "second step of this name")
-                    .note(flat[j].step.name.span, "first one")
-                    .help("`goto` finds steps by name, so each needs its own"),
+                Diag::new(
+                    "muster::duplicate",
+                    format!("step \"{}\" appears twice", f.step.name.text),
+                )
+                .at(f.step.name.span, "second step of this name")
+                .note(flat[j].step.name.span, "first one")
+                .help("`goto` finds steps by name, so each needs its own"),
             );
         }
     }
@@ -115,7 +125,12 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
         let mut falls_through = true;
         for a in &f.step.actions {
             match a {
-                Action::Do { target, args, each, span } => {
+                Action::Do {
+                    target,
+                    args,
+                    each,
+                    span,
+                } => {
                     let Some((procedure, id, params)) = c.action_target(target) else {
                         ok = false;
                         continue;
@@ -124,16 +139,20 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
                     let each_side = match each {
                         None => None,
                         Some((var, coll)) => {
-                            if coll.text != "sides" {
-                                c.err(
-                                    Diag::new("muster::quantifier", format!("a step repeats for each of `sides`, not `{}`", coll.text))
-                                        .at(coll.span, "not `sides`")
-                                        .help("write `do army_morale(s) for each s in sides`"),
-                                );
-                                ok = false;
-                                continue;
-                            }
-                            Some(sc.bind(&var.text, Ty::Side))
+                            let ty = match coll.text.as_str() {
+                                "sides" => Ty::Side,
+                                "units" => Ty::Unit,
+                                _ => {
+                                    c.err(
+                                        Diag::new("muster::quantifier", format!("a step repeats for each of `sides` or `units`, not `{}`", coll.text))
+                                            .at(coll.span, "not `sides` or `units`")
+                                            .help("write `do army_morale(s) for each s in sides` or `do unit_rally(u) for each u in units`"),
+                                    );
+                                    ok = false;
+                                    continue;
+                                }
+                            };
+                            Some((sc.bind(&var.text, ty.clone()), ty == Ty::Side))
                         }
                     };
                     match c.args(target, args, &params, &mut sc, *span) {
@@ -141,7 +160,7 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
                             procedure,
                             target: id,
                             args,
-                            each_side,
+                            each: each_side,
                             slots: sc.max,
                         }),
                         None => ok = false,
@@ -150,14 +169,23 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
                 Action::Goto { when, target, span } => {
                     let to = flat.iter().position(|g| g.step.name.text == target.text);
                     let Some(to) = to else {
-                        let sugg = suggest(&target.text, flat.iter().map(|g| g.step.name.text.as_str()));
+                        let sugg =
+                            suggest(&target.text, flat.iter().map(|g| g.step.name.text.as_str()));
                         c.err(
-                            Diag::new("muster::dangling_step", format!("`goto` names a step that does not exist: \"{}\"", target.text))
-                                .at(target.span, "no step of this name")
-                                .help(match sugg {
-                                    Some(s) => format!("did you mean \"{s}\"?"),
-                                    None => "name a step of this sequence exactly as it is written".into(),
-                                }),
+                            Diag::new(
+                                "muster::dangling_step",
+                                format!(
+                                    "`goto` names a step that does not exist: \"{}\"",
+                                    target.text
+                                ),
+                            )
+                            .at(target.span, "no step of this name")
+                            .help(match sugg {
+                                Some(s) => format!("did you mean \"{s}\"?"),
+                                None => {
+                                    "name a step of this sequence exactly as it is written".into()
+                                }
+                            }),
                         );
                         ok = false;
                         continue;
@@ -170,7 +198,11 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
                     edges.push(Edge {
                         to,
                         when: cond,
-                        label: if when.is_some() { "if".into() } else { "goto".into() },
+                        label: if when.is_some() {
+                            "if".into()
+                        } else {
+                            "goto".into()
+                        },
                     });
                 }
                 Action::End { when, .. } => {
@@ -252,7 +284,9 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
         }
     }
     // A way out of the turn loop.
-    let exits_elsewhere = nodes[..n].iter().any(|nd| nd.in_turn && nd.edges.iter().any(|e| e.to == end));
+    let exits_elsewhere = nodes[..n]
+        .iter()
+        .any(|nd| nd.in_turn && nd.edges.iter().any(|e| e.to == end));
     if (until_false && !exits_elsewhere) || !seen[end] {
         ok = false;
         c.err(
@@ -273,7 +307,12 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
 fn condition(c: &mut Compiler, e: &syntax::Expr) -> Option<Ex> {
     let mut sc = Scope::new(false);
     let (ex, ty) = c.expr(e, &mut sc, None)?;
-    c.expect(&ty, &Ty::Bool, e.span, "a condition of the sequence of play");
+    c.expect(
+        &ty,
+        &Ty::Bool,
+        e.span,
+        "a condition of the sequence of play",
+    );
     Some(ex)
 }
 
@@ -309,19 +348,33 @@ impl PhaseGraph {
                         }
                         if let Some(p) = &n.phase {
                             cluster += 1;
-                            out.push_str(&format!("  subgraph cluster_{cluster} {{\n    label=\"{}\";\n", p.replace('"', "'")));
+                            out.push_str(&format!(
+                                "  subgraph cluster_{cluster} {{\n    label=\"{}\";\n",
+                                p.replace('"', "'")
+                            ));
                         }
                         phase = n.phase.as_deref();
                     }
-                    let shape = if i >= self.turn_end { ", shape=ellipse" } else { "" };
-                    out.push_str(&format!("  n{i} [label=\"{}\"{shape}];\n", label(i).replace('"', "'")));
+                    let shape = if i >= self.turn_end {
+                        ", shape=ellipse"
+                    } else {
+                        ""
+                    };
+                    out.push_str(&format!(
+                        "  n{i} [label=\"{}\"{shape}];\n",
+                        label(i).replace('"', "'")
+                    ));
                 }
                 if phase.is_some() {
                     out.push_str("  }\n");
                 }
                 for (i, n) in self.nodes.iter().enumerate() {
                     for e in &n.edges {
-                        let l = if e.label.is_empty() { String::new() } else { format!(" [label=\"{}\"]", e.label) };
+                        let l = if e.label.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" [label=\"{}\"]", e.label)
+                        };
                         out.push_str(&format!("  n{i} -> n{}{l};\n", e.to));
                     }
                 }

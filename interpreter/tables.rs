@@ -21,15 +21,26 @@ pub(crate) fn compile_table(
 ) -> Option<Ex> {
     if t.rows.is_empty() {
         c.err(
-            Diag::new("muster::table_empty", format!("table `{}` has no rows", t.name.text))
-                .at(t.name.span, "empty table")
-                .help("add rows: `when COND => VALUE` ... `otherwise => VALUE`, or `KEY => VALUE`"),
+            Diag::new(
+                "muster::table_empty",
+                format!("table `{}` has no rows", t.name.text),
+            )
+            .at(t.name.span, "empty table")
+            .help("add rows: `when COND => VALUE` ... `otherwise => VALUE`, or `KEY => VALUE`"),
         );
         return None;
     }
-    let keyed = t.rows.iter().filter(|r| matches!(r.guard, Guard::Keys(_))).count();
+    let keyed = t
+        .rows
+        .iter()
+        .filter(|r| matches!(r.guard, Guard::Keys(_)))
+        .count();
     if keyed != 0 && keyed != t.rows.len() {
-        let first = t.rows.iter().find(|r| !matches!(r.guard, Guard::Keys(_))).unwrap();
+        let first = t
+            .rows
+            .iter()
+            .find(|r| !matches!(r.guard, Guard::Keys(_)))
+            .unwrap();
         c.err(
             Diag::new("muster::table_mixed", format!("table `{}` mixes keyed rows with `when` rows", t.name.text))
                 .at(first.span, "a condition row among keyed rows")
@@ -40,7 +51,12 @@ pub(crate) fn compile_table(
     let mut values = Vec::new();
     for r in &t.rows {
         let (ve, vt) = c.expr(&r.value, scope, Some(want))?;
-        c.expect(&vt, want, r.value.span, &format!("a value of table `{}`", t.name.text));
+        c.expect(
+            &vt,
+            want,
+            r.value.span,
+            &format!("a value of table `{}`", t.name.text),
+        );
         values.push(ve);
     }
     if keyed == 0 {
@@ -50,16 +66,24 @@ pub(crate) fn compile_table(
     }
 }
 
-fn conditional(c: &mut Compiler, t: &syntax::Table, values: Vec<Ex>, scope: &mut Scope) -> Option<Ex> {
+fn conditional(
+    c: &mut Compiler,
+    t: &syntax::Table,
+    values: Vec<Ex>,
+    scope: &mut Scope,
+) -> Option<Ex> {
     let mut conds = Vec::new();
     let mut otherwise = None;
     for (i, r) in t.rows.iter().enumerate() {
         if otherwise.is_some() {
             c.err(
-                Diag::new("muster::table_unreachable_row", format!("this row of table `{}` can never be used", t.name.text))
-                    .at(r.span, "after `otherwise`")
-                    .note(t.rows[i - 1].span, "`otherwise` matches everything")
-                    .help("rows are tried in order; move `otherwise` to the end"),
+                Diag::new(
+                    "muster::table_unreachable_row",
+                    format!("this row of table `{}` can never be used", t.name.text),
+                )
+                .at(r.span, "after `otherwise`")
+                .note(t.rows[i - 1].span, "`otherwise` matches everything")
+                .help("rows are tried in order; move `otherwise` to the end"),
             );
             return None;
         }
@@ -75,9 +99,15 @@ fn conditional(c: &mut Compiler, t: &syntax::Table, values: Vec<Ex>, scope: &mut
     }
     let Some(mut acc) = otherwise else {
         c.err(
-            Diag::new("muster::table_gap", format!("table `{}` has a gap: no row applies when every condition is false", t.name.text))
-                .at(t.rows.last().unwrap().span, "the last row has a condition")
-                .help("end the table with `otherwise => VALUE`"),
+            Diag::new(
+                "muster::table_gap",
+                format!(
+                    "table `{}` has a gap: no row applies when every condition is false",
+                    t.name.text
+                ),
+            )
+            .at(t.rows.last().unwrap().span, "the last row has a condition")
+            .help("end the table with `otherwise => VALUE`"),
         );
         return None;
     };
@@ -100,7 +130,9 @@ impl Key {
         match (self, v) {
             (Key::Any, _) => true,
             (Key::Exact(x), v) => *x == v,
-            (Key::Range(a, b), Value::Int(i)) => a.is_none_or(|a| i >= a) && b.is_none_or(|b| i <= b),
+            (Key::Range(a, b), Value::Int(i)) => {
+                a.is_none_or(|a| i >= a) && b.is_none_or(|b| i <= b)
+            }
             _ => false,
         }
     }
@@ -132,12 +164,19 @@ fn show(c: &Compiler, v: Value) -> String {
     }
 }
 
-fn keyed_table(c: &mut Compiler, t: &syntax::Table, params: &[(String, Ty)], values: Vec<Ex>) -> Option<Ex> {
+fn keyed_table(
+    c: &mut Compiler,
+    t: &syntax::Table,
+    params: &[(String, Ty)],
+    values: Vec<Ex>,
+) -> Option<Ex> {
     // The domain of each parameter.
     let mut domains: Vec<Vec<Value>> = Vec::new();
     for (p, (pname, ty)) in t.params.iter().zip(params) {
         let d = match (ty, p.range) {
-            (Ty::Int, Some((a, b))) if b >= a && (b - a) < 10_000 => (a..=b).map(Value::Int).collect(),
+            (Ty::Int, Some((a, b))) if b >= a && (b - a) < 10_000 => {
+                (a..=b).map(Value::Int).collect()
+            }
             (Ty::Bool, _) => vec![Value::Bool(false), Value::Bool(true)],
             (Ty::Enum(e), _) => c.enum_values(*e),
             (Ty::Side, _) => (0..c.rs.sides.len() as u16).map(Value::Side).collect(),
@@ -155,12 +194,26 @@ fn keyed_table(c: &mut Compiler, t: &syntax::Table, params: &[(String, Ty)], val
     // Each row's keys.
     let mut rows: Vec<Vec<Key>> = Vec::new();
     for r in &t.rows {
-        let Guard::Keys(ks) = &r.guard else { unreachable!() };
+        let Guard::Keys(ks) = &r.guard else {
+            unreachable!()
+        };
         if ks.len() != params.len() {
             c.err(
-                Diag::new("muster::table_key", format!("this row has {} key{} but table `{}` has {} parameter{}", ks.len(), if ks.len() == 1 { "" } else { "s" }, t.name.text, params.len(), if params.len() == 1 { "" } else { "s" }))
-                    .at(r.span, "wrong number of keys")
-                    .help("write one key per parameter, as a tuple `(a, b) => V` when there are several"),
+                Diag::new(
+                    "muster::table_key",
+                    format!(
+                        "this row has {} key{} but table `{}` has {} parameter{}",
+                        ks.len(),
+                        if ks.len() == 1 { "" } else { "s" },
+                        t.name.text,
+                        params.len(),
+                        if params.len() == 1 { "" } else { "s" }
+                    ),
+                )
+                .at(r.span, "wrong number of keys")
+                .help(
+                    "write one key per parameter, as a tuple `(a, b) => V` when there are several",
+                ),
             );
             return None;
         }
@@ -190,9 +243,17 @@ fn keyed_table(c: &mut Compiler, t: &syntax::Table, params: &[(String, Ty)], val
     let total: usize = domains.iter().map(Vec::len).product();
     if total > MAX_COMBINATIONS {
         c.err(
-            Diag::new("muster::table_domain", format!("table `{}` has {total} key combinations, too many to check", t.name.text))
-                .at(t.name.span, "domain too large")
-                .help(format!("narrow the int ranges so that at most {MAX_COMBINATIONS} combinations remain")),
+            Diag::new(
+                "muster::table_domain",
+                format!(
+                    "table `{}` has {total} key combinations, too many to check",
+                    t.name.text
+                ),
+            )
+            .at(t.name.span, "domain too large")
+            .help(format!(
+                "narrow the int ranges so that at most {MAX_COMBINATIONS} combinations remain"
+            )),
         );
         return None;
     }
@@ -209,11 +270,19 @@ fn keyed_table(c: &mut Compiler, t: &syntax::Table, params: &[(String, Ty)], val
             .collect();
         let shown = || {
             let parts: Vec<String> = combo.iter().map(|v| show(c, *v)).collect();
-            if parts.len() == 1 { parts[0].clone() } else { format!("({})", parts.join(", ")) }
+            if parts.len() == 1 {
+                parts[0].clone()
+            } else {
+                format!("({})", parts.join(", "))
+            }
         };
         if hits.is_empty() {
             gaps.push(shown());
-        } else if hits.len() > 1 && !overlaps.iter().any(|(a, b, _)| *a == hits[0] && *b == hits[1]) {
+        } else if hits.len() > 1
+            && !overlaps
+                .iter()
+                .any(|(a, b, _)| *a == hits[0] && *b == hits[1])
+        {
             overlaps.push((hits[0], hits[1], shown()));
         }
         // Next combination (odometer).
@@ -228,7 +297,11 @@ fn keyed_table(c: &mut Compiler, t: &syntax::Table, params: &[(String, Ty)], val
     let mut ok = true;
     if !gaps.is_empty() {
         ok = false;
-        let more = if gaps.len() > 5 { format!(" and {} more", gaps.len() - 5) } else { String::new() };
+        let more = if gaps.len() > 5 {
+            format!(" and {} more", gaps.len() - 5)
+        } else {
+            String::new()
+        };
         let list: Vec<String> = gaps.iter().take(5).cloned().collect();
         c.err(
             Diag::new("muster::table_gap", format!("table `{}` has a gap: no row for {}{more}", t.name.text, list.join(", ")))
@@ -239,10 +312,13 @@ fn keyed_table(c: &mut Compiler, t: &syntax::Table, params: &[(String, Ty)], val
     for (a, b, key) in overlaps {
         ok = false;
         c.err(
-            Diag::new("muster::table_overlap", format!("rows of table `{}` overlap at {key}", t.name.text))
-                .at(t.rows[b].span, "this row also matches")
-                .note(t.rows[a].span, "first row that matches")
-                .help("each key must be matched by exactly one row; narrow one of the ranges"),
+            Diag::new(
+                "muster::table_overlap",
+                format!("rows of table `{}` overlap at {key}", t.name.text),
+            )
+            .at(t.rows[b].span, "this row also matches")
+            .note(t.rows[a].span, "first row that matches")
+            .help("each key must be matched by exactly one row; narrow one of the ranges"),
         );
     }
     if !ok {

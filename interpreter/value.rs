@@ -80,8 +80,14 @@ impl Value {
         let (a, b) = self.as_frac()?;
         let (c, d) = other.as_frac()?;
         let (n, m) = match op {
-            '+' => (a.checked_mul(d)?.checked_add(c.checked_mul(b)?)?, b.checked_mul(d)?),
-            '-' => (a.checked_mul(d)?.checked_sub(c.checked_mul(b)?)?, b.checked_mul(d)?),
+            '+' => (
+                a.checked_mul(d)?.checked_add(c.checked_mul(b)?)?,
+                b.checked_mul(d)?,
+            ),
+            '-' => (
+                a.checked_mul(d)?.checked_sub(c.checked_mul(b)?)?,
+                b.checked_mul(d)?,
+            ),
             '*' => (a.checked_mul(c)?, b.checked_mul(d)?),
             _ if c == 0 => return None,
             _ => (a.checked_mul(d)?, b.checked_mul(c)?),

@@ -1,0 +1,344 @@
+//! Dice: exact probabilities, the distribution of one die after rerolls, and
+//! pools of dice (sums, successes, counted faces) by convolution; and rolling
+//! the same pools with the seeded generator.
+
+use crate::ir::{DieDef, ModOp};
+use crate::rng::Rng;
+use crate::syntax::Reroll;
+use crate::value::Value;
+use std::fmt;
+
+/// A probability: an exact fraction while it fits in 128 bits, a float after.
+#[derive(Clone, Copy, Debug)]
+pub enum Prob {
+    Exact(u128, u128),
+    Float(f64),
+}
+
+fn gcd128(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a.max(1)
+}
+
+impl Prob {
+    pub const ZERO: Prob = Prob::Exact(0, 1);
+    pub const ONE: Prob = Prob::Exact(1, 1);
+
+    pub fn ratio(n: u128, d: u128) -> Prob {
+        let g = gcd128(n, d);
+        Prob::Exact(n / g, d / g)
+    }
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Prob::Exact(n, d) => n as f64 / d as f64,
+            Prob::Float(f) => f,
+        }
+    }
+    pub fn is_zero(self) -> bool {
+        match self {
+            Prob::Exact(n, _) => n == 0,
+            Prob::Float(f) => f == 0.0,
+        }
+    }
+    pub fn mul(self, o: Prob) -> Prob {
+        if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
+            let g1 = gcd128(a, d);
+            let g2 = gcd128(c, b);
+            let (a, d) = (a / g1, d / g1);
+            let (c, b) = (c / g2, b / g2);
+            if let (Some(n), Some(m)) = (a.checked_mul(c), b.checked_mul(d)) {
+                return Prob::Exact(n, m);
+            }
+        }
+        Prob::Float(self.to_f64() * o.to_f64())
+    }
+    pub fn add(self, o: Prob) -> Prob {
+        if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
+            if a == 0 {
+                return o;
+            }
+            if c == 0 {
+                return self;
+            }
+            let g = gcd128(b, d);
+            let l = (b / g).checked_mul(d);
+            if let Some(l) = l {
+                let n = a
+                    .checked_mul(l / b)
+                    .and_then(|x| c.checked_mul(l / d).and_then(|y| x.checked_add(y)));
+                if let Some(n) = n {
+                    return Prob::ratio(n, l);
+                }
+            }
+        }
+        Prob::Float(self.to_f64() + o.to_f64())
+    }
+    pub fn complement(self) -> Prob {
+        match self {
+            Prob::Exact(n, d) => Prob::Exact(d - n.min(d), d),
+            Prob::Float(f) => Prob::Float(1.0 - f),
+        }
+    }
+    /// The exact fraction, when it is still exact.
+    pub fn fraction(self) -> Option<(u128, u128)> {
+        match self {
+            Prob::Exact(n, d) => Some((n, d)),
+            Prob::Float(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Prob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Prob::Exact(n, d) if *d == 1 => write!(f, "{n}"),
+            Prob::Exact(n, d) => write!(f, "{n}/{d}"),
+            Prob::Float(x) => write!(f, "{x:.6}"),
+        }
+    }
+}
+
+/// A distribution over values: each distinct value once.
+pub type Dist = Vec<(Value, Prob)>;
+
+/// Add probability mass to a value of a distribution.
+pub fn add_mass(d: &mut Dist, v: Value, p: Prob) {
+    if p.is_zero() {
+        return;
+    }
+    match d.iter_mut().find(|(x, _)| *x == v) {
+        Some((_, q)) => *q = q.add(p),
+        None => d.push((v, p)),
+    }
+}
+
+/// How a pool reads its dice.
+#[derive(Clone, Debug)]
+pub enum Reading {
+    Sum,
+    Scoring(i64),
+    Counting(Vec<bool>),
+}
+
+impl Reading {
+    /// What one face contributes to the pool's result.
+    fn contribution(&self, die: &DieDef, face: usize) -> i64 {
+        match self {
+            Reading::Sum => die.faces[face].1,
+            Reading::Scoring(t) => i64::from(die.faces[face].1 >= *t),
+            Reading::Counting(marks) => i64::from(marks[face]),
+        }
+    }
+    fn is_hit(&self, die: &DieDef, face: usize) -> bool {
+        match self {
+            Reading::Sum => false,
+            _ => self.contribution(die, face) > 0,
+        }
+    }
+}
+
+/// Is this face rolled again?
+fn rerolled(kind: Option<Reroll>, reading: &Reading, die: &DieDef, face: usize) -> bool {
+    match kind {
+        None => false,
+        Some(Reroll::Misses) => !reading.is_hit(die, face),
+        Some(Reroll::Hits) => reading.is_hit(die, face),
+        Some(Reroll::Ones) => die.faces[face].1 == 1,
+        Some(Reroll::Sixes) => die.faces[face].1 == 6,
+    }
+}
+
+/// The distribution of one die's contribution (after at most one reroll),
+/// as (contribution, probability) pairs with distinct contributions.
+pub fn one_die(die: &DieDef, reading: &Reading, reroll: Option<Reroll>) -> Vec<(i64, Prob)> {
+    let n = die.faces.len() as u128;
+    let mut out: Vec<(i64, Prob)> = Vec::new();
+    let mut push = |v: i64, p: Prob| match out.iter_mut().find(|(x, _)| *x == v) {
+        Some((_, q)) => *q = q.add(p),
+        None => out.push((v, p)),
+    };
+    let redo: u128 = (0..die.faces.len())
+        .filter(|f| rerolled(reroll, reading, die, *f))
+        .count() as u128;
+    for f in 0..die.faces.len() {
+        let c = reading.contribution(die, f);
+        let mut p = Prob::ZERO;
+        if !rerolled(reroll, reading, die, f) {
+            p = Prob::ratio(1, n);
+        }
+        // Reached through a reroll: P(first face rerolled) * P(this face).
+        if redo > 0 {
+            p = p.add(Prob::ratio(redo, n * n));
+        }
+        push(c, p);
+    }
+    out.retain(|(_, p)| !p.is_zero());
+    out.sort_by_key(|(v, _)| *v);
+    out
+}
+
+/// Convolve two distributions over integers.
+fn convolve(a: &[(i64, Prob)], b: &[(i64, Prob)]) -> Vec<(i64, Prob)> {
+    let mut out: Vec<(i64, Prob)> = Vec::new();
+    for (x, p) in a {
+        for (y, q) in b {
+            let v = x + y;
+            let m = p.mul(*q);
+            match out.binary_search_by_key(&v, |(k, _)| *k) {
+                Ok(i) => out[i].1 = out[i].1.add(m),
+                Err(i) => out.insert(i, (v, m)),
+            }
+        }
+    }
+    out
+}
+
+/// The exact distribution of a pool of `n` dice: the n-fold convolution of
+/// one die, by repeated squaring (never an enumeration of every die).
+pub fn pool_dist(
+    die: &DieDef,
+    reading: &Reading,
+    reroll: Option<Reroll>,
+    n: i64,
+) -> Vec<(i64, Prob)> {
+    let mut result = vec![(0i64, Prob::ONE)];
+    if n <= 0 {
+        return result;
+    }
+    let mut base = one_die(die, reading, reroll);
+    let mut k = n as u64;
+    while k > 0 {
+        if k & 1 == 1 {
+            result = convolve(&result, &base);
+        }
+        k >>= 1;
+        if k > 0 {
+            base = convolve(&base, &base);
+        }
+    }
+    result
+}
+
+/// Roll a pool of `n` dice with the generator (or a scripted source).
+pub fn roll_pool(
+    die: &DieDef,
+    reading: &Reading,
+    reroll: Option<Reroll>,
+    n: i64,
+    src: &mut dyn DiceSource,
+) -> Result<i64, String> {
+    let mut total = 0i64;
+    for _ in 0..n.max(0) {
+        let mut f = src.face(die)?;
+        if rerolled(reroll, reading, die, f) {
+            f = src.face(die)?;
+        }
+        total += reading.contribution(die, f);
+    }
+    Ok(total)
+}
+
+/// Where dice come from: the seeded generator, or a script of faces for a
+/// book's worked example.
+pub trait DiceSource {
+    /// The index of the face that comes up.
+    fn face(&mut self, die: &DieDef) -> Result<usize, String>;
+}
+
+impl DiceSource for Rng {
+    #[inline]
+    fn face(&mut self, die: &DieDef) -> Result<usize, String> {
+        Ok(self.below(die.faces.len() as u64) as usize)
+    }
+}
+
+/// Dice that come up as a script says (face values, in order).
+#[derive(Clone, Debug, Default)]
+pub struct Scripted {
+    pub rolls: Vec<i64>,
+    pub next: usize,
+}
+
+impl DiceSource for Scripted {
+    fn face(&mut self, die: &DieDef) -> Result<usize, String> {
+        let Some(v) = self.rolls.get(self.next) else {
+            return Err(format!(
+                "the script of rolls ran out after {} dice",
+                self.rolls.len()
+            ));
+        };
+        self.next += 1;
+        die.faces.iter().position(|f| f.1 == *v).ok_or_else(|| {
+            format!(
+                "scripted roll {v} is not a face of die `{}` (faces: {})",
+                die.name,
+                die.faces
+                    .iter()
+                    .map(|f| f.1.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+}
+
+/// Apply a modifier-style change to a number.
+pub fn apply_op(op: ModOp, cur: i64, amount: i64) -> i64 {
+    match op {
+        ModOp::Set => amount,
+        ModOp::Add => cur.saturating_add(amount),
+        ModOp::Sub => cur.saturating_sub(amount),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d6() -> DieDef {
+        DieDef {
+            name: "d6".into(),
+            faces: (1..=6).map(|v| (v.to_string(), v)).collect(),
+        }
+    }
+
+    #[test]
+    fn binomial_pool_matches_closed_form() {
+        // 4 dice hitting on 5+: P(k) = C(4,k) (1/3)^k (2/3)^(4-k).
+        let d = pool_dist(&d6(), &Reading::Scoring(5), None, 4);
+        let expect = [(0, 16u128), (1, 32), (2, 24), (3, 8), (4, 1)];
+        for ((v, p), (ev, en)) in d.iter().zip(expect) {
+            assert_eq!(*v, ev);
+            assert_eq!(p.fraction(), Some(Prob::ratio(en, 81).fraction().unwrap()));
+        }
+    }
+
+    #[test]
+    fn reroll_misses_once() {
+        // Hitting on 6 with one reroll of a miss: 1/6 + 5/6 * 1/6 = 11/36.
+        let d = one_die(&d6(), &Reading::Scoring(6), Some(Reroll::Misses));
+        assert_eq!(d[1].1.fraction(), Some((11, 36)));
+    }
+
+    #[test]
+    fn two_d6_sum() {
+        let d = pool_dist(&d6(), &Reading::Sum, None, 2);
+        let seven = d.iter().find(|(v, _)| *v == 7).unwrap().1;
+        assert_eq!(seven.fraction(), Some((1, 6)));
+        assert_eq!(d.len(), 11);
+    }
+
+    #[test]
+    fn prob_overflow_degrades_to_float() {
+        let mut p = Prob::ratio(1, 6);
+        for _ in 0..60 {
+            p = p.mul(Prob::ratio(1, 6));
+        }
+        assert!(matches!(p, Prob::Float(_)));
+        assert!(p.to_f64() > 0.0);
+    }
+}

@@ -1,0 +1,379 @@
+//! The evaluator: computes a compiled expression against a [`World`] and its
+//! current state, rolling dice through a [`DiceSource`]. Quantities get their
+//! modifiers applied here (through [`crate::modifiers::apply`]).
+
+use crate::diagnostic::Diag;
+use crate::dice::{self, DiceSource, Reading};
+use crate::ir::*;
+use crate::syntax::Quant;
+use crate::value::Value;
+use crate::world::World;
+use std::cmp::Ordering;
+
+/// Why an evaluation stopped.
+#[derive(Debug)]
+pub enum EvalError {
+    /// A genuine problem (a missing fact, arithmetic on `none`...).
+    Fault(Diag),
+    /// Only while specialising: the value depends on dice or on state that
+    /// changes during the procedure, so it cannot be computed in advance.
+    NotStatic,
+}
+
+impl From<Diag> for EvalError {
+    fn from(d: Diag) -> Self {
+        EvalError::Fault(d)
+    }
+}
+
+pub type R<T> = Result<T, EvalError>;
+
+/// Which states a procedure has written so far (reads of them are not static).
+#[derive(Clone, Debug, Default)]
+pub struct Dirty {
+    pub states: Vec<bool>,
+    pub side_states: Vec<bool>,
+}
+
+/// What an expression is evaluated against.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    pub world: &'a World,
+    pub state: &'a [Value],
+    pub side_state: &'a [Value],
+    pub dirty: Option<&'a Dirty>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(world: &'a World) -> Self {
+        Ctx {
+            world,
+            state: &world.state,
+            side_state: &world.side_state,
+            dirty: None,
+        }
+    }
+}
+
+/// A source of dice for evaluations that must not roll (initialisers).
+pub struct NoDice;
+
+impl DiceSource for NoDice {
+    fn face(&mut self, _: &DieDef) -> Result<usize, String> {
+        Err("no dice may be rolled here".into())
+    }
+}
+
+pub struct Eval<'r> {
+    pub rs: &'r Ruleset,
+}
+
+fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
+    EvalError::Fault(Diag::new("muster::runtime", msg).help(help))
+}
+
+impl<'r> Eval<'r> {
+    pub fn new(rs: &'r Ruleset) -> Self {
+        Eval { rs }
+    }
+
+    /// Evaluate a state initialiser for one unit or side.
+    pub fn call_init(&self, w: &World, f: &Func, subject: Value) -> Result<Value, Diag> {
+        let mut frame = vec![Value::None; f.slots.max(1) as usize];
+        frame[0] = subject;
+        let ctx = Ctx {
+            world: w,
+            state: &[],
+            side_state: &[],
+            dirty: None,
+        };
+        self.eval(ctx, &f.body, &mut frame, &mut NoDice)
+            .map_err(|e| match e {
+                EvalError::Fault(d) => d,
+                EvalError::NotStatic => Diag::new(
+                    "muster::runtime",
+                    format!("state `{}` cannot be initialised", f.name),
+                ),
+            })
+    }
+
+    fn unit(&self, v: Value) -> R<usize> {
+        match v {
+            Value::Unit(u) => Ok(u as usize),
+            other => Err(fault(
+                format!("expected a unit, found {other:?}"),
+                "this is a bug in the compiler's type checks",
+            )),
+        }
+    }
+
+    pub fn num(&self, v: Value, what: &str) -> R<i64> {
+        match v {
+            Value::Int(i) => Ok(i),
+            Value::Frac(n, d) => Ok(n.div_euclid(d)),
+            Value::None => Err(fault(
+                format!("{what} is `none`"),
+                "a unit type without this stat (a `none` in its units row) cannot take part here; guard the rule with `u.stat != none`",
+            )),
+            other => Err(fault(format!("{what} is not a number ({other:?})"), "this is a bug in the compiler's type checks")),
+        }
+    }
+
+    pub fn eval(
+        &self,
+        c: Ctx,
+        ex: &Ex,
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        Ok(match ex {
+            Ex::Const(v) => *v,
+            Ex::Local(s) => frame[*s as usize],
+            Ex::Option(o) => Value::Bool(c.world.options[*o as usize]),
+            Ex::Stat(u, s) => {
+                let u = self.unit(self.eval(c, u, frame, dice)?)?;
+                c.world.units[u].stats[*s as usize]
+            }
+            Ex::State(u, s) => {
+                if let Some(d) = c.dirty {
+                    if d.states[*s as usize] {
+                        return Err(EvalError::NotStatic);
+                    }
+                }
+                let u = self.unit(self.eval(c, u, frame, dice)?)?;
+                c.state[u * self.rs.states.len() + *s as usize]
+            }
+            Ex::SideState(x, s) => {
+                if let Some(d) = c.dirty {
+                    if d.side_states[*s as usize] {
+                        return Err(EvalError::NotStatic);
+                    }
+                }
+                let Value::Side(sd) = self.eval(c, x, frame, dice)? else {
+                    return Err(fault(
+                        "expected a side",
+                        "this is a bug in the compiler's type checks",
+                    ));
+                };
+                c.side_state[sd as usize * self.rs.side_states.len() + *s as usize]
+            }
+            Ex::SideOf(u) => {
+                let u = self.unit(self.eval(c, u, frame, dice)?)?;
+                Value::Side(c.world.units[u].side)
+            }
+            Ex::Fact(f, args) => {
+                let mut key = Vec::with_capacity(args.len());
+                for a in args {
+                    key.push(self.eval(c, a, frame, dice)?);
+                }
+                match c.world.facts[*f as usize].get(&key) {
+                    Some(v) => *v,
+                    None => match self.rs.facts[*f as usize].default {
+                        Some(v) => v,
+                        None => {
+                            let shown: Vec<String> =
+                                key.iter().map(|v| c.world.show(self.rs, *v)).collect();
+                            let call = format!(
+                                "{}({})",
+                                self.rs.facts[*f as usize].name,
+                                shown.join(", ")
+                            );
+                            return Err(fault(
+                                format!("fact `{call}` is not known here and has no default"),
+                                format!("state it in the situation's `facts`, e.g. \"{call}\", or give the fact a default in the ruleset"),
+                            ));
+                        }
+                    },
+                }
+            }
+            Ex::Define(d, args) => {
+                let f = &self.rs.defines[*d as usize];
+                self.call(c, f, args, frame, dice)?
+            }
+            Ex::Table(t, args) => {
+                let f = &self.rs.tables[*t as usize];
+                self.call(c, f, args, frame, dice)?
+            }
+            Ex::Quantity(q, args) => {
+                let qd = &self.rs.quantities[*q as usize];
+                let mut inner = vec![Value::None; qd.func.slots as usize];
+                for (i, a) in args.iter().enumerate() {
+                    inner[i] = self.eval(c, a, frame, dice)?;
+                }
+                let base = self.eval(c, &qd.func.body, &mut inner, dice)?;
+                let base = self.num(base, &format!("the base value of `{}`", qd.func.name))?;
+                let v = crate::modifiers::apply(qd, &self.rs.modifiers, base, |e| {
+                    self.eval(c, e, &mut inner, &mut NoDice)
+                })?;
+                Value::Int(v)
+            }
+            Ex::IsType(u, set) => {
+                let u = self.unit(self.eval(c, u, frame, dice)?)?;
+                Value::Bool(set[c.world.units[u].ty as usize])
+            }
+            Ex::IsSym(x, syms) => match self.eval(c, x, frame, dice)? {
+                Value::Sym(s) => Value::Bool(syms.contains(&s)),
+                _ => Value::Bool(false),
+            },
+            Ex::Not(x) => Value::Bool(!self.eval(c, x, frame, dice)?.as_bool()),
+            Ex::Neg(x) => {
+                let v = self.eval(c, x, frame, dice)?;
+                Value::Int(0)
+                    .arith('-', v)
+                    .ok_or_else(|| fault("cannot negate this value", "negate numbers only"))?
+            }
+            Ex::Bin(op, a, b) => {
+                match op {
+                    Bin::And => {
+                        return Ok(Value::Bool(
+                            self.eval(c, a, frame, dice)?.as_bool()
+                                && self.eval(c, b, frame, dice)?.as_bool(),
+                        ))
+                    }
+                    Bin::Or => {
+                        return Ok(Value::Bool(
+                            self.eval(c, a, frame, dice)?.as_bool()
+                                || self.eval(c, b, frame, dice)?.as_bool(),
+                        ))
+                    }
+                    _ => {}
+                }
+                let x = self.eval(c, a, frame, dice)?;
+                let y = self.eval(c, b, frame, dice)?;
+                binary(*op, x, y)?
+            }
+            Ex::If(cond, a, b) => {
+                if self.eval(c, cond, frame, dice)?.as_bool() {
+                    self.eval(c, a, frame, dice)?
+                } else {
+                    self.eval(c, b, frame, dice)?
+                }
+            }
+            Ex::Quant(q, sides, slot, body) => {
+                let n = if *sides {
+                    c.world.side_names.len()
+                } else {
+                    c.world.units.len()
+                };
+                let mut count = 0i64;
+                for i in 0..n {
+                    frame[*slot as usize] = if *sides {
+                        Value::Side(i as u16)
+                    } else {
+                        Value::Unit(i as u16)
+                    };
+                    let hit = self.eval(c, body, frame, dice)?.as_bool();
+                    match q {
+                        Quant::Any if hit => return Ok(Value::Bool(true)),
+                        Quant::All if !hit => return Ok(Value::Bool(false)),
+                        _ => count += i64::from(hit),
+                    }
+                }
+                match q {
+                    Quant::Any => Value::Bool(false),
+                    Quant::All => Value::Bool(true),
+                    Quant::Count => Value::Int(count),
+                }
+            }
+            Ex::Dice {
+                count,
+                die,
+                mode,
+                reroll,
+                ..
+            } => {
+                if c.dirty.is_some() {
+                    return Err(EvalError::NotStatic);
+                }
+                let n = self.eval(c, count, frame, dice)?;
+                let n = self.num(n, "the number of dice")?;
+                let reading = self.reading(c, mode, frame, dice)?;
+                let d = &self.rs.dice[*die as usize];
+                let v = dice::roll_pool(d, &reading, *reroll, n, dice).map_err(|m| {
+                    fault(
+                        m,
+                        "give one scripted roll for every die the procedure rolls",
+                    )
+                })?;
+                Value::Int(v)
+            }
+        })
+    }
+
+    pub fn reading(
+        &self,
+        c: Ctx,
+        mode: &DiceMode,
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Reading> {
+        Ok(match mode {
+            DiceMode::Sum => Reading::Sum,
+            DiceMode::Scoring(t) => {
+                let t = self.eval(c, t, frame, dice)?;
+                Reading::Scoring(self.num(t, "the score needed")?)
+            }
+            DiceMode::Counting(m) => Reading::Counting(m.clone()),
+        })
+    }
+
+    fn call(
+        &self,
+        c: Ctx,
+        f: &Func,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let mut inner = vec![Value::None; f.slots as usize];
+        for (i, a) in args.iter().enumerate() {
+            inner[i] = self.eval(c, a, frame, dice)?;
+        }
+        self.eval(c, &f.body, &mut inner, dice)
+    }
+}
+
+/// A binary operation on two values (not `and`/`or`, which short-circuit).
+pub fn binary(op: Bin, x: Value, y: Value) -> R<Value> {
+    let arith = |o: char| {
+        x.arith(o, y).ok_or_else(|| {
+            if matches!(x, Value::None) || matches!(y, Value::None) {
+                fault(
+                    "arithmetic on `none`",
+                    "a unit without this stat cannot take part; guard the rule with `!= none`",
+                )
+            } else {
+                fault(
+                    "arithmetic overflow or division by zero",
+                    "check the numbers the rule computes",
+                )
+            }
+        })
+    };
+    Ok(match op {
+        Bin::Eq => Value::Bool(eq(x, y)),
+        Bin::Ne => Value::Bool(!eq(x, y)),
+        Bin::Lt => Value::Bool(x.num_cmp(y) == Some(Ordering::Less)),
+        Bin::Le => Value::Bool(matches!(
+            x.num_cmp(y),
+            Some(Ordering::Less | Ordering::Equal)
+        )),
+        Bin::Gt => Value::Bool(x.num_cmp(y) == Some(Ordering::Greater)),
+        Bin::Ge => Value::Bool(matches!(
+            x.num_cmp(y),
+            Some(Ordering::Greater | Ordering::Equal)
+        )),
+        Bin::Add => arith('+')?,
+        Bin::Sub => arith('-')?,
+        Bin::Mul => arith('*')?,
+        Bin::Div => arith('/')?,
+        Bin::And | Bin::Or => unreachable!("short-circuit operators are evaluated by the caller"),
+    })
+}
+
+fn eq(x: Value, y: Value) -> bool {
+    match x.num_cmp(y) {
+        Some(o) => o == Ordering::Equal,
+        None => x == y,
+    }
+}

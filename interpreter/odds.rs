@@ -1,0 +1,1010 @@
+//! Odds: how often each outcome of a procedure happens in a situation.
+//!
+//! A procedure is first specialised to the situation: calls are inlined and
+//! everything the situation fixes (facts, stats, tables, quantities and their
+//! modifiers, state not yet changed) is folded to constants, leaving a short
+//! program of dice and arithmetic. That program is then either
+//! - run exactly: each statement that rolls branches over the exact
+//!   distribution of its roll (pools by convolution, see [`crate::dice`]), or
+//! - sampled: run many times with the seeded generator, in fixed chunks so
+//!   that the result is the same for any number of threads.
+
+use crate::diagnostic::Diag;
+use crate::dice::{self, add_mass, Dist, Prob, Scripted};
+use crate::eval::{binary, Ctx, Dirty, Eval, EvalError, NoDice};
+use crate::ir::*;
+use crate::rng::Rng;
+use crate::syntax::Span;
+use crate::value::Value;
+use crate::world::World;
+use rayon::prelude::*;
+
+/// One instruction of a specialised procedure.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Let(u16, Ex),
+    Outcome(u16, Ex),
+    Require(Ex, String, Span),
+    JumpIfNot(Ex, usize),
+    Jump(usize),
+    Assign {
+        side: bool,
+        target: Ex,
+        state: Id,
+        op: ModOp,
+        value: Ex,
+    },
+}
+
+/// A procedure specialised to one situation.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub ops: Vec<Op>,
+    /// Does this op's expression roll dice?
+    random: Vec<bool>,
+    pub frame: Vec<Value>,
+    pub outcomes: Vec<OutcomeDef>,
+    pub world: World,
+}
+
+/// The answer: each outcome's distribution.
+#[derive(Clone, Debug)]
+pub struct Odds {
+    pub method: Method,
+    pub outcomes: Vec<OutcomeOdds>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Method {
+    Exact,
+    Sampled { samples: u64, seed: u64 },
+    Scripted,
+}
+
+#[derive(Clone, Debug)]
+pub struct OutcomeOdds {
+    pub name: String,
+    /// (value, probability), in value order.
+    pub values: Vec<(Value, Prob)>,
+}
+
+impl Odds {
+    pub fn get(&self, outcome: &str) -> Option<&OutcomeOdds> {
+        self.outcomes.iter().find(|o| o.name == outcome)
+    }
+}
+
+impl OutcomeOdds {
+    /// The probability of one value (0 when it never happens).
+    pub fn p(&self, v: Value) -> Prob {
+        self.values
+            .iter()
+            .find(|(x, _)| *x == v)
+            .map(|x| x.1)
+            .unwrap_or(Prob::ZERO)
+    }
+}
+
+fn fault_of(e: EvalError) -> Diag {
+    match e {
+        EvalError::Fault(d) => d,
+        EvalError::NotStatic => Diag::new("muster::runtime", "internal: a value was not static"),
+    }
+}
+
+// ------------------------------------------------------------ specialising
+
+struct Spec<'r> {
+    ev: Eval<'r>,
+    world: World,
+    known: Vec<Option<Value>>,
+    dirty: Dirty,
+    ops: Vec<Op>,
+    outcomes: Vec<OutcomeDef>,
+}
+
+/// Move an inlined callee's locals to its place in the caller's frame.
+fn relocate(e: &Ex, base: u16) -> Ex {
+    if base == 0 {
+        return e.clone();
+    }
+    map(e, &mut |x| match x {
+        Ex::Local(s) => Some(Ex::Local(s + base)),
+        Ex::Quant(q, sd, slot, body) => Some(Ex::Quant(
+            *q,
+            *sd,
+            slot + base,
+            Box::new(relocate(body, base)),
+        )),
+        _ => None,
+    })
+}
+
+/// Rebuild an expression bottom-up; `f` may replace a node (and then its
+/// children are not visited).
+fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
+    if let Some(r) = f(e) {
+        return r;
+    }
+    let b = |x: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>| Box::new(map(x, f));
+    match e {
+        Ex::Const(_) | Ex::Local(_) | Ex::Option(_) => e.clone(),
+        Ex::Stat(x, s) => Ex::Stat(b(x, f), *s),
+        Ex::State(x, s) => Ex::State(b(x, f), *s),
+        Ex::SideState(x, s) => Ex::SideState(b(x, f), *s),
+        Ex::SideOf(x) => Ex::SideOf(b(x, f)),
+        Ex::Fact(i, a) => Ex::Fact(*i, a.iter().map(|x| map(x, f)).collect()),
+        Ex::Define(i, a) => Ex::Define(*i, a.iter().map(|x| map(x, f)).collect()),
+        Ex::Table(i, a) => Ex::Table(*i, a.iter().map(|x| map(x, f)).collect()),
+        Ex::Quantity(i, a) => Ex::Quantity(*i, a.iter().map(|x| map(x, f)).collect()),
+        Ex::IsType(x, s) => Ex::IsType(b(x, f), s.clone()),
+        Ex::IsSym(x, s) => Ex::IsSym(b(x, f), s.clone()),
+        Ex::Not(x) => Ex::Not(b(x, f)),
+        Ex::Neg(x) => Ex::Neg(b(x, f)),
+        Ex::Bin(op, x, y) => Ex::Bin(*op, b(x, f), b(y, f)),
+        Ex::If(c, x, y) => Ex::If(b(c, f), b(x, f), b(y, f)),
+        Ex::Quant(q, s, slot, body) => Ex::Quant(*q, *s, *slot, b(body, f)),
+        Ex::Dice {
+            count,
+            die,
+            mode,
+            reroll,
+            span,
+        } => Ex::Dice {
+            count: b(count, f),
+            die: *die,
+            mode: match mode {
+                DiceMode::Scoring(t) => DiceMode::Scoring(b(t, f)),
+                m => m.clone(),
+            },
+            reroll: *reroll,
+            span: *span,
+        },
+    }
+}
+
+/// Does the expression read a local that is not yet known (and not bound by
+/// a quantifier inside it)?
+fn reads_unknown(e: &Ex, known: &[Option<Value>], bound: &mut Vec<u16>) -> bool {
+    match e {
+        Ex::Local(s) => known[*s as usize].is_none() && !bound.contains(s),
+        Ex::Quant(_, _, slot, body) => {
+            bound.push(*slot);
+            let r = reads_unknown(body, known, bound);
+            bound.pop();
+            r
+        }
+        Ex::Const(_) | Ex::Option(_) => false,
+        Ex::Stat(x, _)
+        | Ex::State(x, _)
+        | Ex::SideState(x, _)
+        | Ex::SideOf(x)
+        | Ex::IsType(x, _)
+        | Ex::IsSym(x, _)
+        | Ex::Not(x)
+        | Ex::Neg(x) => reads_unknown(x, known, bound),
+        Ex::Fact(_, a) | Ex::Define(_, a) | Ex::Table(_, a) | Ex::Quantity(_, a) => {
+            a.iter().any(|x| reads_unknown(x, known, bound))
+        }
+        Ex::Bin(_, a, b) => reads_unknown(a, known, bound) || reads_unknown(b, known, bound),
+        Ex::If(c, a, b) => {
+            reads_unknown(c, known, bound)
+                || reads_unknown(a, known, bound)
+                || reads_unknown(b, known, bound)
+        }
+        Ex::Dice { .. } => true,
+    }
+}
+
+impl Spec<'_> {
+    fn fold(&mut self, e: &Ex) -> Ex {
+        // Substitute known locals.
+        let known = &self.known;
+        let e = map(e, &mut |x| match x {
+            Ex::Local(s) => known[*s as usize].map(Ex::Const),
+            _ => None,
+        });
+        self.fold_rec(&e)
+    }
+
+    fn fold_rec(&mut self, e: &Ex) -> Ex {
+        if let Ex::Const(_) = e {
+            return e.clone();
+        }
+        if !e.is_random() && !reads_unknown(e, &self.known, &mut Vec::new()) {
+            let mut frame: Vec<Value> = self
+                .known
+                .iter()
+                .map(|k| k.unwrap_or(Value::None))
+                .collect();
+            let ctx = Ctx {
+                world: &self.world,
+                state: &self.world.state,
+                side_state: &self.world.side_state,
+                dirty: Some(&self.dirty),
+            };
+            match self.ev.eval(ctx, e, &mut frame, &mut NoDice) {
+                Ok(v) => return Ex::Const(v),
+                Err(EvalError::Fault(_)) => return e.clone(),
+                Err(EvalError::NotStatic) => {}
+            }
+        }
+        // Fold the children one level down.
+        let mut first = true;
+        map(e, &mut |x| {
+            if first {
+                first = false;
+                None
+            } else {
+                Some(self.fold_rec(x))
+            }
+        })
+    }
+
+    fn slot(&mut self, n: usize) -> u16 {
+        let base = self.known.len();
+        self.known.resize(base + n, None);
+        base as u16
+    }
+
+    fn block(&mut self, body: &[St], base: u16, outcome_map: &[Option<u16>]) -> Result<(), Diag> {
+        for s in body {
+            match s {
+                St::Let(slot, e) => {
+                    let e = self.fold(&relocate(e, base));
+                    let slot = slot + base;
+                    match e {
+                        Ex::Const(v) => self.known[slot as usize] = Some(v),
+                        e => self.ops.push(Op::Let(slot, e)),
+                    }
+                }
+                St::Outcome(i, e) => {
+                    let e = self.fold(&relocate(e, base));
+                    if let Some(Some(o)) = outcome_map.get(*i as usize) {
+                        self.ops.push(Op::Outcome(*o, e));
+                    }
+                }
+                St::Require(e, msg, span) => {
+                    let e = self.fold(&relocate(e, base));
+                    match e {
+                        Ex::Const(Value::Bool(true)) => {}
+                        Ex::Const(_) => return Err(require_failed(msg, *span)),
+                        e => self.ops.push(Op::Require(e, msg.clone(), *span)),
+                    }
+                }
+                St::If(c, a, b) => {
+                    let c = self.fold(&relocate(c, base));
+                    match c {
+                        Ex::Const(v) => {
+                            let branch = if v.as_bool() { a } else { b };
+                            self.block(branch, base, outcome_map)?;
+                        }
+                        c => {
+                            let jump_if_not = self.ops.len();
+                            self.ops.push(Op::JumpIfNot(c, 0));
+                            self.block(a, base, outcome_map)?;
+                            let jump = self.ops.len();
+                            self.ops.push(Op::Jump(0));
+                            let else_at = self.ops.len();
+                            self.block(b, base, outcome_map)?;
+                            let end = self.ops.len();
+                            if let Op::JumpIfNot(_, t) = &mut self.ops[jump_if_not] {
+                                *t = else_at;
+                            }
+                            if let Op::Jump(t) = &mut self.ops[jump] {
+                                *t = end;
+                            }
+                        }
+                    }
+                }
+                St::AssignState {
+                    unit,
+                    state,
+                    op,
+                    value,
+                    ..
+                }
+                | St::AssignSideState {
+                    side: unit,
+                    state,
+                    op,
+                    value,
+                    ..
+                } => {
+                    let is_side = matches!(s, St::AssignSideState { .. });
+                    let target = self.fold(&relocate(unit, base));
+                    let value = self.fold(&relocate(value, base));
+                    if is_side {
+                        self.dirty.side_states[*state as usize] = true;
+                    } else {
+                        self.dirty.states[*state as usize] = true;
+                    }
+                    self.ops.push(Op::Assign {
+                        side: is_side,
+                        target,
+                        state: *state,
+                        op: *op,
+                        value,
+                    });
+                }
+                St::Call(p, args, _) => {
+                    let callee = &self.ev.rs.procedures[*p as usize];
+                    let args: Vec<Ex> =
+                        args.iter().map(|a| self.fold(&relocate(a, base))).collect();
+                    let cb = self.slot(callee.slots as usize);
+                    for (i, a) in args.into_iter().enumerate() {
+                        match a {
+                            Ex::Const(v) => self.known[cb as usize + i] = Some(v),
+                            a => self.ops.push(Op::Let(cb + i as u16, a)),
+                        }
+                    }
+                    // The callee's outcomes feed the caller's of the same name.
+                    let map: Vec<Option<u16>> = callee
+                        .outcomes
+                        .iter()
+                        .map(|o| {
+                            self.outcomes
+                                .iter()
+                                .position(|x| x.name == o.name)
+                                .map(|i| i as u16)
+                        })
+                        .collect();
+                    let body = callee.body.clone();
+                    self.block(&body, cb, &map)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn require_failed(msg: &str, span: Span) -> Diag {
+    Diag::new(
+        "muster::requirement",
+        format!("the situation breaks a rule: {msg}"),
+    )
+    .at(span, "this requirement does not hold")
+    .help("change the situation's units or facts so that the procedure's requirements hold")
+}
+
+/// Specialise procedure `proc` to a world, with its parameters bound to `args`.
+pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Result<Program, Diag> {
+    let p = &rs.procedures[proc as usize];
+    let mut spec = Spec {
+        ev: Eval::new(rs),
+        world,
+        known: vec![None; p.slots as usize],
+        dirty: Dirty {
+            states: vec![false; rs.states.len()],
+            side_states: vec![false; rs.side_states.len()],
+        },
+        ops: Vec::new(),
+        outcomes: p.outcomes.clone(),
+    };
+    for (i, a) in args.iter().enumerate() {
+        spec.known[i] = Some(*a);
+    }
+    let map: Vec<Option<u16>> = (0..p.outcomes.len() as u16).map(Some).collect();
+    spec.block(&p.body, 0, &map)?;
+    let random = spec
+        .ops
+        .iter()
+        .map(|o| match o {
+            Op::Let(_, e) | Op::Outcome(_, e) | Op::Require(e, _, _) | Op::JumpIfNot(e, _) => {
+                e.is_random()
+            }
+            Op::Assign { target, value, .. } => target.is_random() || value.is_random(),
+            Op::Jump(_) => false,
+        })
+        .collect();
+    let frame = spec
+        .known
+        .iter()
+        .map(|k| k.unwrap_or(Value::None))
+        .collect();
+    Ok(Program {
+        ops: spec.ops,
+        random,
+        frame,
+        outcomes: spec.outcomes,
+        world: spec.world,
+    })
+}
+
+/// The default value of an outcome never assigned on some path of play.
+fn default_outcome(ty: &Ty) -> Value {
+    match ty {
+        Ty::Int => Value::Int(0),
+        Ty::Bool => Value::Bool(false),
+        _ => Value::None,
+    }
+}
+
+// ------------------------------------------------------------ running
+
+struct Run<'a> {
+    ev: Eval<'a>,
+    prog: &'a Program,
+}
+
+impl Run<'_> {
+    fn ctx<'b>(&'b self, state: &'b [Value], side_state: &'b [Value]) -> Ctx<'b> {
+        Ctx {
+            world: &self.prog.world,
+            state,
+            side_state,
+            dirty: None,
+        }
+    }
+
+    fn assign(
+        &self,
+        st: &mut [Value],
+        side_st: &mut [Value],
+        is_side: bool,
+        target: Value,
+        state: Id,
+        op: ModOp,
+        v: Value,
+    ) -> Result<(), Diag> {
+        let (idx, store) = match (is_side, target) {
+            (false, Value::Unit(u)) => (u as usize * self.ev.rs.states.len() + state as usize, st),
+            (true, Value::Side(s)) => (
+                s as usize * self.ev.rs.side_states.len() + state as usize,
+                side_st,
+            ),
+            _ => {
+                return Err(Diag::new(
+                    "muster::runtime",
+                    "assignment to something that is not a unit or side",
+                ))
+            }
+        };
+        store[idx] = match op {
+            ModOp::Set => v,
+            _ => {
+                let cur = self
+                    .ev
+                    .num(store[idx], "the state being changed")
+                    .map_err(fault_of)?;
+                let amt = self.ev.num(v, "the amount").map_err(fault_of)?;
+                Value::Int(dice::apply_op(op, cur, amt))
+            }
+        };
+        Ok(())
+    }
+
+    /// Run once with concrete dice; writes each outcome's value.
+    fn once(
+        &self,
+        frame: &mut [Value],
+        st: &mut [Value],
+        side_st: &mut [Value],
+        src: &mut dyn dice::DiceSource,
+        out: &mut [Value],
+    ) -> Result<(), Diag> {
+        for (o, d) in out.iter_mut().zip(&self.prog.outcomes) {
+            *o = default_outcome(&d.ty);
+        }
+        let ops = &self.prog.ops;
+        let mut pc = 0;
+        while pc < ops.len() {
+            match &ops[pc] {
+                Op::Let(s, e) => {
+                    let v = self
+                        .ev
+                        .eval(self.ctx(st, side_st), e, frame, src)
+                        .map_err(fault_of)?;
+                    frame[*s as usize] = v;
+                }
+                Op::Outcome(i, e) => {
+                    out[*i as usize] = self
+                        .ev
+                        .eval(self.ctx(st, side_st), e, frame, src)
+                        .map_err(fault_of)?;
+                }
+                Op::Require(e, msg, span) => {
+                    if !self
+                        .ev
+                        .eval(self.ctx(st, side_st), e, frame, src)
+                        .map_err(fault_of)?
+                        .as_bool()
+                    {
+                        return Err(require_failed(msg, *span));
+                    }
+                }
+                Op::JumpIfNot(e, t) => {
+                    if !self
+                        .ev
+                        .eval(self.ctx(st, side_st), e, frame, src)
+                        .map_err(fault_of)?
+                        .as_bool()
+                    {
+                        pc = *t;
+                        continue;
+                    }
+                }
+                Op::Jump(t) => {
+                    pc = *t;
+                    continue;
+                }
+                Op::Assign {
+                    side,
+                    target,
+                    state,
+                    op,
+                    value,
+                } => {
+                    let c = self.ctx(st, side_st);
+                    let t = self.ev.eval(c, target, frame, src).map_err(fault_of)?;
+                    let v = self.ev.eval(c, value, frame, src).map_err(fault_of)?;
+                    self.assign(st, side_st, *side, t, *state, *op, v)?;
+                }
+            }
+            pc += 1;
+        }
+        Ok(())
+    }
+
+    /// The exact distribution of an expression's value.
+    fn dist(&self, c: Ctx, e: &Ex, frame: &mut [Value]) -> Result<Dist, Diag> {
+        if !e.is_random() {
+            let v = self.ev.eval(c, e, frame, &mut NoDice).map_err(fault_of)?;
+            return Ok(vec![(v, Prob::ONE)]);
+        }
+        let mut out: Dist = Vec::new();
+        match e {
+            Ex::Dice {
+                count,
+                die,
+                mode,
+                reroll,
+                ..
+            } => {
+                let counts = self.dist(c, count, frame)?;
+                let targets = match mode {
+                    DiceMode::Scoring(t) => self.dist(c, t, frame)?,
+                    _ => vec![(Value::None, Prob::ONE)],
+                };
+                for (n, pn) in &counts {
+                    let n = self.ev.num(*n, "the number of dice").map_err(fault_of)?;
+                    for (t, pt) in &targets {
+                        let reading = match mode {
+                            DiceMode::Sum => dice::Reading::Sum,
+                            DiceMode::Scoring(_) => dice::Reading::Scoring(
+                                self.ev.num(*t, "the score needed").map_err(fault_of)?,
+                            ),
+                            DiceMode::Counting(m) => dice::Reading::Counting(m.clone()),
+                        };
+                        for (v, p) in
+                            dice::pool_dist(&self.ev.rs.dice[*die as usize], &reading, *reroll, n)
+                        {
+                            add_mass(&mut out, Value::Int(v), p.mul(*pn).mul(*pt));
+                        }
+                    }
+                }
+            }
+            Ex::Bin(op, a, b) => {
+                let da = self.dist(c, a, frame)?;
+                let db = self.dist(c, b, frame)?;
+                for (x, p) in &da {
+                    for (y, q) in &db {
+                        let v = match op {
+                            Bin::And => Value::Bool(x.as_bool() && y.as_bool()),
+                            Bin::Or => Value::Bool(x.as_bool() || y.as_bool()),
+                            _ => binary(*op, *x, *y).map_err(fault_of)?,
+                        };
+                        add_mass(&mut out, v, p.mul(*q));
+                    }
+                }
+            }
+            Ex::Not(x) => {
+                for (v, p) in self.dist(c, x, frame)? {
+                    add_mass(&mut out, Value::Bool(!v.as_bool()), p);
+                }
+            }
+            Ex::Neg(x) => {
+                for (v, p) in self.dist(c, x, frame)? {
+                    let n = binary(Bin::Sub, Value::Int(0), v).map_err(fault_of)?;
+                    add_mass(&mut out, n, p);
+                }
+            }
+            Ex::If(cond, a, b) => {
+                for (v, p) in self.dist(c, cond, frame)? {
+                    let branch = if v.as_bool() { a } else { b };
+                    for (x, q) in self.dist(c, branch, frame)? {
+                        add_mass(&mut out, x, p.mul(q));
+                    }
+                }
+            }
+            other => {
+                // A call or test whose arguments roll: evaluate each combination.
+                let mut args: Vec<(usize, Dist)> = Vec::new();
+                let children: Vec<&Ex> = match other {
+                    Ex::Fact(_, a) | Ex::Define(_, a) | Ex::Table(_, a) | Ex::Quantity(_, a) => {
+                        a.iter().collect()
+                    }
+                    Ex::IsSym(x, _)
+                    | Ex::IsType(x, _)
+                    | Ex::Stat(x, _)
+                    | Ex::State(x, _)
+                    | Ex::SideState(x, _)
+                    | Ex::SideOf(x) => vec![x],
+                    _ => {
+                        return Err(Diag::new(
+                            "muster::exact",
+                            "this roll cannot be computed exactly",
+                        )
+                        .help("run the situation with `--samples N` to estimate it instead"))
+                    }
+                };
+                for (i, ch) in children.iter().enumerate() {
+                    args.push((i, self.dist(c, ch, frame)?));
+                }
+                let mut idx = vec![0usize; args.len()];
+                loop {
+                    let mut p = Prob::ONE;
+                    let vals: Vec<Value> = args
+                        .iter()
+                        .zip(&idx)
+                        .map(|((_, d), i)| {
+                            p = p.mul(d[*i].1);
+                            d[*i].0
+                        })
+                        .collect();
+                    let mut k = 0;
+                    let fixed = map(other, &mut |x| {
+                        if std::ptr::eq(x, other) {
+                            return None;
+                        }
+                        if k < vals.len() && children.iter().any(|ch| std::ptr::eq(*ch, x)) {
+                            k += 1;
+                            return Some(Ex::Const(vals[k - 1]));
+                        }
+                        None
+                    });
+                    let v = self
+                        .ev
+                        .eval(c, &fixed, frame, &mut NoDice)
+                        .map_err(fault_of)?;
+                    add_mass(&mut out, v, p);
+                    // Next combination.
+                    let mut carry = true;
+                    for (j, (_, d)) in args.iter().enumerate().rev() {
+                        if !carry {
+                            break;
+                        }
+                        idx[j] += 1;
+                        if idx[j] < d.len() {
+                            carry = false;
+                        } else {
+                            idx[j] = 0;
+                        }
+                    }
+                    if carry {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// How many branches an exact computation may explore before it gives up
+/// (the caller then samples instead).
+pub const MAX_BRANCHES: usize = 2_000_000;
+
+/// Why exact odds were not computed.
+#[derive(Debug)]
+pub enum ExactError {
+    TooManyBranches,
+    Fault(Diag),
+}
+
+struct Branch {
+    pc: usize,
+    frame: Vec<Value>,
+    state: Vec<Value>,
+    side_state: Vec<Value>,
+    out: Vec<Value>,
+    p: Prob,
+}
+
+/// Exact odds: branch over the exact distribution of every roll.
+pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
+    let run = Run {
+        ev: Eval::new(rs),
+        prog,
+    };
+    let mut acc: Vec<Dist> = vec![Vec::new(); prog.outcomes.len()];
+    let mut stack = vec![Branch {
+        pc: 0,
+        frame: prog.frame.clone(),
+        state: prog.world.state.clone(),
+        side_state: prog.world.side_state.clone(),
+        out: prog
+            .outcomes
+            .iter()
+            .map(|o| default_outcome(&o.ty))
+            .collect(),
+        p: Prob::ONE,
+    }];
+    let mut branches = 0usize;
+    let f = ExactError::Fault;
+    while let Some(mut b) = stack.pop() {
+        branches += 1;
+        if branches > MAX_BRANCHES {
+            return Err(ExactError::TooManyBranches);
+        }
+        loop {
+            if b.pc >= prog.ops.len() {
+                for (i, v) in b.out.iter().enumerate() {
+                    add_mass(&mut acc[i], *v, b.p);
+                }
+                break;
+            }
+            let op = &prog.ops[b.pc];
+            if prog.random[b.pc] {
+                // Branch: one continuation per value of the roll.
+                let (e, assign_target) = match op {
+                    Op::Let(_, e)
+                    | Op::Outcome(_, e)
+                    | Op::Require(e, _, _)
+                    | Op::JumpIfNot(e, _) => (e, None),
+                    Op::Assign { target, value, .. } => (value, Some(target)),
+                    Op::Jump(_) => unreachable!(),
+                };
+                if assign_target.is_some_and(|t| t.is_random()) {
+                    return Err(f(Diag::new(
+                        "muster::exact",
+                        "a roll decides which unit a change applies to",
+                    )
+                    .help("run the situation with `--samples N` instead")));
+                }
+                let d = {
+                    let c = run.ctx(&b.state, &b.side_state);
+                    run.dist(c, e, &mut b.frame).map_err(f)?
+                };
+                for (v, p) in d {
+                    let mut nb = Branch {
+                        pc: b.pc,
+                        frame: b.frame.clone(),
+                        state: b.state.clone(),
+                        side_state: b.side_state.clone(),
+                        out: b.out.clone(),
+                        p: b.p.mul(p),
+                    };
+                    match op {
+                        Op::Let(s, _) => {
+                            nb.frame[*s as usize] = v;
+                            nb.pc += 1;
+                        }
+                        Op::Outcome(i, _) => {
+                            nb.out[*i as usize] = v;
+                            nb.pc += 1;
+                        }
+                        Op::Require(_, msg, span) => {
+                            if !v.as_bool() {
+                                return Err(f(require_failed(msg, *span)));
+                            }
+                            nb.pc += 1;
+                        }
+                        Op::JumpIfNot(_, t) => nb.pc = if v.as_bool() { nb.pc + 1 } else { *t },
+                        Op::Assign {
+                            side,
+                            target,
+                            state,
+                            op,
+                            ..
+                        } => {
+                            let t = {
+                                let c = run.ctx(&nb.state, &nb.side_state);
+                                run.ev
+                                    .eval(c, target, &mut nb.frame, &mut NoDice)
+                                    .map_err(|e| f(fault_of(e)))?
+                            };
+                            run.assign(&mut nb.state, &mut nb.side_state, *side, t, *state, *op, v)
+                                .map_err(f)?;
+                            nb.pc += 1;
+                        }
+                        Op::Jump(_) => unreachable!(),
+                    }
+                    stack.push(nb);
+                }
+                break;
+            }
+            // A deterministic op: run it in place.
+            let next = b.pc + 1;
+            match op {
+                Op::Jump(t) => {
+                    b.pc = *t;
+                    continue;
+                }
+                _ => {
+                    let c = run.ctx(&b.state, &b.side_state);
+                    let mut nd = NoDice;
+                    match op {
+                        Op::Let(s, e) => {
+                            b.frame[*s as usize] = run
+                                .ev
+                                .eval(c, e, &mut b.frame, &mut nd)
+                                .map_err(|e| f(fault_of(e)))?
+                        }
+                        Op::Outcome(i, e) => {
+                            b.out[*i as usize] = run
+                                .ev
+                                .eval(c, e, &mut b.frame, &mut nd)
+                                .map_err(|e| f(fault_of(e)))?
+                        }
+                        Op::Require(e, msg, span) => {
+                            if !run
+                                .ev
+                                .eval(c, e, &mut b.frame, &mut nd)
+                                .map_err(|e| f(fault_of(e)))?
+                                .as_bool()
+                            {
+                                return Err(f(require_failed(msg, *span)));
+                            }
+                        }
+                        Op::JumpIfNot(e, t) => {
+                            if !run
+                                .ev
+                                .eval(c, e, &mut b.frame, &mut nd)
+                                .map_err(|e| f(fault_of(e)))?
+                                .as_bool()
+                            {
+                                b.pc = *t;
+                                continue;
+                            }
+                        }
+                        Op::Assign {
+                            side,
+                            target,
+                            state,
+                            op,
+                            value,
+                        } => {
+                            let t = run
+                                .ev
+                                .eval(c, target, &mut b.frame, &mut nd)
+                                .map_err(|e| f(fault_of(e)))?;
+                            let v = run
+                                .ev
+                                .eval(c, value, &mut b.frame, &mut nd)
+                                .map_err(|e| f(fault_of(e)))?;
+                            run.assign(&mut b.state, &mut b.side_state, *side, t, *state, *op, v)
+                                .map_err(f)?;
+                        }
+                        Op::Jump(_) => unreachable!(),
+                    }
+                    b.pc = next;
+                }
+            }
+        }
+    }
+    Ok(finish(prog, acc, Method::Exact))
+}
+
+fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
+    let outcomes = prog
+        .outcomes
+        .iter()
+        .zip(acc)
+        .map(|(o, mut d)| {
+            d.sort_by_key(|(v, _)| *v);
+            OutcomeOdds {
+                name: o.name.clone(),
+                values: d,
+            }
+        })
+        .collect();
+    Odds { method, outcomes }
+}
+
+/// Samples per chunk: each chunk has its own generator stream.
+pub const CHUNK: u64 = 4096;
+
+/// Sampled odds over `samples` runs. The same seed and sample count give the
+/// same answer whatever the number of threads.
+pub fn sampled(
+    rs: &Ruleset,
+    prog: &Program,
+    samples: u64,
+    seed: u64,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Odds, Diag> {
+    let chunks = samples.div_ceil(CHUNK);
+    let tallies: Vec<Result<Vec<Vec<(Value, u64)>>, Diag>> = (0..chunks)
+        .into_par_iter()
+        .map(|ci| {
+            let n = CHUNK.min(samples - ci * CHUNK);
+            let mut rng = Rng::for_chunk(seed, ci);
+            let t = tally(rs, prog, n, &mut rng);
+            if let Some(p) = progress {
+                p(n);
+            }
+            t
+        })
+        .collect();
+    let mut acc: Vec<Vec<(Value, u64)>> = vec![Vec::new(); prog.outcomes.len()];
+    for t in tallies {
+        for (a, t) in acc.iter_mut().zip(t?) {
+            for (v, c) in t {
+                match a.iter_mut().find(|(x, _)| *x == v) {
+                    Some((_, k)) => *k += c,
+                    None => a.push((v, c)),
+                }
+            }
+        }
+    }
+    let dists = acc
+        .into_iter()
+        .map(|a| {
+            a.into_iter()
+                .map(|(v, c)| (v, Prob::Float(c as f64 / samples as f64)))
+                .collect()
+        })
+        .collect();
+    Ok(finish(prog, dists, Method::Sampled { samples, seed }))
+}
+
+/// Run the program `n` times on one generator stream, counting outcomes.
+pub fn tally(
+    rs: &Ruleset,
+    prog: &Program,
+    n: u64,
+    rng: &mut Rng,
+) -> Result<Vec<Vec<(Value, u64)>>, Diag> {
+    let run = Run {
+        ev: Eval::new(rs),
+        prog,
+    };
+    let mut frame = prog.frame.clone();
+    let mut st = prog.world.state.clone();
+    let mut sst = prog.world.side_state.clone();
+    let mut out = vec![Value::None; prog.outcomes.len()];
+    let mut counts: Vec<Vec<(Value, u64)>> = vec![Vec::new(); prog.outcomes.len()];
+    for _ in 0..n {
+        st.copy_from_slice(&prog.world.state);
+        sst.copy_from_slice(&prog.world.side_state);
+        run.once(&mut frame, &mut st, &mut sst, rng, &mut out)?;
+        for (c, v) in counts.iter_mut().zip(&out) {
+            match c.iter_mut().find(|(x, _)| x == v) {
+                Some((_, k)) => *k += 1,
+                None => c.push((*v, 1)),
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// Run once with scripted dice (a book's worked example).
+pub fn scripted(rs: &Ruleset, prog: &Program, rolls: &[i64]) -> Result<Odds, Diag> {
+    let run = Run {
+        ev: Eval::new(rs),
+        prog,
+    };
+    let mut frame = prog.frame.clone();
+    let mut st = prog.world.state.clone();
+    let mut sst = prog.world.side_state.clone();
+    let mut out = vec![Value::None; prog.outcomes.len()];
+    let mut src = Scripted {
+        rolls: rolls.to_vec(),
+        next: 0,
+    };
+    run.once(&mut frame, &mut st, &mut sst, &mut src, &mut out)?;
+    if src.next < rolls.len() {
+        return Err(Diag::new(
+            "muster::script",
+            format!(
+                "the procedure rolled {} dice but the situation scripts {}",
+                src.next,
+                rolls.len()
+            ),
+        )
+        .help("give exactly one scripted roll per die rolled"));
+    }
+    let acc = out.iter().map(|v| vec![(*v, Prob::ONE)]).collect();
+    Ok(finish(prog, acc, Method::Scripted))
+}

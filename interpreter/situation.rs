@@ -1,0 +1,539 @@
+//! Situation files: the TOML an `odds` query reads. A situation names the
+//! procedure, the units taking part (type, quality, side, state), side state,
+//! options, the facts that hold (written in the language itself), and
+//! optionally scripted rolls for a book's worked example.
+
+use crate::diagnostic::Diag;
+use crate::ir::{Id, Ruleset, Ty};
+use crate::parse::parse_expr;
+use crate::source::Sources;
+use crate::syntax::{ExprKind, FileId, Span};
+use crate::value::Value;
+use crate::world::World;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct File {
+    procedure: Spanned<String>,
+    #[serde(default)]
+    units: BTreeMap<String, Spanned<UnitSpec>>,
+    #[serde(default)]
+    sides: BTreeMap<String, Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
+    #[serde(default)]
+    options: BTreeMap<String, Spanned<bool>>,
+    #[serde(default)]
+    facts: Vec<Spanned<String>>,
+    #[serde(default)]
+    args: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    rolls: Option<Vec<i64>>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct UnitSpec {
+    #[serde(rename = "type")]
+    ty: Spanned<String>,
+    #[serde(default)]
+    quality: Option<Spanned<String>>,
+    #[serde(default)]
+    side: Option<Spanned<String>>,
+    #[serde(default)]
+    state: BTreeMap<String, Spanned<toml::Value>>,
+}
+
+/// A situation, resolved against a ruleset.
+#[derive(Clone, Debug)]
+pub struct Situation {
+    pub procedure: Id,
+    pub world: World,
+    /// The procedure's arguments, in parameter order.
+    pub args: Vec<Value>,
+    pub rolls: Option<Vec<i64>>,
+    pub description: Option<String>,
+}
+
+fn span_of<T>(file: FileId, s: &Spanned<T>) -> Span {
+    let r = s.span();
+    Span::new(file, r.start, r.end)
+}
+
+/// Read a situation. Problems are diagnostics pointing into the file.
+pub fn read(
+    rs: &Ruleset,
+    name: &str,
+    text: &str,
+    sources: &mut Sources,
+) -> Result<Situation, Vec<Diag>> {
+    let file = sources.add(name, text);
+    let f: File = toml::from_str(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..1);
+        vec![Diag::new("muster::situation", format!("the situation file is not valid: {}", e.message()))
+            .at(Span::new(file, span.start, span.end.max(span.start + 1)), "here")
+            .help("a situation has `procedure = \"NAME\"`, `[units.NAME] type = \"...\"`, and optionally `facts`, `[options]`, `[sides.NAME]`, `args`, `rolls`")]
+    })?;
+    let mut diags = Vec::new();
+    let proc = match rs.procedure(f.procedure.get_ref()) {
+        Some(p) => Some(p),
+        None => {
+            let sugg = crate::compile::suggest(
+                f.procedure.get_ref(),
+                rs.procedures.iter().map(|p| p.name.as_str()),
+            );
+            diags.push(
+                Diag::new(
+                    "muster::situation",
+                    format!("the ruleset has no procedure `{}`", f.procedure.get_ref()),
+                )
+                .at(span_of(file, &f.procedure), "unknown procedure")
+                .help(match sugg {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!(
+                        "its procedures are: {}",
+                        rs.procedures
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }),
+            );
+            None
+        }
+    };
+    let mut world = World::new(rs);
+    // Options.
+    for (k, v) in &f.options {
+        match rs.option(k) {
+            Some(o) => world.options[o as usize] = *v.get_ref(),
+            None => diags.push(
+                Diag::new(
+                    "muster::situation",
+                    format!("the ruleset has no option `{k}`"),
+                )
+                .at(span_of(file, v), "unknown option")
+                .help(format!(
+                    "its options are: {}",
+                    rs.options
+                        .iter()
+                        .map(|o| o.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            ),
+        }
+    }
+    // Units.
+    let mut unit_ids: BTreeMap<String, u16> = BTreeMap::new();
+    for (name, spec) in &f.units {
+        let s = spec.get_ref();
+        let Some(ty) = rs.unit_type(s.ty.get_ref()) else {
+            let sugg = crate::compile::suggest(
+                s.ty.get_ref(),
+                rs.unit_types.iter().map(|u| u.name.as_str()),
+            );
+            diags.push(
+                Diag::new(
+                    "muster::situation",
+                    format!("unit `{name}` has unknown type `{}`", s.ty.get_ref()),
+                )
+                .at(span_of(file, &s.ty), "not a unit type of this ruleset")
+                .help(match sugg {
+                    Some(x) => format!("did you mean \"{x}\"?"),
+                    None => format!(
+                        "the unit types are: {}",
+                        rs.unit_types
+                            .iter()
+                            .map(|u| u.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }),
+            );
+            continue;
+        };
+        let quality = match &s.quality {
+            None => None,
+            Some(q) => match rs.quality(q.get_ref()) {
+                Some(q) => Some(q),
+                None => {
+                    diags.push(
+                        Diag::new(
+                            "muster::situation",
+                            format!("unknown quality `{}`", q.get_ref()),
+                        )
+                        .at(span_of(file, q), "not a quality of this ruleset")
+                        .help(format!(
+                            "the qualities are: {}",
+                            rs.qualities
+                                .iter()
+                                .map(|u| u.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    );
+                    None
+                }
+            },
+        };
+        let side = match &s.side {
+            Some(sd) => match rs.side(sd.get_ref()) {
+                Some(x) => Some(x),
+                None => {
+                    diags.push(
+                        Diag::new(
+                            "muster::situation",
+                            format!("unknown side `{}`", sd.get_ref()),
+                        )
+                        .at(span_of(file, sd), "not a side of this ruleset")
+                        .help(if rs.sides.is_empty() {
+                            "this ruleset declares no sides; leave `side` out".to_string()
+                        } else {
+                            format!("the sides are: {}", rs.sides.join(", "))
+                        }),
+                    );
+                    None
+                }
+            },
+            // A unit named like a side belongs to it.
+            None => rs.side(name),
+        };
+        let id = world.add_unit(rs, name, ty, quality, side);
+        unit_ids.insert(name.clone(), id);
+    }
+    if let Err(d) = world.init_state(rs) {
+        diags.push(d);
+        return Err(diags);
+    }
+    // Unit state.
+    let ns = rs.states.len();
+    for (name, spec) in &f.units {
+        let Some(u) = unit_ids.get(name) else {
+            continue;
+        };
+        for (k, v) in &spec.get_ref().state {
+            match rs.state(k) {
+                Some(s) => match toml_value(v.get_ref(), &rs.states[s as usize].ty, rs) {
+                    Some(val) => world.state[*u as usize * ns + s as usize] = val,
+                    None => diags.push(bad_value(file, v, &rs.ty_name(&rs.states[s as usize].ty))),
+                },
+                None => diags.push(
+                    Diag::new(
+                        "muster::situation",
+                        format!("the ruleset has no unit state `{k}`"),
+                    )
+                    .at(span_of(file, v), "unknown state")
+                    .help(format!(
+                        "unit state is: {}",
+                        rs.states
+                            .iter()
+                            .map(|s| s.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                ),
+            }
+        }
+    }
+    // Side state.
+    let nss = rs.side_states.len();
+    for (name, table) in &f.sides {
+        let Some(sd) = world.side_names.iter().position(|s| s == name) else {
+            diags.push(
+                Diag::new("muster::situation", format!("unknown side `{name}`"))
+                    .at(span_of(file, table), "not a side")
+                    .help(format!("the sides are: {}", world.side_names.join(", "))),
+            );
+            continue;
+        };
+        for (k, v) in table.get_ref() {
+            match rs.side_state(k) {
+                Some(s) => match toml_value(v.get_ref(), &rs.side_states[s as usize].ty, rs) {
+                    Some(val) => world.side_state[sd * nss + s as usize] = val,
+                    None => diags.push(bad_value(
+                        file,
+                        v,
+                        &rs.ty_name(&rs.side_states[s as usize].ty),
+                    )),
+                },
+                None => diags.push(
+                    Diag::new(
+                        "muster::situation",
+                        format!("the ruleset has no side state `{k}`"),
+                    )
+                    .at(span_of(file, v), "unknown side state")
+                    .help(format!(
+                        "side state is: {}",
+                        rs.side_states
+                            .iter()
+                            .map(|s| s.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                ),
+            }
+        }
+    }
+    // Facts, written as expressions of the language.
+    for fact in &f.facts {
+        let sp = fact.span();
+        // The text sits between quotes; spans start after the opening one.
+        match parse_expr(fact.get_ref(), file, sp.start + 1) {
+            Err(d) => diags.push(d),
+            Ok(e) => {
+                if let Err(d) = assert_fact(rs, &mut world, &unit_ids, &e) {
+                    diags.push(d);
+                }
+            }
+        }
+    }
+    // Arguments.
+    let mut args = Vec::new();
+    if let Some(p) = proc {
+        let pd = &rs.procedures[p as usize];
+        for (pname, pty) in &pd.params {
+            let given = f.args.get(pname);
+            let target = given
+                .map(|g| g.get_ref().clone())
+                .unwrap_or_else(|| pname.clone());
+            let v = match pty {
+                Ty::Unit => unit_ids.get(&target).map(|u| Value::Unit(*u)),
+                Ty::Side => world
+                    .side_names
+                    .iter()
+                    .position(|s| *s == target)
+                    .map(|s| Value::Side(s as u16)),
+                _ => None,
+            };
+            match v {
+                Some(v) => args.push(v),
+                None => {
+                    let mut d = Diag::new(
+                        "muster::situation",
+                        format!("procedure `{}` needs its parameter `{pname}` ({})", pd.name, rs.ty_name(pty)),
+                    )
+                    .help(format!(
+                        "add `[units.{pname}]` (or `[args] {pname} = \"NAME\"` naming a {} of the situation)",
+                        rs.ty_name(pty)
+                    ));
+                    d = match given {
+                        Some(g) => d.at(span_of(file, g), "no unit or side of this name"),
+                        None => d.at(span_of(file, &f.procedure), "this procedure"),
+                    };
+                    diags.push(d);
+                }
+            }
+        }
+        for (k, v) in &f.args {
+            if !pd.params.iter().any(|(n, _)| n == k) {
+                diags.push(
+                    Diag::new(
+                        "muster::situation",
+                        format!("procedure `{}` has no parameter `{k}`", pd.name),
+                    )
+                    .at(span_of(file, v), "unknown parameter")
+                    .help(format!(
+                        "its parameters are: {}",
+                        pd.params
+                            .iter()
+                            .map(|p| p.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                );
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Situation {
+        procedure: proc.unwrap(),
+        world,
+        args,
+        rolls: f.rolls,
+        description: f.description,
+    })
+}
+
+fn bad_value(file: FileId, v: &Spanned<toml::Value>, ty: &str) -> Diag {
+    Diag::new("muster::situation", format!("this value is not a {ty}"))
+        .at(span_of(file, v), format!("expected a {ty}"))
+        .help("numbers for int state, true/false for bool, a quoted name for an enum")
+}
+
+fn toml_value(v: &toml::Value, ty: &Ty, rs: &Ruleset) -> Option<Value> {
+    match (v, ty) {
+        (toml::Value::Integer(i), Ty::Int) => Some(Value::Int(*i)),
+        (toml::Value::Boolean(b), Ty::Bool) => Some(Value::Bool(*b)),
+        (toml::Value::String(s), Ty::Enum(e)) => rs.enums[*e as usize]
+            .variants
+            .iter()
+            .find(|v| rs.symbols[**v as usize] == *s)
+            .map(|v| Value::Sym(*v)),
+        _ => None,
+    }
+}
+
+/// Record one fact statement: `f(a, b)`, `not f(a)`, `f(a) == V`, `f(a, b) is V`.
+fn assert_fact(
+    rs: &Ruleset,
+    world: &mut World,
+    units: &BTreeMap<String, u16>,
+    e: &crate::syntax::Expr,
+) -> Result<(), Diag> {
+    let bad = || {
+        Diag::new("muster::situation", "a fact is written `name(args)`, `not name(args)`, `name(args) == value` or `name(args) is value`")
+            .at(e.span, "not a fact statement")
+            .help("e.g. \"charging(attacker)\", \"not in_difficult(defender)\", \"position(defender, attacker) is to_flank\"")
+    };
+    enum Given<'a> {
+        True,
+        Bool(bool),
+        Int(i64),
+        Name(&'a crate::syntax::Name),
+    }
+    let (call, value) = match &e.kind {
+        ExprKind::Call(n, a) => ((n, a), Given::True),
+        ExprKind::Not(inner) => match &inner.kind {
+            ExprKind::Call(n, a) => ((n, a), Given::Bool(false)),
+            _ => return Err(bad()),
+        },
+        ExprKind::Is(lhs, names, false) if names.len() == 1 => match &lhs.kind {
+            ExprKind::Call(n, a) => ((n, a), Given::Name(&names[0])),
+            _ => return Err(bad()),
+        },
+        ExprKind::Binary(crate::syntax::BinOp::Eq, lhs, rhs) => match (&lhs.kind, &rhs.kind) {
+            (ExprKind::Call(n, a), ExprKind::Name(v)) => ((n, a), Given::Name(v)),
+            (ExprKind::Call(n, a), ExprKind::Int(i)) => ((n, a), Given::Int(*i)),
+            (ExprKind::Call(n, a), ExprKind::Bool(b)) => ((n, a), Given::Bool(*b)),
+            _ => return Err(bad()),
+        },
+        _ => return Err(bad()),
+    };
+    let (name, args) = call;
+    let Some(fid) = rs.fact(&name.text) else {
+        let sugg = crate::compile::suggest(&name.text, rs.facts.iter().map(|f| f.name.as_str()));
+        return Err(Diag::new(
+            "muster::situation",
+            format!("the ruleset has no fact `{}`", name.text),
+        )
+        .at(name.span, "unknown fact")
+        .help(match sugg {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => "a situation states facts the ruleset declares with `fact`".to_string(),
+        }));
+    };
+    let fd = &rs.facts[fid as usize];
+    if args.len() != fd.params.len() {
+        return Err(Diag::new(
+            "muster::situation",
+            format!("fact `{}` takes {} arguments", fd.name, fd.params.len()),
+        )
+        .at(e.span, "wrong number of arguments")
+        .help(format!(
+            "its parameters are: ({})",
+            fd.params
+                .iter()
+                .map(|t| rs.ty_name(t))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut key = Vec::new();
+    for (a, ty) in args.iter().zip(&fd.params) {
+        let v = match (&a.kind, ty) {
+            (ExprKind::Name(n), Ty::Unit) => units.get(&n.text).map(|u| Value::Unit(*u)),
+            (ExprKind::Name(n), Ty::Side) => world
+                .side_names
+                .iter()
+                .position(|s| *s == n.text)
+                .map(|s| Value::Side(s as u16)),
+            (ExprKind::Name(n), Ty::Enum(en)) => enum_value(rs, *en, &n.text),
+            (ExprKind::Int(i), Ty::Int) => Some(Value::Int(*i)),
+            (ExprKind::Bool(b), Ty::Bool) => Some(Value::Bool(*b)),
+            _ => None,
+        };
+        match v {
+            Some(v) => key.push(v),
+            None => {
+                return Err(Diag::new(
+                    "muster::situation",
+                    format!("this argument is not a {} of the situation", rs.ty_name(ty)),
+                )
+                .at(a.span, format!("expected a {}", rs.ty_name(ty)))
+                .help(format!(
+                    "name one of the situation's units: {}",
+                    units.keys().cloned().collect::<Vec<_>>().join(", ")
+                )))
+            }
+        }
+    }
+    let wrong = |what: &str| {
+        Diag::new(
+            "muster::situation",
+            format!("fact `{}` is a {}, not {what}", fd.name, rs.ty_name(&fd.ty)),
+        )
+        .at(e.span, "wrong kind of value")
+        .help(match fd.ty {
+            Ty::Bool => format!("write \"{}(...)\" or \"not {}(...)\"", fd.name, fd.name),
+            _ => format!("write \"{}(...) is VALUE\"", fd.name),
+        })
+    };
+    let v = match value {
+        Given::True if fd.ty == Ty::Bool => Value::Bool(true),
+        Given::Bool(b) if fd.ty == Ty::Bool => Value::Bool(b),
+        Given::Int(i) if fd.ty == Ty::Int => Value::Int(i),
+        Given::True | Given::Bool(_) => return Err(wrong("true/false")),
+        Given::Int(_) => return Err(wrong("a number")),
+        Given::Name(n) => {
+            let v = match &fd.ty {
+                Ty::Enum(en) => enum_value(rs, *en, &n.text),
+                Ty::Unit => units.get(&n.text).map(|u| Value::Unit(*u)),
+                Ty::Side => world
+                    .side_names
+                    .iter()
+                    .position(|s| *s == n.text)
+                    .map(|s| Value::Side(s as u16)),
+                _ => None,
+            };
+            match v {
+                Some(v) => v,
+                None => {
+                    return Err(Diag::new(
+                        "muster::situation",
+                        format!("`{}` is not a value of fact `{}`", n.text, fd.name),
+                    )
+                    .at(n.span, format!("expected a {}", rs.ty_name(&fd.ty)))
+                    .help(match &fd.ty {
+                        Ty::Enum(en) => format!(
+                            "one of: {}",
+                            rs.enums[*en as usize]
+                                .variants
+                                .iter()
+                                .map(|v| rs.symbols[*v as usize].as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        _ => "check the fact's type in the ruleset".to_string(),
+                    }))
+                }
+            }
+        }
+    };
+    world.set_fact(fid, key, v);
+    Ok(())
+}
+
+fn enum_value(rs: &Ruleset, en: Id, name: &str) -> Option<Value> {
+    rs.enums[en as usize]
+        .variants
+        .iter()
+        .find(|v| rs.symbols[**v as usize] == name)
+        .map(|v| Value::Sym(*v))
+}

@@ -1,0 +1,123 @@
+//! The world rules are evaluated against: the units present (type, quality,
+//! side, stats, state), the state of each side, the options in force, and the
+//! facts that hold. An odds situation builds one; the battlefield will build
+//! them turn by turn.
+
+use crate::diagnostic::Diag;
+use crate::ir::{Id, Ruleset};
+use crate::value::Value;
+use std::collections::HashMap;
+
+/// One unit present.
+#[derive(Clone, Debug)]
+pub struct UnitInst {
+    pub name: String,
+    pub ty: Id,
+    pub quality: Option<Id>,
+    pub side: u16,
+    /// Stats after the quality's adjustments.
+    pub stats: Vec<Value>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct World {
+    pub units: Vec<UnitInst>,
+    /// Names of the sides (the ruleset's, then one per unit without a side).
+    pub side_names: Vec<String>,
+    pub options: Vec<bool>,
+    /// Facts that hold, per fact id: argument values -> value.
+    pub facts: Vec<HashMap<Vec<Value>, Value>>,
+    /// Unit state, `units.len() * states` values, unit-major.
+    pub state: Vec<Value>,
+    /// Side state, `side_names.len() * side_states` values, side-major.
+    pub side_state: Vec<Value>,
+}
+
+impl World {
+    /// An empty world for a ruleset, with its options at their defaults.
+    pub fn new(rs: &Ruleset) -> Self {
+        World {
+            units: Vec::new(),
+            side_names: rs.sides.clone(),
+            options: rs.options.iter().map(|o| o.on).collect(),
+            facts: vec![HashMap::new(); rs.facts.len()],
+            state: Vec::new(),
+            side_state: Vec::new(),
+        }
+    }
+
+    /// Add a unit; its state is initialised by [`World::init_state`].
+    pub fn add_unit(
+        &mut self,
+        rs: &Ruleset,
+        name: &str,
+        ty: Id,
+        quality: Option<Id>,
+        side: Option<u16>,
+    ) -> u16 {
+        let mut stats = rs.unit_types[ty as usize].stats.clone();
+        let q = quality.or(rs.default_quality);
+        if let Some(q) = q {
+            for (s, d) in &rs.qualities[q as usize].adjust {
+                if let Value::Int(v) = stats[*s as usize] {
+                    stats[*s as usize] = Value::Int(v + d);
+                }
+            }
+        }
+        let side = side.unwrap_or_else(|| {
+            self.side_names.push(name.to_string());
+            (self.side_names.len() - 1) as u16
+        });
+        self.units.push(UnitInst {
+            name: name.to_string(),
+            ty,
+            quality: q,
+            side,
+            stats,
+        });
+        (self.units.len() - 1) as u16
+    }
+
+    /// Evaluate every state's initialiser for every unit and side.
+    pub fn init_state(&mut self, rs: &Ruleset) -> Result<(), Diag> {
+        let ev = crate::eval::Eval::new(rs);
+        let ns = rs.states.len();
+        self.state = vec![Value::None; self.units.len() * ns];
+        for u in 0..self.units.len() {
+            for (i, s) in rs.states.iter().enumerate() {
+                let v = ev.call_init(self, &s.init, Value::Unit(u as u16))?;
+                self.state[u * ns + i] = v;
+            }
+        }
+        let nss = rs.side_states.len();
+        self.side_state = vec![Value::None; self.side_names.len() * nss];
+        for sd in 0..self.side_names.len() {
+            for (i, s) in rs.side_states.iter().enumerate() {
+                let v = ev.call_init(self, &s.init, Value::Side(sd as u16))?;
+                self.side_state[sd * nss + i] = v;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn set_fact(&mut self, fact: Id, args: Vec<Value>, v: Value) {
+        self.facts[fact as usize].insert(args, v);
+    }
+
+    /// How to show a value to a reader.
+    pub fn show(&self, rs: &Ruleset, v: Value) -> String {
+        match v {
+            Value::None => "none".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Frac(n, d) => format!("{n}/{d}"),
+            Value::Sym(s) => rs.symbols[s as usize].clone(),
+            Value::Unit(u) => self
+                .units
+                .get(u as usize)
+                .map(|x| x.name.clone())
+                .unwrap_or_default(),
+            Value::Side(s) => self.side_names.get(s as usize).cloned().unwrap_or_default(),
+        }
+    }
+}
