@@ -148,6 +148,89 @@ fn edit_distance(a: &str, b: &str) -> usize {
 type T = Option<Ty>;
 
 impl Compiler {
+    /// A compiler that knows every name of an already compiled ruleset, to
+    /// compile further expressions against it (queries, situation facts).
+    pub fn from_ruleset(rs: &Ruleset) -> Self {
+        let mut c = Compiler::new();
+        c.rs = rs.clone();
+        let sp = Span::default();
+        let put = |c: &mut Compiler, n: &str, d: Def| {
+            c.names.insert(n.to_string(), (d, sp));
+        };
+        for (i, x) in rs.dice.iter().enumerate() {
+            put(&mut c, &x.name, Def::Die(i as Id));
+        }
+        for (i, e) in rs.enums.iter().enumerate() {
+            put(&mut c, &e.name, Def::Enum(i as Id));
+            for v in &e.variants {
+                put(&mut c, &rs.symbols[*v as usize], Def::Variant(i as Id, *v));
+            }
+        }
+        for (i, s) in rs.symbols.iter().enumerate() {
+            c.sym_ids.insert(s.clone(), i as u32);
+        }
+        for (i, x) in rs.classes.iter().enumerate() {
+            put(&mut c, x, Def::Class(i as Id));
+        }
+        for (i, x) in rs.groups.iter().enumerate() {
+            put(&mut c, &x.0, Def::Group(i as Id));
+        }
+        for (i, x) in rs.unit_types.iter().enumerate() {
+            put(&mut c, &x.name, Def::UnitType(i as Id));
+        }
+        for (i, x) in rs.sides.iter().enumerate() {
+            put(&mut c, x, Def::Side(i as Id));
+        }
+        for (i, x) in rs.options.iter().enumerate() {
+            put(&mut c, &x.name, Def::Option(i as Id));
+        }
+        for (i, x) in rs.qualities.iter().enumerate() {
+            put(&mut c, &x.name, Def::Quality(i as Id));
+        }
+        for (i, x) in rs.facts.iter().enumerate() {
+            put(&mut c, &x.name, Def::Fact(i as Id));
+        }
+        for (i, x) in rs.defines.iter().enumerate() {
+            put(&mut c, &x.name, Def::Define(i as Id));
+        }
+        for (i, x) in rs.tables.iter().enumerate() {
+            put(&mut c, &x.name, Def::Table(i as Id));
+        }
+        for (i, x) in rs.quantities.iter().enumerate() {
+            put(&mut c, &x.func.name, Def::Quantity(i as Id));
+        }
+        for (i, x) in rs.procedures.iter().enumerate() {
+            put(&mut c, &x.name, Def::Procedure(i as Id));
+        }
+        for (i, x) in rs.decisions.iter().enumerate() {
+            put(&mut c, &x.name, Def::Decision(i as Id));
+        }
+        for (i, x) in rs.stats.iter().enumerate() {
+            c.stat_names.insert(x.clone(), i as Id);
+        }
+        for (i, x) in rs.states.iter().enumerate() {
+            c.state_names.insert(x.name.clone(), i as Id);
+        }
+        for (i, x) in rs.side_states.iter().enumerate() {
+            c.side_state_names.insert(x.name.clone(), i as Id);
+        }
+        c
+    }
+
+    /// Compile one expression with the given locals bound (no dice).
+    pub fn query(
+        &mut self,
+        e: &syntax::Expr,
+        locals: &[(String, Ty)],
+    ) -> Result<(Ex, Ty, u16), Vec<Diag>> {
+        let mut sc = Self::scope_for(locals, false);
+        let r = self.expr(e, &mut sc, None);
+        match r {
+            Some((ex, ty)) if self.diags.is_empty() => Ok((ex, ty, sc.max)),
+            _ => Err(std::mem::take(&mut self.diags)),
+        }
+    }
+
     fn new() -> Self {
         Compiler {
             rs: Ruleset {

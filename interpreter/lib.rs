@@ -77,9 +77,20 @@ impl Build {
         situation::read(&self.ruleset, name, text, &mut self.sources)
     }
 
-    /// Exact odds of a situation (falling back to nothing: the caller decides).
+    /// Specialise the situation's procedure to it.
+    pub fn program(&self, s: &situation::Situation) -> Result<odds::Program, Diag> {
+        let Some(p) = s.procedure else {
+            return Err(
+                Diag::new("muster::situation", "the situation names no procedure")
+                    .help("add `procedure = \"NAME\"` at the top of the situation file"),
+            );
+        };
+        odds::specialise(&self.ruleset, s.world.clone(), p, &s.args)
+    }
+
+    /// Exact odds of a situation.
     pub fn exact(&self, s: &situation::Situation) -> Result<odds::Odds, Diag> {
-        let prog = odds::specialise(&self.ruleset, s.world.clone(), s.procedure, &s.args)?;
+        let prog = self.program(s)?;
         odds::exact(&self.ruleset, &prog).map_err(|e| match e {
             odds::ExactError::Fault(d) => d,
             odds::ExactError::TooManyBranches => Diag::new(
@@ -93,6 +104,38 @@ impl Build {
         })
     }
 
+    /// Evaluate an expression of the language in a situation, with the
+    /// situation's units bound by name: `charges(french_horse, spanish_shot)`.
+    pub fn query(
+        &mut self,
+        s: &situation::Situation,
+        expr: &str,
+    ) -> Result<(value::Value, String), Vec<Diag>> {
+        let file = self.sources.add("query", expr);
+        let e = parse::parse_expr(expr, file, 0).map_err(|d| vec![d])?;
+        let locals: Vec<(String, ir::Ty)> = s
+            .world
+            .units
+            .iter()
+            .map(|u| (u.name.clone(), ir::Ty::Unit))
+            .collect();
+        let mut c = compile::Compiler::from_ruleset(&self.ruleset);
+        let (ex, _, slots) = c.query(&e, &locals)?;
+        let mut frame: Vec<value::Value> = (0..s.world.units.len() as u16)
+            .map(value::Value::Unit)
+            .collect();
+        frame.resize(frame.len().max(slots as usize), value::Value::None);
+        let v = eval::Eval::new(&self.ruleset)
+            .eval(eval::Ctx::new(&s.world), &ex, &mut frame, &mut eval::NoDice)
+            .map_err(|e| match e {
+                eval::EvalError::Fault(d) => vec![d],
+                eval::EvalError::NotStatic => {
+                    vec![Diag::new("muster::query", "the query cannot be evaluated")]
+                }
+            })?;
+        Ok((v, s.world.show(&self.ruleset, v)))
+    }
+
     /// Sampled odds of a situation.
     pub fn sampled(
         &self,
@@ -100,7 +143,14 @@ impl Build {
         samples: u64,
         seed: u64,
     ) -> Result<odds::Odds, Diag> {
-        let prog = odds::specialise(&self.ruleset, s.world.clone(), s.procedure, &s.args)?;
+        let prog = self.program(s)?;
         odds::sampled(&self.ruleset, &prog, samples, seed, None)
+    }
+
+    /// Run a situation with its scripted rolls (a worked example).
+    pub fn scripted(&self, s: &situation::Situation) -> Result<odds::Odds, Diag> {
+        let prog = self.program(s)?;
+        let rolls = s.rolls.clone().unwrap_or_default();
+        odds::scripted(&self.ruleset, &prog, &rolls)
     }
 }

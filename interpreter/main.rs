@@ -53,6 +53,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Evaluate expressions of the language in a situation (units by name):
+    /// `muster query RULESET --situation S.toml "charges(horse, shot)"`.
+    Query {
+        ruleset: PathBuf,
+        #[arg(long)]
+        situation: PathBuf,
+        /// Expressions to evaluate.
+        #[arg(required = true)]
+        exprs: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -165,9 +177,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let s = b
                 .situation(&situation.display().to_string(), &text)
                 .map_err(|d| report(&d, &b.sources))?;
+            let prog = b.program(&s).map_err(|d| report(&[d], &b.sources))?;
             let rs = &b.ruleset;
-            let prog = odds::specialise(rs, s.world.clone(), s.procedure, &s.args)
-                .map_err(|d| report(&[d], &b.sources))?;
             let result = if let Some(rolls) = &s.rolls {
                 odds::scripted(rs, &prog, rolls)
             } else if let Some(n) = samples {
@@ -183,7 +194,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 }
             };
             let o = result.map_err(|d| report(&[d], &b.sources))?;
-            let pname = &rs.procedures[s.procedure as usize].name;
+            let pname = &rs.procedures[s.procedure.unwrap_or(0) as usize].name;
             if json {
                 println!(
                     "{}",
@@ -194,6 +205,33 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     "{}",
                     to_table(rs, &prog.world, pname, s.description.as_deref(), &o)
                 );
+            }
+        }
+        Command::Query {
+            ruleset,
+            situation,
+            exprs,
+            json,
+        } => {
+            let mut b = load(&ruleset)?;
+            let text = std::fs::read_to_string(&situation).map_err(|e| {
+                eprintln!("error: cannot read {}: {e}", situation.display());
+                ExitCode::FAILURE
+            })?;
+            let s = b
+                .situation(&situation.display().to_string(), &text)
+                .map_err(|d| report(&d, &b.sources))?;
+            let mut out = serde_json::Map::new();
+            for e in &exprs {
+                let (_, shown) = b.query(&s, e).map_err(|d| report(&d, &b.sources))?;
+                if json {
+                    out.insert(e.clone(), serde_json::Value::String(shown));
+                } else {
+                    println!("{e} = {shown}");
+                }
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&out).unwrap());
             }
         }
     }

@@ -75,5 +75,5 @@ mod tests {
         }
     }
 
-    const PINNED_42: [u64; 8] = [0; 8];
+    const PINNED_42: [u64; 8] = [4, 1, 3, 2, 1, 3, 2, 6];
 }

@@ -17,7 +17,8 @@ use toml::Spanned;
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 struct File {
-    procedure: Spanned<String>,
+    #[serde(default)]
+    procedure: Option<Spanned<String>>,
     #[serde(default)]
     units: BTreeMap<String, Spanned<UnitSpec>>,
     #[serde(default)]
@@ -50,7 +51,8 @@ struct UnitSpec {
 /// A situation, resolved against a ruleset.
 #[derive(Clone, Debug)]
 pub struct Situation {
-    pub procedure: Id,
+    /// The procedure `odds` runs (a situation for queries may name none).
+    pub procedure: Option<Id>,
     pub world: World,
     /// The procedure's arguments, in parameter order.
     pub args: Vec<Value>,
@@ -78,33 +80,36 @@ pub fn read(
             .help("a situation has `procedure = \"NAME\"`, `[units.NAME] type = \"...\"`, and optionally `facts`, `[options]`, `[sides.NAME]`, `args`, `rolls`")]
     })?;
     let mut diags = Vec::new();
-    let proc = match rs.procedure(f.procedure.get_ref()) {
-        Some(p) => Some(p),
-        None => {
-            let sugg = crate::compile::suggest(
-                f.procedure.get_ref(),
-                rs.procedures.iter().map(|p| p.name.as_str()),
-            );
-            diags.push(
-                Diag::new(
-                    "muster::situation",
-                    format!("the ruleset has no procedure `{}`", f.procedure.get_ref()),
-                )
-                .at(span_of(file, &f.procedure), "unknown procedure")
-                .help(match sugg {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!(
-                        "its procedures are: {}",
-                        rs.procedures
-                            .iter()
-                            .map(|p| p.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }),
-            );
-            None
-        }
+    let proc = match &f.procedure {
+        None => None,
+        Some(pn) => match rs.procedure(pn.get_ref()) {
+            Some(p) => Some(p),
+            None => {
+                let sugg = crate::compile::suggest(
+                    pn.get_ref(),
+                    rs.procedures.iter().map(|p| p.name.as_str()),
+                );
+                diags.push(
+                    Diag::new(
+                        "muster::situation",
+                        format!("the ruleset has no procedure `{}`", pn.get_ref()),
+                    )
+                    .at(span_of(file, pn), "unknown procedure")
+                    .help(match sugg {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => format!(
+                            "its procedures are: {}",
+                            rs.procedures
+                                .iter()
+                                .map(|p| p.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    }),
+                );
+                None
+            }
+        },
     };
     let mut world = World::new(rs);
     // Options.
@@ -321,9 +326,10 @@ pub fn read(
                         "add `[units.{pname}]` (or `[args] {pname} = \"NAME\"` naming a {} of the situation)",
                         rs.ty_name(pty)
                     ));
-                    d = match given {
-                        Some(g) => d.at(span_of(file, g), "no unit or side of this name"),
-                        None => d.at(span_of(file, &f.procedure), "this procedure"),
+                    d = match (given, &f.procedure) {
+                        (Some(g), _) => d.at(span_of(file, g), "no unit or side of this name"),
+                        (None, Some(pn)) => d.at(span_of(file, pn), "this procedure"),
+                        (None, None) => d,
                     };
                     diags.push(d);
                 }
@@ -353,7 +359,7 @@ pub fn read(
         return Err(diags);
     }
     Ok(Situation {
-        procedure: proc.unwrap(),
+        procedure: proc,
         world,
         args,
         rolls: f.rolls,
