@@ -12,7 +12,9 @@
 //!
 //! Run with `cargo bench --bench melee`. Environment:
 //! - `MUSTER_BENCH_N`: samples per repetition (default 2,000,000);
-//! - `MUSTER_BENCH_DUMP=1`: print the specialised program first.
+//! - `MUSTER_BENCH_DUMP=1`: print the specialised program first;
+//! - `MUSTER_BENCH_ONLY=native|interp|exact|parallel`: run only that loop
+//!   (best of 5, no table), for profiling one path with perf or callgrind.
 
 use muster::odds::{self, Program};
 use muster::rng::Rng;
@@ -198,6 +200,31 @@ fn main() {
             .expect("symbol `attacker`") as u32,
     );
     let rs = &b.ruleset;
+
+    if let Ok(only) = std::env::var("MUSTER_BENCH_ONLY") {
+        let t = Instant::now();
+        for rep in 0..REPS as u64 {
+            match only.as_str() {
+                "native" => {
+                    black_box(native(n, &mut Rng::new(SEED + rep)));
+                }
+                "interp" => {
+                    black_box(odds::tally(rs, &prog, n, &mut Rng::new(SEED + rep)).expect("tally"));
+                }
+                "exact" => {
+                    for _ in 0..n / 1000 {
+                        black_box(odds::exact(rs, &prog).expect("exact"));
+                    }
+                }
+                "parallel" => {
+                    black_box(odds::sampled(rs, &prog, n, SEED + rep, None).expect("sampled"));
+                }
+                other => panic!("MUSTER_BENCH_ONLY: unknown path {other:?}"),
+            }
+        }
+        println!("{only}: {REPS} x n = {n} in {:?}", t.elapsed());
+        return;
+    }
 
     // Warm-up: every path once at a tenth of the size.
     black_box(native(warm_n, &mut Rng::new(SEED)));

@@ -73,6 +73,9 @@ fn rule_name(r: &Rule) -> String {
             "a table row (`when COND => VALUE`, `KEY => VALUE` or `otherwise => VALUE`)"
         }
         Rule::type_ref => "a type",
+        Rule::state_kw | Rule::override_kw => {
+            "an item that can be overridden (unit row, table, modifier, option...)"
+        }
         Rule::stat_value => "a stat value (a number, `none` or `unlimited`)",
         Rule::assign_op | Rule::modifier_op => "`=`, `+=` or `-=`",
         Rule::cmp_op => "a comparison",

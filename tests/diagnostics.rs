@@ -492,6 +492,22 @@ fn syntax_error_missing_arrow_in_keyed_row() {
     insta::assert_snapshot!("syntax_error_missing_arrow_in_keyed_row", r);
 }
 
+/// `each` is a reserved word (`for each`); an author does not know that.
+#[test]
+fn syntax_error_reserved_word_as_name() {
+    let (d, r) = rejected(
+        "reserved.muster",
+        ruleset!(
+            "procedure share(u: unit) outcomes { each: int } {
+  outcome each = u.resolve
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::syntax"]);
+    insta::assert_snapshot!("syntax_error_reserved_word_as_name", r);
+}
+
 // ================================================================ composition
 
 #[test]
@@ -704,8 +720,8 @@ fn runtime_division_by_zero() {
         "divide.muster",
         ruleset!(
             "fact lost(unit): int = 0
-procedure share(attacker: unit) outcomes { each: int } {
-  outcome each = attacker.resolve / lost(attacker)
+procedure share(attacker: unit) outcomes { per_loss: int } {
+  outcome per_loss = attacker.resolve / lost(attacker)
 }
 "
         ),
