@@ -147,6 +147,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 type T = Option<Ty>;
 
+/// A callable in the call graph: (kind, id, what it calls, name, where).
+type CallNode = (u8, Id, Vec<(u8, Id)>, String, Span);
+
+/// Builds the call of a fact, define, table or quantity.
+type MakeCall = fn(Id, Vec<Ex>) -> Ex;
+
 impl Compiler {
     /// A compiler that knows every name of an already compiled ruleset, to
     /// compile further expressions against it (queries, situation facts).
@@ -1096,7 +1102,7 @@ impl Compiler {
                 Ex::Const(_) | Ex::Local(_) | Ex::Option(_) => {}
             }
         }
-        let mut funcs: Vec<(u8, Id, Vec<(u8, Id)>, String, Span)> = Vec::new();
+        let mut funcs: Vec<CallNode> = Vec::new();
         for (i, f) in self.rs.defines.iter().enumerate() {
             let mut v = Vec::new();
             calls(&f.body, &mut v);
@@ -1119,9 +1125,8 @@ impl Compiler {
             }
             funcs.push((2, i as Id, v, q.func.name.clone(), q.func.span));
         }
-        let idx = |k: u8, i: Id, funcs: &Vec<(u8, Id, Vec<(u8, Id)>, String, Span)>| {
-            funcs.iter().position(|f| f.0 == k && f.1 == i)
-        };
+        let idx =
+            |k: u8, i: Id, funcs: &[CallNode]| funcs.iter().position(|f| f.0 == k && f.1 == i);
         let edges: Vec<Vec<usize>> = funcs
             .iter()
             .map(|f| {
@@ -1645,7 +1650,7 @@ impl Compiler {
         sc: &mut Scope,
         span: Span,
     ) -> Option<(Ex, Ty)> {
-        let (params, ret, mk): (Vec<Ty>, Ty, fn(Id, Vec<Ex>) -> Ex) = match self.lookup(&n.text) {
+        let (params, ret, mk): (Vec<Ty>, Ty, MakeCall) = match self.lookup(&n.text) {
             Some(Def::Fact(i)) => {
                 let f = &self.rs.facts[i as usize];
                 (f.params.clone(), f.ty.clone(), |i, a| Ex::Fact(i, a))

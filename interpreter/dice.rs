@@ -44,7 +44,7 @@ impl Prob {
             Prob::Float(f) => f == 0.0,
         }
     }
-    pub fn mul(self, o: Prob) -> Prob {
+    pub fn times(self, o: Prob) -> Prob {
         if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
             let g1 = gcd128(a, d);
             let g2 = gcd128(c, b);
@@ -56,7 +56,7 @@ impl Prob {
         }
         Prob::Float(self.to_f64() * o.to_f64())
     }
-    pub fn add(self, o: Prob) -> Prob {
+    pub fn plus(self, o: Prob) -> Prob {
         if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
             if a == 0 {
                 return o;
@@ -111,7 +111,7 @@ pub fn add_mass(d: &mut Dist, v: Value, p: Prob) {
         return;
     }
     match d.iter_mut().find(|(x, _)| *x == v) {
-        Some((_, q)) => *q = q.add(p),
+        Some((_, q)) => *q = q.plus(p),
         None => d.push((v, p)),
     }
 }
@@ -158,7 +158,7 @@ pub fn one_die(die: &DieDef, reading: &Reading, reroll: Option<Reroll>) -> Vec<(
     let n = die.faces.len() as u128;
     let mut out: Vec<(i64, Prob)> = Vec::new();
     let mut push = |v: i64, p: Prob| match out.iter_mut().find(|(x, _)| *x == v) {
-        Some((_, q)) => *q = q.add(p),
+        Some((_, q)) => *q = q.plus(p),
         None => out.push((v, p)),
     };
     let redo: u128 = (0..die.faces.len())
@@ -172,7 +172,7 @@ pub fn one_die(die: &DieDef, reading: &Reading, reroll: Option<Reroll>) -> Vec<(
         }
         // Reached through a reroll: P(first face rerolled) * P(this face).
         if redo > 0 {
-            p = p.add(Prob::ratio(redo, n * n));
+            p = p.plus(Prob::ratio(redo, n * n));
         }
         push(c, p);
     }
@@ -187,9 +187,9 @@ fn convolve(a: &[(i64, Prob)], b: &[(i64, Prob)]) -> Vec<(i64, Prob)> {
     for (x, p) in a {
         for (y, q) in b {
             let v = x + y;
-            let m = p.mul(*q);
+            let m = p.times(*q);
             match out.binary_search_by_key(&v, |(k, _)| *k) {
-                Ok(i) => out[i].1 = out[i].1.add(m),
+                Ok(i) => out[i].1 = out[i].1.plus(m),
                 Err(i) => out.insert(i, (v, m)),
             }
         }
@@ -336,7 +336,7 @@ mod tests {
     fn prob_overflow_degrades_to_float() {
         let mut p = Prob::ratio(1, 6);
         for _ in 0..60 {
-            p = p.mul(Prob::ratio(1, 6));
+            p = p.times(Prob::ratio(1, 6));
         }
         assert!(matches!(p, Prob::Float(_)));
         assert!(p.to_f64() > 0.0);

@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 #[derive(Debug)]
 pub enum EvalError {
     /// A genuine problem (a missing fact, arithmetic on `none`...).
-    Fault(Diag),
+    Fault(Box<Diag>),
     /// Only while specialising: the value depends on dice or on state that
     /// changes during the procedure, so it cannot be computed in advance.
     NotStatic,
@@ -22,7 +22,7 @@ pub enum EvalError {
 
 impl From<Diag> for EvalError {
     fn from(d: Diag) -> Self {
-        EvalError::Fault(d)
+        EvalError::Fault(Box::new(d))
     }
 }
 
@@ -69,7 +69,7 @@ pub struct Eval<'r> {
 }
 
 fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
-    EvalError::Fault(Diag::new("muster::runtime", msg).help(help))
+    EvalError::Fault(Box::new(Diag::new("muster::runtime", msg).help(help)))
 }
 
 impl<'r> Eval<'r> {
@@ -89,7 +89,7 @@ impl<'r> Eval<'r> {
         };
         self.eval(ctx, &f.body, &mut frame, &mut NoDice)
             .map_err(|e| match e {
-                EvalError::Fault(d) => d,
+                EvalError::Fault(d) => *d,
                 EvalError::NotStatic => Diag::new(
                     "muster::runtime",
                     format!("state `{}` cannot be initialised", f.name),

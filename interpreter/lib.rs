@@ -13,6 +13,10 @@
 //! distributions, [`eval`] evaluates rules against a [`world::World`] of
 //! units and facts, [`odds`] answers "how often".
 
+// Diagnostics travel only on cold paths (compiling, reading a situation, a
+// failed run); the hot path's error type, eval::EvalError, boxes them.
+#![allow(clippy::result_large_err)]
+
 pub mod compile;
 pub mod diagnostic;
 pub mod dice;
@@ -128,7 +132,7 @@ impl Build {
         let v = eval::Eval::new(&self.ruleset)
             .eval(eval::Ctx::new(&s.world), &ex, &mut frame, &mut eval::NoDice)
             .map_err(|e| match e {
-                eval::EvalError::Fault(d) => vec![d],
+                eval::EvalError::Fault(d) => vec![*d],
                 eval::EvalError::NotStatic => {
                     vec![Diag::new("muster::query", "the query cannot be evaluated")]
                 }

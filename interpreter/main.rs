@@ -1,6 +1,9 @@
 //! `muster`: the command line. A thin shell over the library: parse the
 //! arguments, build the ruleset, run the command, render diagnostics.
 
+// Diagnostics are the cold path here too (see lib.rs).
+#![allow(clippy::result_large_err)]
+
 use clap::{Parser, Subcommand, ValueEnum};
 use muster::diagnostic::Diag;
 use muster::odds::{self, Method, Odds};

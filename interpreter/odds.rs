@@ -87,7 +87,7 @@ impl OutcomeOdds {
 
 fn fault_of(e: EvalError) -> Diag {
     match e {
-        EvalError::Fault(d) => d,
+        EvalError::Fault(d) => *d,
         EvalError::NotStatic => Diag::new("muster::runtime", "internal: a value was not static"),
     }
 }
@@ -437,16 +437,16 @@ impl Run<'_> {
         }
     }
 
+    /// Change one unit or side state; `to` is (side state?, the unit or side,
+    /// which state, how).
     fn assign(
         &self,
         st: &mut [Value],
         side_st: &mut [Value],
-        is_side: bool,
-        target: Value,
-        state: Id,
-        op: ModOp,
+        to: (bool, Value, Id, ModOp),
         v: Value,
     ) -> Result<(), Diag> {
+        let (is_side, target, state, op) = to;
         let (idx, store) = match (is_side, target) {
             (false, Value::Unit(u)) => (u as usize * self.ev.rs.states.len() + state as usize, st),
             (true, Value::Side(s)) => (
@@ -538,7 +538,7 @@ impl Run<'_> {
                     let c = self.ctx(st, side_st);
                     let t = self.ev.eval(c, target, frame, src).map_err(fault_of)?;
                     let v = self.ev.eval(c, value, frame, src).map_err(fault_of)?;
-                    self.assign(st, side_st, *side, t, *state, *op, v)?;
+                    self.assign(st, side_st, (*side, t, *state, *op), v)?;
                 }
             }
             pc += 1;
@@ -579,7 +579,7 @@ impl Run<'_> {
                         for (v, p) in
                             dice::pool_dist(&self.ev.rs.dice[*die as usize], &reading, *reroll, n)
                         {
-                            add_mass(&mut out, Value::Int(v), p.mul(*pn).mul(*pt));
+                            add_mass(&mut out, Value::Int(v), p.times(*pn).times(*pt));
                         }
                     }
                 }
@@ -594,7 +594,7 @@ impl Run<'_> {
                             Bin::Or => Value::Bool(x.as_bool() || y.as_bool()),
                             _ => binary(*op, *x, *y).map_err(fault_of)?,
                         };
-                        add_mass(&mut out, v, p.mul(*q));
+                        add_mass(&mut out, v, p.times(*q));
                     }
                 }
             }
@@ -613,7 +613,7 @@ impl Run<'_> {
                 for (v, p) in self.dist(c, cond, frame)? {
                     let branch = if v.as_bool() { a } else { b };
                     for (x, q) in self.dist(c, branch, frame)? {
-                        add_mass(&mut out, x, p.mul(q));
+                        add_mass(&mut out, x, p.times(q));
                     }
                 }
             }
@@ -648,7 +648,7 @@ impl Run<'_> {
                         .iter()
                         .zip(&idx)
                         .map(|((_, d), i)| {
-                            p = p.mul(d[*i].1);
+                            p = p.times(d[*i].1);
                             d[*i].0
                         })
                         .collect();
@@ -773,7 +773,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                         state: b.state.clone(),
                         side_state: b.side_state.clone(),
                         out: b.out.clone(),
-                        p: b.p.mul(p),
+                        p: b.p.times(p),
                     };
                     match op {
                         Op::Let(s, _) => {
@@ -804,8 +804,13 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                                     .eval(c, target, &mut nb.frame, &mut NoDice)
                                     .map_err(|e| f(fault_of(e)))?
                             };
-                            run.assign(&mut nb.state, &mut nb.side_state, *side, t, *state, *op, v)
-                                .map_err(f)?;
+                            run.assign(
+                                &mut nb.state,
+                                &mut nb.side_state,
+                                (*side, t, *state, *op),
+                                v,
+                            )
+                            .map_err(f)?;
                             nb.pc += 1;
                         }
                         Op::Jump(_) => unreachable!(),
@@ -873,7 +878,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                                 .ev
                                 .eval(c, value, &mut b.frame, &mut nd)
                                 .map_err(|e| f(fault_of(e)))?;
-                            run.assign(&mut b.state, &mut b.side_state, *side, t, *state, *op, v)
+                            run.assign(&mut b.state, &mut b.side_state, (*side, t, *state, *op), v)
                                 .map_err(f)?;
                         }
                         Op::Jump(_) => unreachable!(),
@@ -902,6 +907,9 @@ fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
     Odds { method, outcomes }
 }
 
+/// How often each value of each outcome came up.
+pub type Tally = Vec<Vec<(Value, u64)>>;
+
 /// Samples per chunk: each chunk has its own generator stream.
 pub const CHUNK: u64 = 4096;
 
@@ -915,7 +923,7 @@ pub fn sampled(
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<Odds, Diag> {
     let chunks = samples.div_ceil(CHUNK);
-    let tallies: Vec<Result<Vec<Vec<(Value, u64)>>, Diag>> = (0..chunks)
+    let tallies: Vec<Result<Tally, Diag>> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
             let n = CHUNK.min(samples - ci * CHUNK);
@@ -950,12 +958,7 @@ pub fn sampled(
 }
 
 /// Run the program `n` times on one generator stream, counting outcomes.
-pub fn tally(
-    rs: &Ruleset,
-    prog: &Program,
-    n: u64,
-    rng: &mut Rng,
-) -> Result<Vec<Vec<(Value, u64)>>, Diag> {
+pub fn tally(rs: &Ruleset, prog: &Program, n: u64, rng: &mut Rng) -> Result<Tally, Diag> {
     let run = Run {
         ev: Eval::new(rs),
         prog,
