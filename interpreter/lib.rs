@@ -17,6 +17,7 @@
 // failed run); the hot path's error type, eval::EvalError, boxes them.
 #![allow(clippy::result_large_err)]
 
+pub mod army;
 pub mod compile;
 pub mod diagnostic;
 pub mod dice;

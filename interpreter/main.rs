@@ -56,6 +56,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check an army roster (TOML) against the ruleset's army list and total its points.
+    Army {
+        ruleset: PathBuf,
+        #[arg(long)]
+        roster: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Evaluate expressions of the language in a situation (units by name):
     /// `muster query RULESET --situation S.toml "charges(horse, shot)"`.
     Query {
@@ -208,6 +216,49 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     "{}",
                     to_table(rs, &prog.world, pname, s.description.as_deref(), &o)
                 );
+            }
+        }
+        Command::Army {
+            ruleset,
+            roster,
+            json,
+        } => {
+            let mut b = load(&ruleset)?;
+            let text = std::fs::read_to_string(&roster).map_err(|e| {
+                eprintln!("error: cannot read {}: {e}", roster.display());
+                ExitCode::FAILURE
+            })?;
+            let r = muster::army::check(
+                &b.ruleset,
+                &roster.display().to_string(),
+                &text,
+                &mut b.sources,
+            )
+            .map_err(|d| report(&d, &b.sources))?;
+            if json {
+                let v = serde_json::json!({
+                    "army": r.army,
+                    "name": r.name,
+                    "units": r.units,
+                    "points": r.points,
+                    "commands": r.commands.iter().map(|(n, u, p)| serde_json::json!({"name": n, "units": u, "points": p})).collect::<Vec<_>>(),
+                    "problems": r.problems.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
+                });
+                println!("{}", serde_json::to_string_pretty(&v).unwrap());
+            } else {
+                println!(
+                    "{} (army list `{}`): {} units, {} points",
+                    r.name.as_deref().unwrap_or("roster"),
+                    r.army,
+                    r.units,
+                    r.points
+                );
+                for (n, u, p) in &r.commands {
+                    println!("  {n}: {u} units, {p} points");
+                }
+            }
+            if !r.problems.is_empty() {
+                return Err(report(&r.problems, &b.sources));
             }
         }
         Command::Query {

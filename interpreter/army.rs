@@ -1,0 +1,316 @@
+//! Army lists: check a roster (a TOML file of commands and their units)
+//! against one of the ruleset's `army` lists, and total its points.
+
+use crate::diagnostic::Diag;
+use crate::ir::{ArmyDef, ArmyMatch, Id, Ruleset};
+use crate::source::Sources;
+use crate::syntax::{FileId, Limit, Span};
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RosterFile {
+    #[serde(default)]
+    army: Option<Spanned<String>>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(rename = "command", default)]
+    commands: Vec<Spanned<CommandSpec>>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct CommandSpec {
+    name: String,
+    units: Vec<Spanned<UnitSpec>>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct UnitSpec {
+    #[serde(rename = "type")]
+    ty: Spanned<String>,
+    #[serde(default)]
+    quality: Option<Spanned<String>>,
+    #[serde(default = "one")]
+    count: i64,
+}
+
+fn one() -> i64 {
+    1
+}
+
+/// One unit entry of a roster, resolved.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub ty: Id,
+    pub quality: Option<Id>,
+    pub count: i64,
+    pub span: Span,
+}
+
+/// A checked roster: its totals and every rule it breaks.
+#[derive(Debug)]
+pub struct Report {
+    pub army: String,
+    pub name: Option<String>,
+    pub units: i64,
+    pub points: i64,
+    /// (command name, units, points)
+    pub commands: Vec<(String, i64, i64)>,
+    pub problems: Vec<Diag>,
+}
+
+fn span_of<T>(file: FileId, s: &Spanned<T>) -> Span {
+    let r = s.span();
+    Span::new(file, r.start, r.end)
+}
+
+/// The points one unit costs: its quality's (or the default quality's).
+pub fn unit_points(rs: &Ruleset, quality: Option<Id>) -> i64 {
+    quality
+        .or(rs.default_quality)
+        .and_then(|q| rs.qualities[q as usize].points)
+        .unwrap_or(0)
+}
+
+/// Read a roster and check it. Malformed files are `Err`; broken army rules
+/// are the report's `problems`.
+pub fn check(
+    rs: &Ruleset,
+    name: &str,
+    text: &str,
+    sources: &mut Sources,
+) -> Result<Report, Vec<Diag>> {
+    let file = sources.add(name, text);
+    let f: RosterFile = toml::from_str(text).map_err(|e| {
+        let s = e.span().unwrap_or(0..1);
+        vec![Diag::new("muster::roster", format!("the roster is not valid: {}", e.message()))
+            .at(Span::new(file, s.start, s.end.max(s.start + 1)), "here")
+            .help("a roster has `army = \"NAME\"` and `[[command]]` tables with `name` and `units = [{ type = \"Horse\", count = 2 }]`")]
+    })?;
+    // Army-wide problems point at `army = ...`, or else at the first command.
+    let whole = match (&f.army, f.commands.first()) {
+        (Some(a), _) => span_of(file, a),
+        (None, Some(c)) => span_of(file, c),
+        _ => Span::new(file, 0, text.len().min(1)),
+    };
+    let army: &ArmyDef = match &f.army {
+        Some(a) => match rs.armies.iter().find(|x| x.name == *a.get_ref()) {
+            Some(x) => x,
+            None => {
+                return Err(vec![Diag::new(
+                    "muster::roster",
+                    format!("the ruleset has no army list `{}`", a.get_ref()),
+                )
+                .at(span_of(file, a), "unknown army list")
+                .help(format!(
+                    "its army lists are: {}",
+                    rs.armies
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))])
+            }
+        },
+        None => match rs.armies.as_slice() {
+            [only] => only,
+            _ => {
+                return Err(vec![Diag::new(
+                    "muster::roster",
+                    "the roster does not say which army list it follows",
+                )
+                .at(whole, "no `army = ...`")
+                .help("add `army = \"NAME\"` at the top")])
+            }
+        },
+    };
+    let mut errs = Vec::new();
+    let mut commands: Vec<(String, Vec<Entry>, Span)> = Vec::new();
+    for c in &f.commands {
+        let mut entries = Vec::new();
+        for u in &c.get_ref().units {
+            let us = u.get_ref();
+            let Some(ty) = rs.unit_type(us.ty.get_ref()) else {
+                let sugg = crate::compile::suggest(
+                    us.ty.get_ref(),
+                    rs.unit_types.iter().map(|t| t.name.as_str()),
+                );
+                errs.push(
+                    Diag::new(
+                        "muster::roster",
+                        format!("unknown unit type `{}`", us.ty.get_ref()),
+                    )
+                    .at(span_of(file, &us.ty), "not a unit type of this ruleset")
+                    .help(match sugg {
+                        Some(s) => format!("did you mean \"{s}\"?"),
+                        None => "check the unit types in the ruleset's `units` table".into(),
+                    }),
+                );
+                continue;
+            };
+            let quality = match &us.quality {
+                None => None,
+                Some(q) => match rs.quality(q.get_ref()) {
+                    Some(q) => Some(q),
+                    None => {
+                        errs.push(
+                            Diag::new(
+                                "muster::roster",
+                                format!("unknown quality `{}`", q.get_ref()),
+                            )
+                            .at(span_of(file, q), "not a quality of this ruleset")
+                            .help(format!(
+                                "the qualities are: {}",
+                                rs.qualities
+                                    .iter()
+                                    .map(|q| q.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )),
+                        );
+                        continue;
+                    }
+                },
+            };
+            if us.count < 1 {
+                errs.push(
+                    Diag::new("muster::roster", "a count must be at least 1")
+                        .at(span_of(file, u), "count below 1")
+                        .help("leave the entry out instead"),
+                );
+                continue;
+            }
+            entries.push(Entry {
+                ty,
+                quality,
+                count: us.count,
+                span: span_of(file, u),
+            });
+        }
+        commands.push((c.get_ref().name.clone(), entries, span_of(file, c)));
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let count = |entries: &[&Entry], m: &ArmyMatch| -> i64 {
+        entries
+            .iter()
+            .filter(|e| match m {
+                ArmyMatch::Types(set) => set[e.ty as usize],
+                ArmyMatch::Quality(q) => e.quality.or(rs.default_quality) == Some(*q),
+            })
+            .map(|e| e.count)
+            .sum()
+    };
+    let mut problems = Vec::new();
+    let all: Vec<&Entry> = commands.iter().flat_map(|c| c.1.iter()).collect();
+    let units: i64 = all.iter().map(|e| e.count).sum();
+    let points: i64 = all
+        .iter()
+        .map(|e| e.count * unit_points(rs, e.quality))
+        .sum();
+    let range = |what: &str, v: i64, (lo, hi): (i64, i64), at: Span, problems: &mut Vec<Diag>| {
+        if v < lo || v > hi {
+            problems.push(
+                Diag::new(
+                    "muster::army_list",
+                    format!("{what} is {v}, outside {lo} to {hi}"),
+                )
+                .at(at, format!("{v} here"))
+                .help(format!("army list `{}` allows {lo} to {hi}", army.name)),
+            );
+        }
+    };
+    if let Some(r) = army.units {
+        range("the army's number of units", units, r, whole, &mut problems);
+    }
+    if let Some(r) = army.points {
+        range("the army's points", points, r, whole, &mut problems);
+    }
+    let mut per = Vec::new();
+    for (cname, entries, cspan) in &commands {
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let n: i64 = entries.iter().map(|e| e.count).sum();
+        let p: i64 = entries
+            .iter()
+            .map(|e| e.count * unit_points(rs, e.quality))
+            .sum();
+        per.push((cname.clone(), n, p));
+        if let Some(r) = army.per_command_units {
+            range(
+                &format!("command \"{cname}\"'s number of units"),
+                n,
+                r,
+                *cspan,
+                &mut problems,
+            );
+        }
+        for l in army.limits.iter().filter(|l| l.per_command) {
+            limit(
+                l,
+                count(&refs, &l.matches),
+                &format!("command \"{cname}\""),
+                *cspan,
+                &army.name,
+                &mut problems,
+            );
+        }
+    }
+    for l in army.limits.iter().filter(|l| !l.per_command) {
+        limit(
+            l,
+            count(&all, &l.matches),
+            "the army",
+            whole,
+            &army.name,
+            &mut problems,
+        );
+    }
+    Ok(Report {
+        army: army.name.clone(),
+        name: f.name,
+        units,
+        points,
+        commands: per,
+        problems,
+    })
+}
+
+fn limit(
+    l: &crate::ir::ArmyLimit,
+    n: i64,
+    who: &str,
+    at: Span,
+    army: &str,
+    problems: &mut Vec<Diag>,
+) {
+    let (ok, rule) = match l.kind {
+        Limit::AtMost => (n <= l.n, format!("at most {}", l.n)),
+        Limit::AtLeast => (n >= l.n, format!("at least {}", l.n)),
+        Limit::Exactly => (n == l.n, format!("exactly {}", l.n)),
+    };
+    if !ok {
+        problems.push(
+            Diag::new(
+                "muster::army_list",
+                format!(
+                    "{who} has {n} {}, but army list `{army}` requires {rule}",
+                    l.label
+                ),
+            )
+            .at(at, format!("{n} {}", l.label))
+            .help(format!(
+                "adjust the roster: {rule} {} {}",
+                l.label,
+                if who == "the army" {
+                    "in the army"
+                } else {
+                    "per command"
+                }
+            )),
+        );
+    }
+}
