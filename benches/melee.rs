@@ -185,6 +185,13 @@ fn main() {
             println!("  {i:2}: {op:?}");
         }
         println!("  frame: {:?}", prog.frame);
+        println!(
+            "  sizes: Value {} B, Ex {} B, Result<Value, EvalError> {} B, Ctx {} B",
+            std::mem::size_of::<Value>(),
+            std::mem::size_of::<muster::ir::Ex>(),
+            std::mem::size_of::<Result<Value, muster::eval::EvalError>>(),
+            std::mem::size_of::<muster::eval::Ctx>(),
+        );
         println!();
     }
     let winner_ix = prog
@@ -297,7 +304,7 @@ fn main() {
 
     println!("melee: Horse (3d6, 5+) charges Pike+Shot (4d6, 5+); n = {n}, best of {REPS}");
     println!("{:-<78}", "");
-    println!("{:<34} {:>16} {:>12}  {}", "measure", "value", "target", "");
+    println!("{:<34} {:>16} {:>12}", "measure", "value", "target");
     println!("{:-<78}", "");
     println!(
         "{:<34} {:>13.2} ns {:>12}",

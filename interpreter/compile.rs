@@ -543,6 +543,15 @@ impl Compiler {
                                 ),
                             );
                         }
+                        if let (Some(lo), Some(hi)) = (q.min, q.max) {
+                            if lo > hi {
+                                self.err(
+                                    Diag::new("muster::quantity_bounds", format!("quantity `{}` has min {lo} above max {hi}", q.name.text))
+                                        .at(q.name.span, "no value fits")
+                                        .help("write the smaller bound after `min` and the larger after `max`"),
+                                );
+                            }
+                        }
                         self.rs.quantities.push(QuantityDef {
                             func: f,
                             min: q.min,
@@ -755,10 +764,12 @@ impl Compiler {
                     Diag::new(
                         "muster::unit_row",
                         format!(
-                            "unit `{}` has {} values but the table has {} columns",
+                            "unit `{}` has {} value{} but the table has {} column{}",
                             row.name.text,
                             row.values.len(),
-                            b.columns.len()
+                            if row.values.len() == 1 { "" } else { "s" },
+                            b.columns.len(),
+                            if b.columns.len() == 1 { "" } else { "s" }
                         ),
                     )
                     .at(row.span, "wrong number of values")
@@ -1788,6 +1799,10 @@ impl Compiler {
             Stmt::Outcome(n, e) => {
                 let Some(i) = outcomes.iter().position(|o| o.name == n.text) else {
                     let sugg = suggest(&n.text, outcomes.iter().map(|o| o.name.as_str()));
+                    let ty = self
+                        .expr(e, sc, None)
+                        .map(|(_, t)| self.rs.ty_name(&t))
+                        .unwrap_or_else(|| "int".into());
                     self.err(
                         Diag::new(
                             "muster::unknown_outcome",
@@ -1797,7 +1812,7 @@ impl Compiler {
                         .help(match sugg {
                             Some(s) => format!("did you mean `{s}`?"),
                             None => format!(
-                                "declare it in the procedure's header: `outcomes {{ {}: int }}`",
+                                "declare it in the procedure's header: `outcomes {{ {}: {ty} }}`",
                                 n.text
                             ),
                         }),
@@ -1962,6 +1977,11 @@ impl Compiler {
             .iter()
             .map(|s| Value::Sym(*s))
             .collect()
+    }
+
+    /// What kind of thing a name is ("a table", "a fact"...), if it is known.
+    pub fn kind_of(&self, name: &str) -> Option<&'static str> {
+        self.lookup(name).map(def_kind)
     }
 
     pub fn quantity_id(&self, name: &str) -> Option<Id> {

@@ -10,6 +10,14 @@ use crate::value::Value;
 
 pub(crate) fn compile_modifier(c: &mut Compiler, id: usize, m: &syntax::Modifier) {
     let Some(q) = c.quantity_id(&m.quantity.text) else {
+        if let Some(kind) = c.kind_of(&m.quantity.text) {
+            c.err(
+                Diag::new("muster::modifier_target", format!("modifier `{}` changes `{}`, which is {kind}, not a quantity", m.name.text, m.quantity.text))
+                    .at(m.quantity.span, format!("{kind}"))
+                    .help(format!("modifiers change quantities: declare one over it, e.g. `quantity {0}_value(...) -> int = {0}(...)`, and modify that", m.quantity.text)),
+            );
+            return;
+        }
         let names = c.quantity_names();
         let sugg = suggest(&m.quantity.text, names.iter().map(|s| s.as_str()));
         c.err(

@@ -101,6 +101,8 @@ struct Spec<'r> {
     dirty: Dirty,
     ops: Vec<Op>,
     outcomes: Vec<OutcomeDef>,
+    /// The call being specialised, for messages: `melee(attacker, defender)`.
+    context: String,
 }
 
 /// Move an inlined callee's locals to its place in the caller's frame.
@@ -268,7 +270,12 @@ impl Spec<'_> {
                     let e = self.fold(&relocate(e, base));
                     match e {
                         Ex::Const(Value::Bool(true)) => {}
-                        Ex::Const(_) => return Err(require_failed(msg, *span)),
+                        Ex::Const(_) => {
+                            return Err(require_failed(
+                                &format!("{} ({})", msg, self.context),
+                                *span,
+                            ))
+                        }
                         e => self.ops.push(Op::Require(e, msg.clone(), *span)),
                     }
                 }
@@ -370,7 +377,22 @@ fn require_failed(msg: &str, span: Span) -> Diag {
 /// Specialise procedure `proc` to a world, with its parameters bound to `args`.
 pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Result<Program, Diag> {
     let p = &rs.procedures[proc as usize];
+    let shown: Vec<String> = p
+        .params
+        .iter()
+        .zip(args)
+        .map(|((n, _), v)| match v {
+            Value::Unit(u) => format!(
+                "{n} = {} ({})",
+                world.show(rs, *v),
+                rs.unit_types[world.units[*u as usize].ty as usize].name
+            ),
+            _ => format!("{n} = {}", world.show(rs, *v)),
+        })
+        .collect();
+    let context = format!("in {}({})", p.name, shown.join(", "));
     let mut spec = Spec {
+        context,
         ev: Eval::new(rs),
         world,
         known: vec![None; p.slots as usize],

@@ -78,7 +78,13 @@ fn rule_name(r: &Rule) -> String {
         }
         Rule::stat_value => "a stat value (a number, `none` or `unlimited`)",
         Rule::assign_op | Rule::modifier_op => "`=`, `+=` or `-=`",
-        Rule::cmp_op => "a comparison",
+        Rule::cmp_op
+        | Rule::add_op
+        | Rule::mul_op
+        | Rule::is_kw
+        | Rule::is_op
+        | Rule::not_kw
+        | Rule::die_ref => "an operator or `=>`",
         Rule::block => "`{`",
         other => return format!("{other:?}").replace('_', " "),
     };
@@ -98,9 +104,18 @@ fn unquote(p: P) -> String {
 }
 
 impl Builder {
+    /// A node's span, without the whitespace pest may leave at its end.
     fn span(&self, p: &P) -> Span {
         let s = p.as_span();
-        Span::new(self.file, s.start(), s.end())
+        let trimmed = s.as_str().trim_end().len();
+        Span::new(
+            self.file,
+            s.start(),
+            s.start()
+                + trimmed
+                    .max(usize::from(s.start() == s.end()))
+                    .min(s.end() - s.start()),
+        )
     }
 
     fn name(&self, p: P) -> Name {

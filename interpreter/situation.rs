@@ -306,6 +306,10 @@ pub fn read(
             let target = given
                 .map(|g| g.get_ref().clone())
                 .unwrap_or_else(|| pname.clone());
+            // A unit that was declared but rejected has been reported already.
+            if f.units.contains_key(&target) && !unit_ids.contains_key(&target) {
+                continue;
+            }
             let v = match pty {
                 Ty::Unit => unit_ids.get(&target).map(|u| Value::Unit(*u)),
                 Ty::Side => world

@@ -177,6 +177,14 @@ fn keyed_table(
             (Ty::Int, Some((a, b))) if b >= a && (b - a) < 10_000 => {
                 (a..=b).map(Value::Int).collect()
             }
+            (Ty::Int, Some((a, b))) if b < a => {
+                c.err(
+                    Diag::new("muster::table_domain", format!("parameter `{pname}` of table `{}` has the range {a}..{b}, which is empty", t.name.text))
+                        .at(p.name.span, "reversed range")
+                        .help(format!("write the low end first: `{pname}: int in {b}..{a}`")),
+                );
+                return None;
+            }
             (Ty::Bool, _) => vec![Value::Bool(false), Value::Bool(true)],
             (Ty::Enum(e), _) => c.enum_values(*e),
             (Ty::Side, _) => (0..c.rs.sides.len() as u16).map(Value::Side).collect(),
