@@ -13,7 +13,7 @@ pub(crate) fn compile_modifier(c: &mut Compiler, id: usize, m: &syntax::Modifier
         if let Some(kind) = c.kind_of(&m.quantity.text) {
             c.err(
                 Diag::new("muster::modifier_target", format!("modifier `{}` changes `{}`, which is {kind}, not a quantity", m.name.text, m.quantity.text))
-                    .at(m.quantity.span, format!("{kind}"))
+                    .at(m.quantity.span, kind.to_string())
                     .help(format!("modifiers change quantities: declare one over it, e.g. `quantity {0}_value(...) -> int = {0}(...)`, and modify that", m.quantity.text)),
             );
             return;
