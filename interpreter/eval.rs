@@ -110,7 +110,7 @@ impl<'r> Eval<'r> {
     pub fn num(&self, v: Value, what: &str) -> R<i64> {
         match v {
             Value::Int(i) => Ok(i),
-            Value::Frac(n, d) => Ok(n.div_euclid(d)),
+            Value::Frac(n, d) => Ok(n.div_euclid(d) as i64),
             Value::None => Err(fault(
                 format!("{what} is `none`"),
                 "a unit type without this stat (a `none` in its units row) cannot take part here; guard the rule with `u.stat != none`",

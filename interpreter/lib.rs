@@ -18,6 +18,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod army;
+pub mod bytecode;
 pub mod compile;
 pub mod diagnostic;
 pub mod dice;

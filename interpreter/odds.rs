@@ -165,6 +165,51 @@ fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
     }
 }
 
+/// Algebra the situation makes possible once its constants are in: a pool
+/// of no dice is 0, `x + 0` is `x`, `true and e` is `e`, a constant `if`
+/// picks its branch.
+fn simplify(e: Ex) -> Ex {
+    use Value::{Bool, Int};
+    match e {
+        Ex::Dice { ref count, .. } if matches!(**count, Ex::Const(Int(n)) if n <= 0) => {
+            Ex::Const(Int(0))
+        }
+        Ex::Bin(Bin::Add, a, b) => match (*a, *b) {
+            (Ex::Const(Int(0)), x) | (x, Ex::Const(Int(0))) => x,
+            (a, b) => Ex::Bin(Bin::Add, Box::new(a), Box::new(b)),
+        },
+        Ex::Bin(Bin::Sub, a, b) => match (*a, *b) {
+            (x, Ex::Const(Int(0))) => x,
+            (a, b) => Ex::Bin(Bin::Sub, Box::new(a), Box::new(b)),
+        },
+        Ex::Bin(Bin::And, a, b) => match (*a, *b) {
+            (Ex::Const(Bool(true)), x) | (x, Ex::Const(Bool(true))) => x,
+            (Ex::Const(Bool(false)), _) => Ex::Const(Bool(false)),
+            (a, b) => Ex::Bin(Bin::And, Box::new(a), Box::new(b)),
+        },
+        Ex::Bin(Bin::Or, a, b) => match (*a, *b) {
+            (Ex::Const(Bool(false)), x) | (x, Ex::Const(Bool(false))) => x,
+            (Ex::Const(Bool(true)), _) => Ex::Const(Bool(true)),
+            (a, b) => Ex::Bin(Bin::Or, Box::new(a), Box::new(b)),
+        },
+        Ex::If(c, a, b) => match *c {
+            Ex::Const(v) => {
+                if v.as_bool() {
+                    *a
+                } else {
+                    *b
+                }
+            }
+            c => Ex::If(Box::new(c), a, b),
+        },
+        Ex::Not(x) => match *x {
+            Ex::Const(Bool(b)) => Ex::Const(Bool(!b)),
+            x => Ex::Not(Box::new(x)),
+        },
+        e => e,
+    }
+}
+
 /// Does the expression read a local that is not yet known (and not bound by
 /// a quantifier inside it)?
 fn reads_unknown(e: &Ex, known: &[Option<Value>], bound: &mut Vec<u16>) -> bool {
@@ -231,16 +276,17 @@ impl Spec<'_> {
                 Err(EvalError::NotStatic) => {}
             }
         }
-        // Fold the children one level down.
+        // Fold the children one level down, then simplify what is left.
         let mut first = true;
-        map(e, &mut |x| {
+        let folded = map(e, &mut |x| {
             if first {
                 first = false;
                 None
             } else {
                 Some(self.fold_rec(x))
             }
-        })
+        });
+        simplify(folded)
     }
 
     fn slot(&mut self, n: usize) -> u16 {
@@ -434,7 +480,7 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
 }
 
 /// The default value of an outcome never assigned on some path of play.
-fn default_outcome(ty: &Ty) -> Value {
+pub(crate) fn default_outcome(ty: &Ty) -> Value {
     match ty {
         Ty::Int => Value::Int(0),
         Ty::Bool => Value::Bool(false),
@@ -493,78 +539,6 @@ impl Run<'_> {
                 Value::Int(dice::apply_op(op, cur, amt))
             }
         };
-        Ok(())
-    }
-
-    /// Run once with concrete dice; writes each outcome's value.
-    fn once(
-        &self,
-        frame: &mut [Value],
-        st: &mut [Value],
-        side_st: &mut [Value],
-        src: &mut dyn dice::DiceSource,
-        out: &mut [Value],
-    ) -> Result<(), Diag> {
-        for (o, d) in out.iter_mut().zip(&self.prog.outcomes) {
-            *o = default_outcome(&d.ty);
-        }
-        let ops = &self.prog.ops;
-        let mut pc = 0;
-        while pc < ops.len() {
-            match &ops[pc] {
-                Op::Let(s, e) => {
-                    let v = self
-                        .ev
-                        .eval(self.ctx(st, side_st), e, frame, src)
-                        .map_err(fault_of)?;
-                    frame[*s as usize] = v;
-                }
-                Op::Outcome(i, e) => {
-                    out[*i as usize] = self
-                        .ev
-                        .eval(self.ctx(st, side_st), e, frame, src)
-                        .map_err(fault_of)?;
-                }
-                Op::Require(e, msg, span) => {
-                    if !self
-                        .ev
-                        .eval(self.ctx(st, side_st), e, frame, src)
-                        .map_err(fault_of)?
-                        .as_bool()
-                    {
-                        return Err(require_failed(msg, *span));
-                    }
-                }
-                Op::JumpIfNot(e, t) => {
-                    if !self
-                        .ev
-                        .eval(self.ctx(st, side_st), e, frame, src)
-                        .map_err(fault_of)?
-                        .as_bool()
-                    {
-                        pc = *t;
-                        continue;
-                    }
-                }
-                Op::Jump(t) => {
-                    pc = *t;
-                    continue;
-                }
-                Op::Assign {
-                    side,
-                    target,
-                    state,
-                    op,
-                    value,
-                } => {
-                    let c = self.ctx(st, side_st);
-                    let t = self.ev.eval(c, target, frame, src).map_err(fault_of)?;
-                    let v = self.ev.eval(c, value, frame, src).map_err(fault_of)?;
-                    self.assign(st, side_st, (*side, t, *state, *op), v)?;
-                }
-            }
-            pc += 1;
-        }
         Ok(())
     }
 
@@ -945,12 +919,13 @@ pub fn sampled(
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<Odds, Diag> {
     let chunks = samples.div_ceil(CHUNK);
+    let code = crate::bytecode::compile(rs, prog);
     let tallies: Vec<Result<Tally, Diag>> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
             let n = CHUNK.min(samples - ci * CHUNK);
             let mut rng = Rng::for_chunk(seed, ci);
-            let t = tally(rs, prog, n, &mut rng);
+            let t = tally_code(rs, prog, &code, n, &mut rng);
             if let Some(p) = progress {
                 p(n);
             }
@@ -981,23 +956,44 @@ pub fn sampled(
 
 /// Run the program `n` times on one generator stream, counting outcomes.
 pub fn tally(rs: &Ruleset, prog: &Program, n: u64, rng: &mut Rng) -> Result<Tally, Diag> {
-    let run = Run {
-        ev: Eval::new(rs),
-        prog,
-    };
-    let mut frame = prog.frame.clone();
+    tally_code(rs, prog, &crate::bytecode::compile(rs, prog), n, rng)
+}
+
+/// [`tally`] with the program already compiled to bytecode.
+pub fn tally_code(
+    rs: &Ruleset,
+    prog: &Program,
+    code: &crate::bytecode::Code,
+    n: u64,
+    rng: &mut Rng,
+) -> Result<Tally, Diag> {
+    let mut regs = code.registers();
     let mut st = prog.world.state.clone();
     let mut sst = prog.world.side_state.clone();
     let mut out = vec![Value::None; prog.outcomes.len()];
-    let mut counts: Vec<Vec<(Value, u64)>> = vec![Vec::new(); prog.outcomes.len()];
+    let mut counts: Tally = vec![Vec::new(); prog.outcomes.len()];
+    // The slot each outcome's value last landed in: most samples repeat it.
+    let mut last = vec![0usize; prog.outcomes.len()];
     for _ in 0..n {
         st.copy_from_slice(&prog.world.state);
         sst.copy_from_slice(&prog.world.side_state);
-        run.once(&mut frame, &mut st, &mut sst, rng, &mut out)?;
-        for (c, v) in counts.iter_mut().zip(&out) {
-            match c.iter_mut().find(|(x, _)| x == v) {
-                Some((_, k)) => *k += 1,
-                None => c.push((*v, 1)),
+        code.run(rs, prog, &mut regs, &mut st, &mut sst, rng, &mut out)?;
+        for ((c, v), l) in counts.iter_mut().zip(&out).zip(last.iter_mut()) {
+            if let Some((x, k)) = c.get_mut(*l) {
+                if x == v {
+                    *k += 1;
+                    continue;
+                }
+            }
+            match c.iter().position(|(x, _)| x == v) {
+                Some(i) => {
+                    c[i].1 += 1;
+                    *l = i;
+                }
+                None => {
+                    c.push((*v, 1));
+                    *l = c.len() - 1;
+                }
             }
         }
     }
@@ -1006,11 +1002,8 @@ pub fn tally(rs: &Ruleset, prog: &Program, n: u64, rng: &mut Rng) -> Result<Tall
 
 /// Run once with scripted dice (a book's worked example).
 pub fn scripted(rs: &Ruleset, prog: &Program, rolls: &[i64]) -> Result<Odds, Diag> {
-    let run = Run {
-        ev: Eval::new(rs),
-        prog,
-    };
-    let mut frame = prog.frame.clone();
+    let code = crate::bytecode::compile(rs, prog);
+    let mut regs = code.registers();
     let mut st = prog.world.state.clone();
     let mut sst = prog.world.side_state.clone();
     let mut out = vec![Value::None; prog.outcomes.len()];
@@ -1018,7 +1011,7 @@ pub fn scripted(rs: &Ruleset, prog: &Program, rolls: &[i64]) -> Result<Odds, Dia
         rolls: rolls.to_vec(),
         next: 0,
     };
-    run.once(&mut frame, &mut st, &mut sst, &mut src, &mut out)?;
+    code.run(rs, prog, &mut regs, &mut st, &mut sst, &mut src, &mut out)?;
     if src.next < rolls.len() {
         return Err(Diag::new(
             "muster::script",

@@ -10,7 +10,9 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     /// An exact fraction (only division makes one), in lowest terms, den > 1.
-    Frac(i64, i64),
+    /// 32-bit parts keep every value at 16 bytes; larger fractions overflow
+    /// into a reported error, never a wrong answer.
+    Frac(i32, i32),
     /// An enum variant or outcome symbol (global symbol id).
     Sym(u32),
     /// A unit present in the situation or battle (its index).
@@ -36,7 +38,7 @@ impl Value {
     pub fn as_frac(self) -> Option<(i64, i64)> {
         match self {
             Value::Int(i) => Some((i, 1)),
-            Value::Frac(n, d) => Some((n, d)),
+            Value::Frac(n, d) => Some((n as i64, d as i64)),
             _ => None,
         }
     }
@@ -53,7 +55,10 @@ impl Value {
         if d == 1 {
             Value::Int(n)
         } else {
-            Value::Frac(n, d)
+            match (i32::try_from(n), i32::try_from(d)) {
+                (Ok(n), Ok(d)) => Value::Frac(n, d),
+                _ => Value::None,
+            }
         }
     }
     /// Compare two numbers exactly; `None` when either is not a number.
