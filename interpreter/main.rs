@@ -55,6 +55,10 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Switch an optional rule: `--option evade=on` (repeatable; wins
+        /// over the situation file).
+        #[arg(long = "option", value_name = "NAME=on|off")]
+        options: Vec<String>,
     },
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
     Army {
@@ -174,6 +178,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             seed,
             threads,
             json,
+            options,
         } => {
             if let Some(t) = threads {
                 let _ = rayon::ThreadPoolBuilder::new()
@@ -185,9 +190,32 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 eprintln!("error: cannot read {}: {e}", situation.display());
                 ExitCode::FAILURE
             })?;
-            let s = b
+            let mut s = b
                 .situation(&situation.display().to_string(), &text)
                 .map_err(|d| report(&d, &b.sources))?;
+            for o in &options {
+                let (name, value) = o.split_once('=').unwrap_or((o.as_str(), "on"));
+                let on = match value {
+                    "on" | "true" => true,
+                    "off" | "false" => false,
+                    _ => {
+                        eprintln!("error: `--option {o}`: the value must be on or off");
+                        return Err(ExitCode::FAILURE);
+                    }
+                };
+                match b.ruleset.option(name) {
+                    Some(i) => s.world.options[i as usize] = on,
+                    None => {
+                        let names: Vec<&str> =
+                            b.ruleset.options.iter().map(|x| x.name.as_str()).collect();
+                        eprintln!(
+                            "error: the ruleset has no option `{name}` (its options: {})",
+                            names.join(", ")
+                        );
+                        return Err(ExitCode::FAILURE);
+                    }
+                }
+            }
             let prog = b.program(&s).map_err(|d| report(&[d], &b.sources))?;
             let rs = &b.ruleset;
             let result = if let Some(rolls) = &s.rolls {
