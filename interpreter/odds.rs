@@ -919,13 +919,13 @@ pub fn sampled(
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<Odds, Diag> {
     let chunks = samples.div_ceil(CHUNK);
-    let code = crate::bytecode::compile(rs, prog);
+    let code = compile_for_sampling(rs, prog);
     let tallies: Vec<Result<Tally, Diag>> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
             let n = CHUNK.min(samples - ci * CHUNK);
             let mut rng = Rng::for_chunk(seed, ci);
-            let t = tally_code(rs, prog, &code, n, &mut rng);
+            let t = tally_compiled(rs, prog, &code, n, &mut rng);
             if let Some(p) = progress {
                 p(n);
             }
@@ -956,10 +956,45 @@ pub fn sampled(
 
 /// Run the program `n` times on one generator stream, counting outcomes.
 pub fn tally(rs: &Ruleset, prog: &Program, n: u64, rng: &mut Rng) -> Result<Tally, Diag> {
-    tally_code(rs, prog, &crate::bytecode::compile(rs, prog), n, rng)
+    tally_compiled(rs, prog, &compile_for_sampling(rs, prog), n, rng)
 }
 
-/// [`tally`] with the program already compiled to bytecode.
+/// The bytecode a sampled run uses: the typed tier when the program fits it.
+pub enum Compiled {
+    Typed(crate::bytecode::typed::Typed),
+    General(crate::bytecode::Code),
+}
+
+/// Compile a specialised program for sampling.
+pub fn compile_for_sampling(rs: &Ruleset, prog: &Program) -> Compiled {
+    match crate::bytecode::typed::compile(rs, prog) {
+        Some(t) => Compiled::Typed(t),
+        None => Compiled::General(crate::bytecode::compile(rs, prog)),
+    }
+}
+
+/// [`tally`] with the program already compiled.
+pub fn tally_compiled(
+    rs: &Ruleset,
+    prog: &Program,
+    code: &Compiled,
+    n: u64,
+    rng: &mut Rng,
+) -> Result<Tally, Diag> {
+    match code {
+        Compiled::General(c) => tally_code(rs, prog, c, n, rng),
+        Compiled::Typed(t) => {
+            let counts = t.tally(rs, n, rng)?;
+            Ok(counts
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| c.into_iter().map(|(v, k)| (t.value(i, v), k)).collect())
+                .collect())
+        }
+    }
+}
+
+/// [`tally`] with the program already compiled to general bytecode.
 pub fn tally_code(
     rs: &Ruleset,
     prog: &Program,

@@ -872,3 +872,33 @@ type = "{t}"
     }
     insta::assert_snapshot!("tvbd_shooting_odds", out);
 }
+
+/// The typed fast tier and the general bytecode roll the same dice in the
+/// same order, so one seed gives one answer whichever tier runs.
+#[test]
+fn both_bytecode_tiers_agree() {
+    let mut b = tvbd();
+    for (a, d, pos, diff) in [
+        ("Horse", "Pike+Shot", "to_front", false),
+        ("Shot", "Dragoons", "to_flank", true),
+    ] {
+        let s = situation(&mut b, &melee_situation(a, d, pos, diff));
+        let prog = b.program(&s).unwrap();
+        assert!(matches!(
+            muster::odds::compile_for_sampling(&b.ruleset, &prog),
+            muster::odds::Compiled::Typed(_)
+        ));
+        let general = muster::bytecode::compile(&b.ruleset, &prog);
+        let mut r1 = muster::rng::Rng::new(99);
+        let mut r2 = muster::rng::Rng::new(99);
+        let fast = muster::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
+        let slow = muster::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
+        for (f, s) in fast.iter().zip(&slow) {
+            let mut f = f.clone();
+            let mut s = s.clone();
+            f.sort();
+            s.sort();
+            assert_eq!(f, s);
+        }
+    }
+}

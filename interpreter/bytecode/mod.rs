@@ -14,6 +14,8 @@ use crate::odds::{Op, Program};
 use crate::syntax::{Reroll, Span};
 use crate::value::Value;
 
+pub mod typed;
+
 type Reg = u32;
 
 /// One instruction.

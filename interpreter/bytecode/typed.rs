@@ -1,0 +1,593 @@
+//! The fast tier: a specialised procedure on plain `i64` registers. The
+//! compiler has already checked every type, so a bool is 0 or 1, a symbol,
+//! unit or side is its index, and no instruction inspects a tag. Programs
+//! that need more (division into fractions, `none`, a fact whose arguments
+//! depend on the dice) are refused here and run on the general tier.
+
+use crate::diagnostic::Diag;
+use crate::dice::{self, Reading};
+use crate::ir::{Bin, DiceMode, Ex, Id, ModOp, Ruleset, Ty};
+use crate::odds::{Op, Program};
+use crate::rng::Rng;
+use crate::syntax::{Reroll, Span};
+use crate::value::Value;
+
+type Reg = u32;
+
+#[derive(Clone, Debug)]
+enum T {
+    Move {
+        dst: Reg,
+        src: Reg,
+    },
+    Load {
+        side: bool,
+        dst: Reg,
+        idx: u32,
+    },
+    Store {
+        side: bool,
+        idx: u32,
+        op: ModOp,
+        src: Reg,
+    },
+    /// `n` dice of `sides` faces; a hit when the face index is `min_face` or more.
+    PoolFixed {
+        dst: Reg,
+        n: u32,
+        sides: u64,
+        min_face: u64,
+    },
+    Pool {
+        dst: Reg,
+        n: Reg,
+        die: Id,
+        reading: Reading2,
+        reroll: Option<Reroll>,
+    },
+    Bin {
+        op: Bin,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Not {
+        dst: Reg,
+        a: Reg,
+    },
+    Neg {
+        dst: Reg,
+        a: Reg,
+    },
+    Jump {
+        to: u32,
+    },
+    JumpIfZero {
+        cond: Reg,
+        to: u32,
+    },
+    JumpIfNonZero {
+        cond: Reg,
+        to: u32,
+    },
+    JumpUnlessCmp {
+        op: Bin,
+        a: Reg,
+        b: Reg,
+        to: u32,
+    },
+    Outcome {
+        idx: u16,
+        src: Reg,
+    },
+    Require {
+        cond: Reg,
+        msg: u32,
+    },
+}
+
+#[derive(Clone, Debug)]
+enum Reading2 {
+    Sum,
+    Scoring(Reg),
+    Counting(Vec<bool>),
+}
+
+/// How an outcome's `i64` reads back as a value.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Int,
+    Bool,
+    Sym,
+}
+
+/// A program on `i64` registers.
+#[derive(Clone, Debug)]
+pub struct Typed {
+    code: Vec<T>,
+    init: Vec<i64>,
+    messages: Vec<(String, Span)>,
+    defaults: Vec<i64>,
+    kinds: Vec<Kind>,
+    state: Vec<i64>,
+    side_state: Vec<i64>,
+}
+
+/// A value as an `i64`, if it has one.
+fn enc(v: Value) -> Option<i64> {
+    Some(match v {
+        Value::Int(i) => i,
+        Value::Bool(b) => b as i64,
+        Value::Sym(s) => s as i64,
+        Value::Unit(u) => u as i64,
+        Value::Side(s) => s as i64,
+        Value::None | Value::Frac(..) => return None,
+    })
+}
+
+struct B<'a> {
+    rs: &'a Ruleset,
+    code: Vec<T>,
+    init: Vec<i64>,
+    consts: Vec<(i64, Reg)>,
+}
+
+impl B<'_> {
+    fn temp(&mut self) -> Reg {
+        self.init.push(0);
+        (self.init.len() - 1) as Reg
+    }
+    fn konst(&mut self, v: i64) -> Reg {
+        if let Some((_, r)) = self.consts.iter().find(|(c, _)| *c == v) {
+            return *r;
+        }
+        self.init.push(v);
+        let r = (self.init.len() - 1) as Reg;
+        self.consts.push((v, r));
+        r
+    }
+    fn index(&self, side: bool, t: &Ex, s: Id) -> Option<u32> {
+        match (side, t) {
+            (false, Ex::Const(Value::Unit(u))) => {
+                Some((*u as usize * self.rs.states.len() + s as usize) as u32)
+            }
+            (true, Ex::Const(Value::Side(x))) => {
+                Some((*x as usize * self.rs.side_states.len() + s as usize) as u32)
+            }
+            _ => None,
+        }
+    }
+
+    /// Compile `e` into a register; `None` when the fast tier cannot run it.
+    fn expr(&mut self, e: &Ex, dst: Option<Reg>) -> Option<Reg> {
+        let out = |b: &mut Self| dst.unwrap_or_else(|| b.temp());
+        Some(match e {
+            Ex::Const(v) => {
+                let c = self.konst(enc(*v)?);
+                match dst {
+                    Some(d) => {
+                        self.code.push(T::Move { dst: d, src: c });
+                        d
+                    }
+                    None => c,
+                }
+            }
+            Ex::Local(s) => match dst {
+                Some(d) if d != *s as Reg => {
+                    self.code.push(T::Move {
+                        dst: d,
+                        src: *s as Reg,
+                    });
+                    d
+                }
+                _ => *s as Reg,
+            },
+            Ex::State(t, s) | Ex::SideState(t, s) => {
+                let side = matches!(e, Ex::SideState(..));
+                let idx = self.index(side, t, *s)?;
+                let d = out(self);
+                self.code.push(T::Load { side, dst: d, idx });
+                d
+            }
+            Ex::Bin(Bin::Div, ..) => return None,
+            Ex::Bin(op @ (Bin::And | Bin::Or), a, b) => {
+                let d = out(self);
+                self.expr(a, Some(d))?;
+                let j = self.code.len();
+                self.code.push(if *op == Bin::And {
+                    T::JumpIfZero { cond: d, to: 0 }
+                } else {
+                    T::JumpIfNonZero { cond: d, to: 0 }
+                });
+                self.expr(b, Some(d))?;
+                let end = self.code.len() as u32;
+                if let T::JumpIfZero { to, .. } | T::JumpIfNonZero { to, .. } = &mut self.code[j] {
+                    *to = end;
+                }
+                d
+            }
+            Ex::Bin(op, a, b) => {
+                let ra = self.expr(a, None)?;
+                let rb = self.expr(b, None)?;
+                let d = out(self);
+                self.code.push(T::Bin {
+                    op: *op,
+                    dst: d,
+                    a: ra,
+                    b: rb,
+                });
+                d
+            }
+            Ex::Not(a) => {
+                let ra = self.expr(a, None)?;
+                let d = out(self);
+                self.code.push(T::Not { dst: d, a: ra });
+                d
+            }
+            Ex::Neg(a) => {
+                let ra = self.expr(a, None)?;
+                let d = out(self);
+                self.code.push(T::Neg { dst: d, a: ra });
+                d
+            }
+            Ex::If(c, a, b) => {
+                let d = out(self);
+                let rc = self.expr(c, None)?;
+                let j = self.code.len();
+                self.code.push(T::JumpIfZero { cond: rc, to: 0 });
+                self.expr(a, Some(d))?;
+                let j2 = self.code.len();
+                self.code.push(T::Jump { to: 0 });
+                let else_at = self.code.len() as u32;
+                self.expr(b, Some(d))?;
+                let end = self.code.len() as u32;
+                if let T::JumpIfZero { to, .. } = &mut self.code[j] {
+                    *to = else_at;
+                }
+                if let T::Jump { to } = &mut self.code[j2] {
+                    *to = end;
+                }
+                d
+            }
+            Ex::Dice {
+                count,
+                die,
+                mode,
+                reroll,
+                ..
+            } => {
+                let faces = &self.rs.dice[*die as usize].faces;
+                if let (Ex::Const(Value::Int(n)), DiceMode::Scoring(t), None) =
+                    (&**count, mode, reroll)
+                {
+                    if let Ex::Const(Value::Int(score)) = **t {
+                        if faces.windows(2).all(|w| w[0].1 <= w[1].1) {
+                            let min_face = faces
+                                .iter()
+                                .position(|f| f.1 >= score)
+                                .unwrap_or(faces.len())
+                                as u64;
+                            let d = out(self);
+                            self.code.push(T::PoolFixed {
+                                dst: d,
+                                n: (*n).clamp(0, u32::MAX as i64) as u32,
+                                sides: faces.len() as u64,
+                                min_face,
+                            });
+                            return Some(d);
+                        }
+                    }
+                }
+                let n = self.expr(count, None)?;
+                let reading = match mode {
+                    DiceMode::Sum => Reading2::Sum,
+                    DiceMode::Scoring(t) => Reading2::Scoring(self.expr(t, None)?),
+                    DiceMode::Counting(m) => Reading2::Counting(m.clone()),
+                };
+                let d = out(self);
+                self.code.push(T::Pool {
+                    dst: d,
+                    n,
+                    die: *die,
+                    reading,
+                    reroll: *reroll,
+                });
+                d
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Compile a program for the fast tier, if it fits.
+pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
+    let mut b = B {
+        rs,
+        code: Vec::new(),
+        init: prog.frame.iter().map(|v| enc(*v).unwrap_or(0)).collect(),
+        consts: Vec::new(),
+    };
+    let mut messages = Vec::new();
+    let mut starts = Vec::new();
+    let mut patches = Vec::new();
+    for op in &prog.ops {
+        starts.push(b.code.len());
+        match op {
+            Op::Let(s, e) => {
+                b.expr(e, Some(*s as Reg))?;
+            }
+            Op::Outcome(i, e) => {
+                let r = b.expr(e, None)?;
+                b.code.push(T::Outcome { idx: *i, src: r });
+            }
+            Op::Require(e, m, span) => {
+                let r = b.expr(e, None)?;
+                messages.push((m.clone(), *span));
+                b.code.push(T::Require {
+                    cond: r,
+                    msg: (messages.len() - 1) as u32,
+                });
+            }
+            Op::JumpIfNot(
+                Ex::Bin(op @ (Bin::Lt | Bin::Le | Bin::Gt | Bin::Ge | Bin::Eq | Bin::Ne), x, y),
+                t,
+            ) => {
+                let ra = b.expr(x, None)?;
+                let rb = b.expr(y, None)?;
+                patches.push((b.code.len(), *t));
+                b.code.push(T::JumpUnlessCmp {
+                    op: *op,
+                    a: ra,
+                    b: rb,
+                    to: 0,
+                });
+            }
+            Op::JumpIfNot(e, t) => {
+                let r = b.expr(e, None)?;
+                patches.push((b.code.len(), *t));
+                b.code.push(T::JumpIfZero { cond: r, to: 0 });
+            }
+            Op::Jump(t) => {
+                patches.push((b.code.len(), *t));
+                b.code.push(T::Jump { to: 0 });
+            }
+            Op::Assign {
+                side,
+                target,
+                state,
+                op,
+                value,
+            } => {
+                let src = b.expr(value, None)?;
+                let idx = b.index(*side, target, *state)?;
+                b.code.push(T::Store {
+                    side: *side,
+                    idx,
+                    op: *op,
+                    src,
+                });
+            }
+        }
+    }
+    starts.push(b.code.len());
+    for (at, op) in patches {
+        let to = starts[op] as u32;
+        match &mut b.code[at] {
+            T::Jump { to: t } | T::JumpIfZero { to: t, .. } | T::JumpUnlessCmp { to: t, .. } => {
+                *t = to
+            }
+            _ => unreachable!(),
+        }
+    }
+    let kinds = prog
+        .outcomes
+        .iter()
+        .map(|o| match o.ty {
+            Ty::Int => Some(Kind::Int),
+            Ty::Bool => Some(Kind::Bool),
+            Ty::Symbols(_) | Ty::Enum(_) => Some(Kind::Sym),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let defaults = prog
+        .outcomes
+        .iter()
+        .map(|o| enc(crate::odds::default_outcome(&o.ty)).unwrap_or(-1))
+        .collect();
+    let state = prog
+        .world
+        .state
+        .iter()
+        .map(|v| enc(*v))
+        .collect::<Option<Vec<_>>>()?;
+    let side_state = prog
+        .world
+        .side_state
+        .iter()
+        .map(|v| enc(*v))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Typed {
+        code: b.code,
+        init: b.init,
+        messages,
+        defaults,
+        kinds,
+        state,
+        side_state,
+    })
+}
+
+/// How often each outcome took each `i64` value.
+pub type Counts = Vec<Vec<(i64, u64)>>;
+
+impl Typed {
+    /// Run `n` times on one generator stream, counting outcomes.
+    pub fn tally(&self, rs: &Ruleset, n: u64, rng: &mut Rng) -> Result<Counts, Diag> {
+        let mut regs = self.init.clone();
+        let mut st = self.state.clone();
+        let mut sst = self.side_state.clone();
+        let mut out = self.defaults.clone();
+        let mut counts: Counts = vec![Vec::new(); out.len()];
+        let mut last = vec![0usize; out.len()];
+        for _ in 0..n {
+            st.copy_from_slice(&self.state);
+            sst.copy_from_slice(&self.side_state);
+            out.copy_from_slice(&self.defaults);
+            self.run(rs, &mut regs, &mut st, &mut sst, rng, &mut out)?;
+            for ((c, v), l) in counts.iter_mut().zip(&out).zip(last.iter_mut()) {
+                if let Some((x, k)) = c.get_mut(*l) {
+                    if x == v {
+                        *k += 1;
+                        continue;
+                    }
+                }
+                match c.iter().position(|(x, _)| x == v) {
+                    Some(i) => {
+                        c[i].1 += 1;
+                        *l = i;
+                    }
+                    None => {
+                        c.push((*v, 1));
+                        *l = c.len() - 1;
+                    }
+                }
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Read an outcome's `i64` back as a value.
+    pub fn value(&self, outcome: usize, v: i64) -> Value {
+        match self.kinds[outcome] {
+            Kind::Int => Value::Int(v),
+            Kind::Bool => Value::Bool(v != 0),
+            Kind::Sym if v < 0 => Value::None,
+            Kind::Sym => Value::Sym(v as u32),
+        }
+    }
+
+    #[inline]
+    fn run(
+        &self,
+        rs: &Ruleset,
+        regs: &mut [i64],
+        st: &mut [i64],
+        sst: &mut [i64],
+        rng: &mut Rng,
+        out: &mut [i64],
+    ) -> Result<(), Diag> {
+        let code = &self.code[..];
+        let mut pc = 0usize;
+        while let Some(ins) = code.get(pc) {
+            pc += 1;
+            match ins {
+                T::Move { dst, src } => regs[*dst as usize] = regs[*src as usize],
+                T::Load { side, dst, idx } => {
+                    regs[*dst as usize] = if *side {
+                        sst[*idx as usize]
+                    } else {
+                        st[*idx as usize]
+                    }
+                }
+                T::Store { side, idx, op, src } => {
+                    let store = if *side { &mut *sst } else { &mut *st };
+                    let v = regs[*src as usize];
+                    let cur = &mut store[*idx as usize];
+                    *cur = match op {
+                        ModOp::Set => v,
+                        ModOp::Add => cur.saturating_add(v),
+                        ModOp::Sub => cur.saturating_sub(v),
+                    };
+                }
+                T::PoolFixed {
+                    dst,
+                    n,
+                    sides,
+                    min_face,
+                } => {
+                    let mut hits = 0i64;
+                    for _ in 0..*n {
+                        hits += i64::from(rng.below(*sides) >= *min_face);
+                    }
+                    regs[*dst as usize] = hits;
+                }
+                T::Pool {
+                    dst,
+                    n,
+                    die,
+                    reading,
+                    reroll,
+                } => {
+                    let d = &rs.dice[*die as usize];
+                    let r = match reading {
+                        Reading2::Sum => Reading::Sum,
+                        Reading2::Scoring(t) => Reading::Scoring(regs[*t as usize]),
+                        Reading2::Counting(m) => Reading::Counting(m.clone()),
+                    };
+                    regs[*dst as usize] = dice::roll_pool(d, &r, *reroll, regs[*n as usize], rng)
+                        .map_err(|m| Diag::new("muster::runtime", m))?;
+                }
+                T::Bin { op, dst, a, b } => {
+                    let (x, y) = (regs[*a as usize], regs[*b as usize]);
+                    regs[*dst as usize] = match op {
+                        Bin::Add => x.checked_add(y).ok_or_else(overflow)?,
+                        Bin::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+                        Bin::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                        Bin::Lt => (x < y) as i64,
+                        Bin::Le => (x <= y) as i64,
+                        Bin::Gt => (x > y) as i64,
+                        Bin::Ge => (x >= y) as i64,
+                        Bin::Eq => (x == y) as i64,
+                        Bin::Ne => (x != y) as i64,
+                        Bin::And => (x != 0 && y != 0) as i64,
+                        Bin::Or => (x != 0 || y != 0) as i64,
+                        Bin::Div => unreachable!("division never reaches the fast tier"),
+                    };
+                }
+                T::Not { dst, a } => regs[*dst as usize] = (regs[*a as usize] == 0) as i64,
+                T::Neg { dst, a } => {
+                    regs[*dst as usize] = regs[*a as usize].checked_neg().ok_or_else(overflow)?
+                }
+                T::Jump { to } => pc = *to as usize,
+                T::JumpIfZero { cond, to } => {
+                    if regs[*cond as usize] == 0 {
+                        pc = *to as usize;
+                    }
+                }
+                T::JumpIfNonZero { cond, to } => {
+                    if regs[*cond as usize] != 0 {
+                        pc = *to as usize;
+                    }
+                }
+                T::JumpUnlessCmp { op, a, b, to } => {
+                    let (x, y) = (regs[*a as usize], regs[*b as usize]);
+                    let holds = match op {
+                        Bin::Lt => x < y,
+                        Bin::Le => x <= y,
+                        Bin::Gt => x > y,
+                        Bin::Ge => x >= y,
+                        Bin::Eq => x == y,
+                        _ => x != y,
+                    };
+                    if !holds {
+                        pc = *to as usize;
+                    }
+                }
+                T::Outcome { idx, src } => out[*idx as usize] = regs[*src as usize],
+                T::Require { cond, msg } => {
+                    if regs[*cond as usize] == 0 {
+                        let (m, span) = &self.messages[*msg as usize];
+                        return Err(Diag::new("muster::requirement", format!("the situation breaks a rule: {m}"))
+                            .at(*span, "this requirement does not hold")
+                            .help("change the situation's units or facts so that the procedure's requirements hold"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn overflow() -> Diag {
+    Diag::new("muster::runtime", "arithmetic overflow").help("check the numbers the rule computes")
+}
