@@ -959,6 +959,33 @@ pub fn tally(rs: &Ruleset, prog: &Program, n: u64, rng: &mut Rng) -> Result<Tall
     tally_compiled(rs, prog, &compile_for_sampling(rs, prog), n, rng)
 }
 
+/// Add one run's outcomes to the counts. `last` remembers the slot each
+/// outcome's value last landed in: most runs repeat it.
+pub(crate) fn count_outcomes<V: PartialEq + Copy>(
+    counts: &mut [Vec<(V, u64)>],
+    last: &mut [usize],
+    out: &[V],
+) {
+    for ((c, v), l) in counts.iter_mut().zip(out).zip(last.iter_mut()) {
+        if let Some((x, k)) = c.get_mut(*l) {
+            if x == v {
+                *k += 1;
+                continue;
+            }
+        }
+        match c.iter().position(|(x, _)| x == v) {
+            Some(i) => {
+                c[i].1 += 1;
+                *l = i;
+            }
+            None => {
+                c.push((*v, 1));
+                *l = c.len() - 1;
+            }
+        }
+    }
+}
+
 /// The bytecode a sampled run uses: the typed tier when the program fits it.
 pub enum Compiled {
     Typed(crate::bytecode::typed::Typed),
@@ -1007,30 +1034,12 @@ pub fn tally_code(
     let mut sst = prog.world.side_state.clone();
     let mut out = vec![Value::None; prog.outcomes.len()];
     let mut counts: Tally = vec![Vec::new(); prog.outcomes.len()];
-    // The slot each outcome's value last landed in: most samples repeat it.
     let mut last = vec![0usize; prog.outcomes.len()];
     for _ in 0..n {
         st.copy_from_slice(&prog.world.state);
         sst.copy_from_slice(&prog.world.side_state);
         code.run(rs, prog, &mut regs, &mut st, &mut sst, rng, &mut out)?;
-        for ((c, v), l) in counts.iter_mut().zip(&out).zip(last.iter_mut()) {
-            if let Some((x, k)) = c.get_mut(*l) {
-                if x == v {
-                    *k += 1;
-                    continue;
-                }
-            }
-            match c.iter().position(|(x, _)| x == v) {
-                Some(i) => {
-                    c[i].1 += 1;
-                    *l = i;
-                }
-                None => {
-                    c.push((*v, 1));
-                    *l = c.len() - 1;
-                }
-            }
-        }
+        count_outcomes(&mut counts, &mut last, &out);
     }
     Ok(counts)
 }

@@ -158,15 +158,7 @@ impl Builder<'_> {
     }
 
     fn state_index(&self, side: bool, target: &Ex, state: Id) -> Option<u32> {
-        match (side, target) {
-            (false, Ex::Const(Value::Unit(u))) => {
-                Some((*u as usize * self.rs.states.len() + state as usize) as u32)
-            }
-            (true, Ex::Const(Value::Side(s))) => {
-                Some((*s as usize * self.rs.side_states.len() + state as usize) as u32)
-            }
-            _ => None,
-        }
+        state_index(self.rs, side, target, state)
     }
 
     /// Compile `e`, leaving its value in a register (`dst` when given).
@@ -340,6 +332,20 @@ impl Builder<'_> {
                 d
             }
         }
+    }
+}
+
+/// Where a unit's (or side's) state lives in the flat state array, when the
+/// specialiser has fixed which unit (or side) it is.
+pub(crate) fn state_index(rs: &Ruleset, side: bool, target: &Ex, state: Id) -> Option<u32> {
+    match (side, target) {
+        (false, Ex::Const(Value::Unit(u))) => {
+            Some((*u as usize * rs.states.len() + state as usize) as u32)
+        }
+        (true, Ex::Const(Value::Side(s))) => {
+            Some((*s as usize * rs.side_states.len() + state as usize) as u32)
+        }
+        _ => None,
     }
 }
 

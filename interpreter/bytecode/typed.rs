@@ -147,15 +147,7 @@ impl B<'_> {
         r
     }
     fn index(&self, side: bool, t: &Ex, s: Id) -> Option<u32> {
-        match (side, t) {
-            (false, Ex::Const(Value::Unit(u))) => {
-                Some((*u as usize * self.rs.states.len() + s as usize) as u32)
-            }
-            (true, Ex::Const(Value::Side(x))) => {
-                Some((*x as usize * self.rs.side_states.len() + s as usize) as u32)
-            }
-            _ => None,
-        }
+        super::state_index(self.rs, side, t, s)
     }
 
     /// Compile `e` into a register; `None` when the fast tier cannot run it.
@@ -434,24 +426,7 @@ impl Typed {
             sst.copy_from_slice(&self.side_state);
             out.copy_from_slice(&self.defaults);
             self.run(rs, &mut regs, &mut st, &mut sst, rng, &mut out)?;
-            for ((c, v), l) in counts.iter_mut().zip(&out).zip(last.iter_mut()) {
-                if let Some((x, k)) = c.get_mut(*l) {
-                    if x == v {
-                        *k += 1;
-                        continue;
-                    }
-                }
-                match c.iter().position(|(x, _)| x == v) {
-                    Some(i) => {
-                        c[i].1 += 1;
-                        *l = i;
-                    }
-                    None => {
-                        c.push((*v, 1));
-                        *l = c.len() - 1;
-                    }
-                }
-            }
+            crate::odds::count_outcomes(&mut counts, &mut last, &out);
         }
         Ok(counts)
     }
