@@ -3,8 +3,9 @@
 
 use crate::diagnostic::Diag;
 use crate::ir::{ArmyDef, ArmyMatch, Id, Ruleset};
+use crate::situation::{quality_named, span_of, unit_type_named};
 use crate::source::Sources;
-use crate::syntax::{FileId, Limit, Span};
+use crate::syntax::{Limit, Span};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -60,11 +61,6 @@ pub struct Report {
     /// (command name, units, points)
     pub commands: Vec<(String, i64, i64)>,
     pub problems: Vec<Diag>,
-}
-
-fn span_of<T>(file: FileId, s: &Spanned<T>) -> Span {
-    let r = s.span();
-    Span::new(file, r.start, r.end)
 }
 
 /// The points one unit costs: its quality's (or the default quality's).
@@ -133,44 +129,19 @@ pub fn check(
         let mut entries = Vec::new();
         for u in &c.get_ref().units {
             let us = u.get_ref();
-            let Some(ty) = rs.unit_type(us.ty.get_ref()) else {
-                let sugg = crate::compile::suggest(
-                    us.ty.get_ref(),
-                    rs.unit_types.iter().map(|t| t.name.as_str()),
-                );
-                errs.push(
-                    Diag::new(
-                        "muster::roster",
-                        format!("unknown unit type `{}`", us.ty.get_ref()),
-                    )
-                    .at(span_of(file, &us.ty), "not a unit type of this ruleset")
-                    .help(match sugg {
-                        Some(s) => format!("did you mean \"{s}\"?"),
-                        None => "check the unit types in the ruleset's `units` table".into(),
-                    }),
-                );
-                continue;
+            let ty = match unit_type_named(rs, "muster::roster", &us.ty, file) {
+                Ok(t) => t,
+                Err(d) => {
+                    errs.push(d);
+                    continue;
+                }
             };
             let quality = match &us.quality {
                 None => None,
-                Some(q) => match rs.quality(q.get_ref()) {
-                    Some(q) => Some(q),
-                    None => {
-                        errs.push(
-                            Diag::new(
-                                "muster::roster",
-                                format!("unknown quality `{}`", q.get_ref()),
-                            )
-                            .at(span_of(file, q), "not a quality of this ruleset")
-                            .help(format!(
-                                "the qualities are: {}",
-                                rs.qualities
-                                    .iter()
-                                    .map(|q| q.name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )),
-                        );
+                Some(q) => match quality_named(rs, "muster::roster", q, file) {
+                    Ok(q) => Some(q),
+                    Err(d) => {
+                        errs.push(d);
                         continue;
                     }
                 },

@@ -60,9 +60,58 @@ pub struct Situation {
     pub description: Option<String>,
 }
 
-fn span_of<T>(file: FileId, s: &Spanned<T>) -> Span {
+pub(crate) fn span_of<T>(file: FileId, s: &Spanned<T>) -> Span {
     let r = s.span();
     Span::new(file, r.start, r.end)
+}
+
+/// A unit type named in a TOML file, or a diagnostic with a suggestion.
+pub(crate) fn unit_type_named(
+    rs: &Ruleset,
+    code: &'static str,
+    name: &Spanned<String>,
+    file: FileId,
+) -> Result<Id, Diag> {
+    rs.unit_type(name.get_ref()).ok_or_else(|| {
+        let sugg = crate::compile::suggest(
+            name.get_ref(),
+            rs.unit_types.iter().map(|u| u.name.as_str()),
+        );
+        Diag::new(code, format!("unknown unit type `{}`", name.get_ref()))
+            .at(span_of(file, name), "not a unit type of this ruleset")
+            .help(match sugg {
+                Some(x) => format!("did you mean \"{x}\"?"),
+                None => format!(
+                    "the unit types are: {}",
+                    rs.unit_types
+                        .iter()
+                        .map(|u| u.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+    })
+}
+
+/// A quality named in a TOML file, or a diagnostic listing the qualities.
+pub(crate) fn quality_named(
+    rs: &Ruleset,
+    code: &'static str,
+    name: &Spanned<String>,
+    file: FileId,
+) -> Result<Id, Diag> {
+    rs.quality(name.get_ref()).ok_or_else(|| {
+        Diag::new(code, format!("unknown quality `{}`", name.get_ref()))
+            .at(span_of(file, name), "not a quality of this ruleset")
+            .help(format!(
+                "the qualities are: {}",
+                rs.qualities
+                    .iter()
+                    .map(|q| q.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+    })
 }
 
 /// Read a situation. Problems are diagnostics pointing into the file.
@@ -137,51 +186,19 @@ pub fn read(
     let mut unit_ids: BTreeMap<String, u16> = BTreeMap::new();
     for (name, spec) in &f.units {
         let s = spec.get_ref();
-        let Some(ty) = rs.unit_type(s.ty.get_ref()) else {
-            let sugg = crate::compile::suggest(
-                s.ty.get_ref(),
-                rs.unit_types.iter().map(|u| u.name.as_str()),
-            );
-            diags.push(
-                Diag::new(
-                    "muster::situation",
-                    format!("unit `{name}` has unknown type `{}`", s.ty.get_ref()),
-                )
-                .at(span_of(file, &s.ty), "not a unit type of this ruleset")
-                .help(match sugg {
-                    Some(x) => format!("did you mean \"{x}\"?"),
-                    None => format!(
-                        "the unit types are: {}",
-                        rs.unit_types
-                            .iter()
-                            .map(|u| u.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }),
-            );
-            continue;
+        let ty = match unit_type_named(rs, "muster::situation", &s.ty, file) {
+            Ok(t) => t,
+            Err(d) => {
+                diags.push(d);
+                continue;
+            }
         };
         let quality = match &s.quality {
             None => None,
-            Some(q) => match rs.quality(q.get_ref()) {
-                Some(q) => Some(q),
-                None => {
-                    diags.push(
-                        Diag::new(
-                            "muster::situation",
-                            format!("unknown quality `{}`", q.get_ref()),
-                        )
-                        .at(span_of(file, q), "not a quality of this ruleset")
-                        .help(format!(
-                            "the qualities are: {}",
-                            rs.qualities
-                                .iter()
-                                .map(|u| u.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    );
+            Some(q) => match quality_named(rs, "muster::situation", q, file) {
+                Ok(q) => Some(q),
+                Err(d) => {
+                    diags.push(d);
                     None
                 }
             },
