@@ -830,10 +830,27 @@ impl Builder {
                 acc
             }
             Rule::dice_expr => {
-                let mut it = p.into_inner();
-                let count = self.expr(it.next().unwrap());
-                let Some(die) = it.next() else { return count };
-                let die = self.name(die.into_inner().next().unwrap());
+                let mut it = p.into_inner().peekable();
+                let first = self.expr(it.next().unwrap());
+                let Some(next) = it.peek() else { return first };
+                let (count, die) = if next.as_rule() == Rule::die_ref {
+                    let d = it.next().unwrap();
+                    (first, self.name(d.into_inner().next().unwrap()))
+                } else {
+                    // A bare die with suffixes: one die of that name.
+                    let die = match &first.kind {
+                        ExprKind::Name(n) => n.clone(),
+                        _ => Name {
+                            text: "(not a die)".into(),
+                            span: first.span,
+                        },
+                    };
+                    let one = Expr {
+                        kind: ExprKind::Int(1),
+                        span: first.span,
+                    };
+                    (one, die)
+                };
                 let mut scoring = None;
                 let mut counting = Vec::new();
                 let mut reroll = None;
