@@ -84,7 +84,10 @@ fn rule_name(r: &Rule) -> String {
         | Rule::is_kw
         | Rule::is_op
         | Rule::not_kw
-        | Rule::die_ref => "an operator or `=>`",
+        | Rule::die_ref
+        | Rule::scoring
+        | Rule::counting
+        | Rule::reroll => "an operator or `=>`",
         Rule::block => "`{`",
         other => return format!("{other:?}").replace('_', " "),
     };
