@@ -83,6 +83,16 @@ impl Build {
         situation::read(&self.ruleset, name, text, &mut self.sources)
     }
 
+    /// Give a run-time problem that has no place of its own the situation's
+    /// procedure line as its place.
+    pub fn locate(&self, s: &situation::Situation, d: Diag) -> Diag {
+        if d.span.is_some() {
+            return d;
+        }
+        let label = "while running this situation's procedure";
+        d.at(s.span, label)
+    }
+
     /// Specialise the situation's procedure to it.
     pub fn program(&self, s: &situation::Situation) -> Result<odds::Program, Diag> {
         let Some(p) = s.procedure else {
@@ -91,14 +101,14 @@ impl Build {
                     .help("add `procedure = \"NAME\"` at the top of the situation file"),
             );
         };
-        odds::specialise(&self.ruleset, s.world.clone(), p, &s.args)
+        odds::specialise(&self.ruleset, s.world.clone(), p, &s.args).map_err(|d| self.locate(s, d))
     }
 
     /// Exact odds of a situation.
     pub fn exact(&self, s: &situation::Situation) -> Result<odds::Odds, Diag> {
         let prog = self.program(s)?;
         odds::exact(&self.ruleset, &prog).map_err(|e| match e {
-            odds::ExactError::Fault(d) => d,
+            odds::ExactError::Fault(d) => self.locate(s, d),
             odds::ExactError::TooManyBranches => Diag::new(
                 "muster::exact",
                 format!(
@@ -150,13 +160,13 @@ impl Build {
         seed: u64,
     ) -> Result<odds::Odds, Diag> {
         let prog = self.program(s)?;
-        odds::sampled(&self.ruleset, &prog, samples, seed, None)
+        odds::sampled(&self.ruleset, &prog, samples, seed, None).map_err(|d| self.locate(s, d))
     }
 
     /// Run a situation with its scripted rolls (a worked example).
     pub fn scripted(&self, s: &situation::Situation) -> Result<odds::Odds, Diag> {
         let prog = self.program(s)?;
         let rolls = s.rolls.clone().unwrap_or_default();
-        odds::scripted(&self.ruleset, &prog, &rolls)
+        odds::scripted(&self.ruleset, &prog, &rolls).map_err(|d| self.locate(s, d))
     }
 }

@@ -232,7 +232,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     Err(odds::ExactError::Fault(d)) => Err(d),
                 }
             };
-            let o = result.map_err(|d| report(&[d], &b.sources))?;
+            let o = result.map_err(|d| report(&[b.locate(&s, d)], &b.sources))?;
             let pname = &rs.procedures[s.procedure.unwrap_or(0) as usize].name;
             if json {
                 println!(

@@ -58,6 +58,9 @@ pub struct Situation {
     pub args: Vec<Value>,
     pub rolls: Option<Vec<i64>>,
     pub description: Option<String>,
+    /// Where the situation names its procedure (or its first line): runtime
+    /// problems that have no place of their own are reported here.
+    pub span: Span,
 }
 
 pub(crate) fn span_of<T>(file: FileId, s: &Spanned<T>) -> Span {
@@ -385,6 +388,11 @@ pub fn read(
         args,
         rolls: f.rolls,
         description: f.description,
+        span: f
+            .procedure
+            .as_ref()
+            .map(|p| span_of(file, p))
+            .unwrap_or(Span::new(file, 0, text.len().min(1))),
     })
 }
 

@@ -691,7 +691,6 @@ side = "attacker"
 // ==================================================================== runtime
 
 #[test]
-#[ignore = "the runtime diagnostic for a missing fact has no span (LANGUAGE.md: reported against the situation file)"]
 fn runtime_fact_with_no_default() {
     let b = build_ok(
         "no_default.muster",
@@ -715,7 +714,6 @@ type = "Horse"
 }
 
 #[test]
-#[ignore = "the runtime diagnostic for a division by zero has no span and does not say which division"]
 fn runtime_division_by_zero() {
     let b = build_ok(
         "divide.muster",
