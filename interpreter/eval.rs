@@ -342,9 +342,14 @@ pub fn binary(op: Bin, x: Value, y: Value) -> R<Value> {
                     "arithmetic on `none`",
                     "a unit without this stat cannot take part; guard the rule with `!= none`",
                 )
+            } else if o == '/' && y.as_frac().is_some_and(|(n, _)| n == 0) {
+                fault(
+                    format!("division by zero: {x:?} / 0"),
+                    "guard the division with a condition that the divisor is not 0",
+                )
             } else {
                 fault(
-                    "arithmetic overflow or division by zero",
+                    format!("arithmetic overflow: {x:?} {o} {y:?}"),
                     "check the numbers the rule computes",
                 )
             }
