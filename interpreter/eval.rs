@@ -344,12 +344,12 @@ pub fn binary(op: Bin, x: Value, y: Value) -> R<Value> {
                 )
             } else if o == '/' && y.as_frac().is_some_and(|(n, _)| n == 0) {
                 fault(
-                    format!("division by zero: {x:?} / 0"),
+                    format!("division by zero: {x} / 0"),
                     "guard the division with a condition that the divisor is not 0",
                 )
             } else {
                 fault(
-                    format!("arithmetic overflow: {x:?} {o} {y:?}"),
+                    format!("arithmetic overflow: {x} {o} {y}"),
                     "check the numbers the rule computes",
                 )
             }

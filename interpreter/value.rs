@@ -109,3 +109,19 @@ pub fn gcd(mut a: u64, mut b: u64) -> u64 {
     }
     a.max(1)
 }
+
+/// Numbers and truth values as a reader writes them (symbols, units and
+/// sides by index: show them through `World::show` where names are known).
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::None => f.write_str("none"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Frac(n, d) => write!(f, "{n}/{d}"),
+            Value::Sym(s) => write!(f, "symbol #{s}"),
+            Value::Unit(u) => write!(f, "unit #{u}"),
+            Value::Side(s) => write!(f, "side #{s}"),
+        }
+    }
+}
