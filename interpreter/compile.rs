@@ -1085,7 +1085,7 @@ impl Compiler {
                     out.push((2, *i));
                     a.iter().for_each(|x| calls(x, out))
                 }
-                Ex::Fact(_, a) => a.iter().for_each(|x| calls(x, out)),
+                Ex::Fact(_, a) | Ex::Builtin(_, a) => a.iter().for_each(|x| calls(x, out)),
                 Ex::Stat(e, _)
                 | Ex::State(e, _)
                 | Ex::SideState(e, _)
@@ -1661,6 +1661,11 @@ impl Compiler {
         sc: &mut Scope,
         span: Span,
     ) -> Option<(Ex, Ty)> {
+        if let (None, Some((b, arity))) = (self.lookup(&n.text), Builtin::named(&n.text)) {
+            let params = vec![Ty::Int; arity];
+            let args = self.args(n, args, &params, sc, span)?;
+            return Some((Ex::Builtin(b, args), Ty::Int));
+        }
         let (params, ret, mk): (Vec<Ty>, Ty, MakeCall) = match self.lookup(&n.text) {
             Some(Def::Fact(i)) => {
                 let f = &self.rs.facts[i as usize];

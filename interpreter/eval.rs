@@ -207,6 +207,13 @@ impl<'r> Eval<'r> {
                 })?;
                 Value::Int(v)
             }
+            Ex::Builtin(b, args) => {
+                let mut v = Vec::with_capacity(2);
+                for a in args {
+                    v.push(self.eval(c, a, frame, dice)?);
+                }
+                builtin(*b, &v)?
+            }
             Ex::IsType(u, set) => {
                 let u = self.unit(self.eval(c, u, frame, dice)?)?;
                 Value::Bool(set[c.world.units[u].ty as usize])
@@ -331,6 +338,42 @@ impl<'r> Eval<'r> {
         }
         self.eval(c, &f.body, &mut inner, dice)
     }
+}
+
+/// A builtin function on numbers.
+pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
+    let num = |x: Value| {
+        x.as_frac().ok_or_else(|| {
+            fault(
+                format!(
+                    "`{}` needs numbers, not {x}",
+                    format!("{b:?}").to_lowercase()
+                ),
+                "a unit without this stat cannot take part; guard the rule with `!= none`",
+            )
+        })
+    };
+    Ok(match b {
+        Builtin::Min | Builtin::Max => {
+            let (x, y) = (v[0], v[1]);
+            num(x)?;
+            num(y)?;
+            let less = x.num_cmp(y) == Some(Ordering::Less);
+            if less == (b == Builtin::Min) {
+                x
+            } else {
+                y
+            }
+        }
+        Builtin::Ceil => {
+            let (n, d) = num(v[0])?;
+            Value::Int(n.div_euclid(d) + i64::from(n.rem_euclid(d) != 0))
+        }
+        Builtin::Floor => {
+            let (n, d) = num(v[0])?;
+            Value::Int(n.div_euclid(d))
+        }
+    })
 }
 
 /// A binary operation on two values (not `and`/`or`, which short-circuit).

@@ -311,6 +311,28 @@ pub enum Bin {
     Div,
 }
 
+/// Functions every ruleset has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    Min,
+    Max,
+    /// Round up: `ceil(figures * 3 / 2)` dice for 1.5 per figure.
+    Ceil,
+    Floor,
+}
+
+impl Builtin {
+    pub fn named(name: &str) -> Option<(Builtin, usize)> {
+        Some(match name {
+            "min" => (Builtin::Min, 2),
+            "max" => (Builtin::Max, 2),
+            "ceil" => (Builtin::Ceil, 1),
+            "floor" => (Builtin::Floor, 1),
+            _ => return None,
+        })
+    }
+}
+
 /// A compiled expression.
 #[derive(Clone, Debug)]
 pub enum Ex {
@@ -325,6 +347,7 @@ pub enum Ex {
     Define(Id, Vec<Ex>),
     Table(Id, Vec<Ex>),
     Quantity(Id, Vec<Ex>),
+    Builtin(Builtin, Vec<Ex>),
     /// Unit type membership: one flag per unit type.
     IsType(Box<Ex>, Vec<bool>),
     /// Symbol membership.
@@ -359,9 +382,11 @@ impl Ex {
             | Ex::Not(e)
             | Ex::Neg(e)
             | Ex::Quant(_, _, _, e) => e.is_random(),
-            Ex::Fact(_, a) | Ex::Define(_, a) | Ex::Table(_, a) | Ex::Quantity(_, a) => {
-                a.iter().any(Ex::is_random)
-            }
+            Ex::Fact(_, a)
+            | Ex::Define(_, a)
+            | Ex::Table(_, a)
+            | Ex::Quantity(_, a)
+            | Ex::Builtin(_, a) => a.iter().any(Ex::is_random),
             Ex::Bin(_, a, b) => a.is_random() || b.is_random(),
             Ex::If(c, a, b) => c.is_random() || a.is_random() || b.is_random(),
         }

@@ -139,6 +139,7 @@ fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
         Ex::Define(i, a) => Ex::Define(*i, a.iter().map(|x| map(x, f)).collect()),
         Ex::Table(i, a) => Ex::Table(*i, a.iter().map(|x| map(x, f)).collect()),
         Ex::Quantity(i, a) => Ex::Quantity(*i, a.iter().map(|x| map(x, f)).collect()),
+        Ex::Builtin(b, a) => Ex::Builtin(*b, a.iter().map(|x| map(x, f)).collect()),
         Ex::IsType(x, s) => Ex::IsType(b(x, f), s.clone()),
         Ex::IsSym(x, s) => Ex::IsSym(b(x, f), s.clone()),
         Ex::Not(x) => Ex::Not(b(x, f)),
@@ -230,9 +231,11 @@ fn reads_unknown(e: &Ex, known: &[Option<Value>], bound: &mut Vec<u16>) -> bool 
         | Ex::IsSym(x, _)
         | Ex::Not(x)
         | Ex::Neg(x) => reads_unknown(x, known, bound),
-        Ex::Fact(_, a) | Ex::Define(_, a) | Ex::Table(_, a) | Ex::Quantity(_, a) => {
-            a.iter().any(|x| reads_unknown(x, known, bound))
-        }
+        Ex::Fact(_, a)
+        | Ex::Define(_, a)
+        | Ex::Table(_, a)
+        | Ex::Quantity(_, a)
+        | Ex::Builtin(_, a) => a.iter().any(|x| reads_unknown(x, known, bound)),
         Ex::Bin(_, a, b) => reads_unknown(a, known, bound) || reads_unknown(b, known, bound),
         Ex::If(c, a, b) => {
             reads_unknown(c, known, bound)
@@ -617,9 +620,11 @@ impl Run<'_> {
                 // A call or test whose arguments roll: evaluate each combination.
                 let mut args: Vec<(usize, Dist)> = Vec::new();
                 let children: Vec<&Ex> = match other {
-                    Ex::Fact(_, a) | Ex::Define(_, a) | Ex::Table(_, a) | Ex::Quantity(_, a) => {
-                        a.iter().collect()
-                    }
+                    Ex::Fact(_, a)
+                    | Ex::Define(_, a)
+                    | Ex::Table(_, a)
+                    | Ex::Quantity(_, a)
+                    | Ex::Builtin(_, a) => a.iter().collect(),
                     Ex::IsSym(x, _)
                     | Ex::IsType(x, _)
                     | Ex::Stat(x, _)

@@ -84,3 +84,39 @@ fn sampled_matches_exact_for_custom_dice() {
         }
     }
 }
+
+/// Builtins: Matchlocks-style 1.5 dice per figure rounded up, capped; and
+/// they work on rolled values too (exact odds through the builtin).
+#[test]
+fn rounding_and_caps() {
+    let rules = r#"
+import core
+procedure per_figure(figures: int) outcomes { dice: int, best: int, worst: int, halves: int } {
+  outcome dice = ceil(figures * 3 / 2)
+  outcome halves = floor(figures / 2)
+  outcome best = max(d6, d6)
+  outcome worst = min(2, d6)
+}
+"#;
+    // `figures` is an int parameter: run it through a define-free situation
+    // by binding the procedure in a ruleset that passes 5 figures.
+    let wrapper = format!(
+        "{rules}\nprocedure five() outcomes {{ dice: int, best: int, worst: int, halves: int }} {{\n  call per_figure(5)\n}}\n"
+    );
+    let mut b = muster::build_text("builtins.muster", &wrapper, None)
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+    let s = b.situation("s.toml", "procedure = \"five\"\n").unwrap();
+    let o = b.exact(&s).unwrap();
+    // 5 figures at 1.5 dice each: 7.5, rounded up to 8; halved and rounded down: 2.
+    assert_eq!(o.get("dice").unwrap().p(Value::Int(8)).to_f64(), 1.0);
+    assert_eq!(o.get("halves").unwrap().p(Value::Int(2)).to_f64(), 1.0);
+    // The larger of two d6 is 6 with probability 11/36; min(2, d6) is 2 five times in six.
+    assert_eq!(
+        o.get("best").unwrap().p(Value::Int(6)).fraction(),
+        Some((11, 36))
+    );
+    assert_eq!(
+        o.get("worst").unwrap().p(Value::Int(2)).fraction(),
+        Some((5, 6))
+    );
+}
