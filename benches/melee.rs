@@ -194,6 +194,12 @@ fn main() {
         );
         println!();
     }
+    let tier = match odds::compile_for_sampling(&b.ruleset, &prog) {
+        odds::Compiled::Typed(t) if t.is_native() => "typed, machine code (Cranelift)",
+        odds::Compiled::Typed(_) => "typed bytecode, interpreted",
+        odds::Compiled::General(_) => "general bytecode, interpreted",
+    };
+    println!("sampled tier: {tier}");
     let winner_ix = prog
         .outcomes
         .iter()

@@ -993,14 +993,14 @@ pub(crate) fn count_outcomes<V: PartialEq + Copy>(
 
 /// The bytecode a sampled run uses: the typed tier when the program fits it.
 pub enum Compiled {
-    Typed(crate::bytecode::typed::Typed),
+    Typed(Box<crate::bytecode::typed::Typed>),
     General(crate::bytecode::Code),
 }
 
 /// Compile a specialised program for sampling.
 pub fn compile_for_sampling(rs: &Ruleset, prog: &Program) -> Compiled {
     match crate::bytecode::typed::compile(rs, prog) {
-        Some(t) => Compiled::Typed(t),
+        Some(t) => Compiled::Typed(Box::new(t)),
         None => Compiled::General(crate::bytecode::compile(rs, prog)),
     }
 }

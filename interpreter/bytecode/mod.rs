@@ -14,6 +14,7 @@ use crate::odds::{Op, Program};
 use crate::syntax::{Reroll, Span};
 use crate::value::Value;
 
+pub mod native;
 pub mod typed;
 
 type Reg = u32;

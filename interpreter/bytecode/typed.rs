@@ -12,10 +12,11 @@ use crate::rng::Rng;
 use crate::syntax::{Reroll, Span};
 use crate::value::Value;
 
-type Reg = u32;
+pub(crate) type Reg = u32;
 
+/// One instruction of the fast tier.
 #[derive(Clone, Debug)]
-enum T {
+pub(crate) enum T {
     Move {
         dst: Reg,
         src: Reg,
@@ -38,12 +39,11 @@ enum T {
         sides: u64,
         min_face: u64,
     },
+    /// A pool the situation did not fix: `pools[pool]` says how to read it.
     Pool {
         dst: Reg,
         n: Reg,
-        die: Id,
-        reading: Reading2,
-        reroll: Option<Reroll>,
+        pool: u32,
     },
     Bin {
         op: Bin,
@@ -86,11 +86,14 @@ enum T {
     },
 }
 
+/// How a general pool reads its dice; `target` holds the score for a
+/// scoring pool.
 #[derive(Clone, Debug)]
-enum Reading2 {
-    Sum,
-    Scoring(Reg),
-    Counting(Vec<bool>),
+pub(crate) struct Pool {
+    pub die: Id,
+    pub reading: Reading,
+    pub target: Option<Reg>,
+    pub reroll: Option<Reroll>,
 }
 
 /// How an outcome's `i64` reads back as a value.
@@ -102,8 +105,11 @@ enum Kind {
 }
 
 /// A program on `i64` registers.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Typed {
+    rs_dice: Vec<crate::ir::DieDef>,
+    pools: Vec<Pool>,
+    native: Option<super::native::Native>,
     code: Vec<T>,
     init: Vec<i64>,
     messages: Vec<(String, Span)>,
@@ -127,6 +133,7 @@ fn enc(v: Value) -> Option<i64> {
 
 struct B<'a> {
     rs: &'a Ruleset,
+    pools: Vec<Pool>,
     code: Vec<T>,
     init: Vec<i64>,
     consts: Vec<(i64, Reg)>,
@@ -271,19 +278,20 @@ impl B<'_> {
                     }
                 }
                 let n = self.expr(count, None)?;
-                let reading = match mode {
-                    DiceMode::Sum => Reading2::Sum,
-                    DiceMode::Scoring(t) => Reading2::Scoring(self.expr(t, None)?),
-                    DiceMode::Counting(m) => Reading2::Counting(m.clone()),
+                let (reading, target) = match mode {
+                    DiceMode::Sum => (Reading::Sum, None),
+                    DiceMode::Scoring(t) => (Reading::Scoring(0), Some(self.expr(t, None)?)),
+                    DiceMode::Counting(m) => (Reading::Counting(m.clone()), None),
                 };
-                let d = out(self);
-                self.code.push(T::Pool {
-                    dst: d,
-                    n,
+                self.pools.push(Pool {
                     die: *die,
                     reading,
+                    target,
                     reroll: *reroll,
                 });
+                let pool = (self.pools.len() - 1) as u32;
+                let d = out(self);
+                self.code.push(T::Pool { dst: d, n, pool });
                 d
             }
             _ => return None,
@@ -295,6 +303,7 @@ impl B<'_> {
 pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
     let mut b = B {
         rs,
+        pools: Vec::new(),
         code: Vec::new(),
         init: prog.frame.iter().map(|v| enc(*v).unwrap_or(0)).collect(),
         consts: Vec::new(),
@@ -398,7 +407,10 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
         .iter()
         .map(|v| enc(*v))
         .collect::<Option<Vec<_>>>()?;
-    Some(Typed {
+    let mut typed = Typed {
+        rs_dice: rs.dice.clone(),
+        pools: b.pools,
+        native: None,
         code: b.code,
         init: b.init,
         messages,
@@ -406,13 +418,74 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
         kinds,
         state,
         side_state,
-    })
+    };
+    // Machine code when it can be had (MUSTER_NO_JIT=1 keeps interpreting).
+    if std::env::var_os("MUSTER_NO_JIT").is_none() {
+        typed.native = super::native::compile(&typed);
+    }
+    Some(typed)
 }
 
 /// How often each outcome took each `i64` value.
 pub type Counts = Vec<Vec<(i64, u64)>>;
 
 impl Typed {
+    pub(crate) fn code(&self) -> &[T] {
+        &self.code
+    }
+    pub(crate) fn init(&self) -> &[i64] {
+        &self.init
+    }
+    pub(crate) fn pools(&self) -> &[Pool] {
+        &self.pools
+    }
+    pub(crate) fn state_len(&self) -> usize {
+        self.state.len()
+    }
+    pub(crate) fn side_state_len(&self) -> usize {
+        self.side_state.len()
+    }
+    pub(crate) fn outcome_len(&self) -> usize {
+        self.defaults.len()
+    }
+    /// Is this program running as machine code?
+    pub fn is_native(&self) -> bool {
+        self.native.is_some()
+    }
+
+    /// Roll general pool `pool`: `n` dice, `t` the score when it scores.
+    pub(crate) fn roll_pool(
+        &self,
+        pool: usize,
+        n: i64,
+        t: i64,
+        rng: &mut Rng,
+    ) -> Result<i64, Diag> {
+        let p = &self.pools[pool];
+        let reading = match &p.reading {
+            Reading::Scoring(_) => Reading::Scoring(t),
+            r => r.clone(),
+        };
+        dice::roll_pool(&self.rs_dice[p.die as usize], &reading, p.reroll, n, rng)
+            .map_err(|m| Diag::new("muster::runtime", m))
+    }
+
+    fn native_error(&self, code: i64) -> Diag {
+        match code {
+            super::native::OVERFLOW => overflow(),
+            super::native::POOL_ERROR => {
+                Diag::new("muster::runtime", "a pool of dice could not be rolled")
+                    .help("check the number of dice and the score needed")
+            }
+            k => {
+                let (m, span) = &self.messages[(k - 1) as usize];
+                Diag::new("muster::requirement", format!("the situation breaks a rule: {m}"))
+                    .at(*span, "this requirement does not hold")
+                    .help("change the situation's units or facts so that the procedure's requirements hold")
+            }
+        }
+    }
+
     /// Run `n` times on one generator stream, counting outcomes.
     pub fn tally(&self, rs: &Ruleset, n: u64, rng: &mut Rng) -> Result<Counts, Diag> {
         let mut regs = self.init.clone();
@@ -425,7 +498,15 @@ impl Typed {
             st.copy_from_slice(&self.state);
             sst.copy_from_slice(&self.side_state);
             out.copy_from_slice(&self.defaults);
-            self.run(rs, &mut regs, &mut st, &mut sst, rng, &mut out)?;
+            match &self.native {
+                Some(native) => {
+                    let code = native.run(self, &mut st, &mut sst, &mut out, rng);
+                    if code != 0 {
+                        return Err(self.native_error(code));
+                    }
+                }
+                None => self.run(rs, &mut regs, &mut st, &mut sst, rng, &mut out)?,
+            }
             crate::odds::count_outcomes(&mut counts, &mut last, &out);
         }
         Ok(counts)
@@ -444,7 +525,7 @@ impl Typed {
     #[inline]
     fn run(
         &self,
-        rs: &Ruleset,
+        _rs: &Ruleset,
         regs: &mut [i64],
         st: &mut [i64],
         sst: &mut [i64],
@@ -486,21 +567,13 @@ impl Typed {
                     }
                     regs[*dst as usize] = hits;
                 }
-                T::Pool {
-                    dst,
-                    n,
-                    die,
-                    reading,
-                    reroll,
-                } => {
-                    let d = &rs.dice[*die as usize];
-                    let r = match reading {
-                        Reading2::Sum => Reading::Sum,
-                        Reading2::Scoring(t) => Reading::Scoring(regs[*t as usize]),
-                        Reading2::Counting(m) => Reading::Counting(m.clone()),
-                    };
-                    regs[*dst as usize] = dice::roll_pool(d, &r, *reroll, regs[*n as usize], rng)
-                        .map_err(|m| Diag::new("muster::runtime", m))?;
+                T::Pool { dst, n, pool } => {
+                    let t = self.pools[*pool as usize]
+                        .target
+                        .map(|r| regs[r as usize])
+                        .unwrap_or(0);
+                    regs[*dst as usize] =
+                        self.roll_pool(*pool as usize, regs[*n as usize], t, rng)?;
                 }
                 T::Bin { op, dst, a, b } => {
                     let (x, y) = (regs[*a as usize], regs[*b as usize]);

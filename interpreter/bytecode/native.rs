@@ -1,0 +1,440 @@
+//! Native code for the fast tier: a typed program ([`super::typed`]) compiled
+//! with Cranelift into one machine-code function per specialised procedure.
+//! Registers become SSA variables, state and outcomes are plain memory, and
+//! dice come from the same seeded generator through a callback, in the same
+//! order, so a seed gives the same answer natively as interpreted. Every
+//! problem the interpreter would report comes back as a code and becomes the
+//! same diagnostic. If code generation fails for any reason, the caller keeps
+//! interpreting.
+
+use super::typed::{Pool, Typed, T};
+use crate::ir::{Bin, ModOp};
+use crate::rng::Rng;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, InstBuilder, MemFlagsData, Signature, UserFuncName, Value,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::collections::BTreeSet;
+
+/// The generated function: (unit state, side state, outcomes, generator,
+/// program) -> 0, or an error code (see [`Native::run`]).
+type Entry = unsafe extern "C" fn(*mut i64, *mut i64, *mut i64, *mut Rng, *const Typed) -> i64;
+
+/// Error codes the generated code returns.
+pub const OVERFLOW: i64 = -1;
+pub const POOL_ERROR: i64 = -2;
+
+/// A compiled procedure. The code lives as long as this value.
+pub struct Native {
+    entry: Entry,
+    // Owns the executable memory; only touched again when dropped.
+    module: Option<JITModule>,
+}
+
+// SAFETY: after `finalize_definitions` the module is never used again except
+// to free its memory in `Drop`, which needs `&mut self`, so no other thread
+// can be running the code then. The entry point is plain machine code that
+// only touches the pointers it is given.
+unsafe impl Send for Native {}
+unsafe impl Sync for Native {}
+
+impl Drop for Native {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: `&mut self` means no call of `entry` is in progress, and
+            // the pointer is never used after this.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+impl std::fmt::Debug for Native {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Native")
+    }
+}
+
+extern "C" fn muster_below(rng: *mut Rng, n: u64) -> u64 {
+    // SAFETY: the generated code passes through the `&mut Rng` that
+    // `Native::run` received, for the duration of that call.
+    unsafe { (*rng).below(n) }
+}
+
+extern "C" fn muster_pool(typed: *const Typed, pool: u64, n: i64, t: i64, rng: *mut Rng) -> i64 {
+    // SAFETY: both pointers come from `Native::run`'s own references.
+    let (typed, rng) = unsafe { (&*typed, &mut *rng) };
+    typed
+        .roll_pool(pool as usize, n, t, rng)
+        .unwrap_or(i64::MIN)
+}
+
+impl Native {
+    /// Run once: state, side state and outcomes are changed in place.
+    /// Returns 0, [`OVERFLOW`], [`POOL_ERROR`], or k > 0 when requirement
+    /// k - 1 failed.
+    pub fn run(
+        &self,
+        typed: &Typed,
+        st: &mut [i64],
+        sst: &mut [i64],
+        out: &mut [i64],
+        rng: &mut Rng,
+    ) -> i64 {
+        debug_assert!(
+            st.len() >= typed.state_len()
+                && sst.len() >= typed.side_state_len()
+                && out.len() >= typed.outcome_len()
+        );
+        // SAFETY: `compile` checked that every index the code uses is within
+        // these slices' lengths (the typed program's own state and outcome
+        // sizes, asserted above), and the code keeps no pointer after return.
+        unsafe {
+            (self.entry)(
+                st.as_mut_ptr(),
+                sst.as_mut_ptr(),
+                out.as_mut_ptr(),
+                rng as *mut Rng,
+                typed as *const Typed,
+            )
+        }
+    }
+}
+
+/// Compile a typed program to machine code, or `None` (keep interpreting).
+pub fn compile(p: &Typed) -> Option<Native> {
+    // Every memory index must fit the arrays `run` is given.
+    for ins in p.code() {
+        let ok = match ins {
+            T::Load { side, idx, .. } | T::Store { side, idx, .. } => {
+                (*idx as usize)
+                    < if *side {
+                        p.side_state_len()
+                    } else {
+                        p.state_len()
+                    }
+            }
+            T::Outcome { idx, .. } => (*idx as usize) < p.outcome_len(),
+            T::Pool { pool, .. } => (*pool as usize) < p.pools().len(),
+            _ => true,
+        };
+        if !ok {
+            return None;
+        }
+    }
+    let mut flags = settings::builder();
+    flags.set("use_colocated_libcalls", "false").ok()?;
+    flags.set("is_pic", "false").ok()?;
+    flags.set("opt_level", "speed").ok()?;
+    let isa = cranelift_native::builder()
+        .ok()?
+        .finish(settings::Flags::new(flags))
+        .ok()?;
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    jb.symbol("muster_below", muster_below as *const u8);
+    jb.symbol("muster_pool", muster_pool as *const u8);
+    let mut module = JITModule::new(jb);
+    let ptr = module.target_config().pointer_type();
+
+    let mut below_sig = module.make_signature();
+    below_sig
+        .params
+        .extend([AbiParam::new(ptr), AbiParam::new(types::I64)]);
+    below_sig.returns.push(AbiParam::new(types::I64));
+    let below_id = module
+        .declare_function("muster_below", Linkage::Import, &below_sig)
+        .ok()?;
+    let mut pool_sig = module.make_signature();
+    pool_sig.params.extend([
+        AbiParam::new(ptr),
+        AbiParam::new(types::I64),
+        AbiParam::new(types::I64),
+        AbiParam::new(types::I64),
+        AbiParam::new(ptr),
+    ]);
+    pool_sig.returns.push(AbiParam::new(types::I64));
+    let pool_id = module
+        .declare_function("muster_pool", Linkage::Import, &pool_sig)
+        .ok()?;
+
+    let mut sig: Signature = module.make_signature();
+    for _ in 0..5 {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    sig.returns.push(AbiParam::new(types::I64));
+    let fid = module
+        .declare_function("procedure", Linkage::Local, &sig)
+        .ok()?;
+    let mut ctx = Context::new();
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(0, fid.as_u32());
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let below = module.declare_func_in_func(below_id, b.func);
+        let pool_fn = module.declare_func_in_func(pool_id, b.func);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let (st, sst, out, rng, prog) = (params[0], params[1], params[2], params[3], params[4]);
+        let vars: Vec<Variable> = p.init().iter().map(|_| b.declare_var(types::I64)).collect();
+        for (v, init) in vars.iter().zip(p.init()) {
+            let c = b.ins().iconst(types::I64, *init);
+            b.def_var(*v, c);
+        }
+        let code = p.code();
+        // A block for every jump target (and for the end).
+        let mut targets = BTreeSet::new();
+        targets.insert(0usize);
+        targets.insert(code.len());
+        for ins in code {
+            match ins {
+                T::Jump { to }
+                | T::JumpIfZero { to, .. }
+                | T::JumpIfNonZero { to, .. }
+                | T::JumpUnlessCmp { to, .. } => {
+                    targets.insert(*to as usize);
+                }
+                _ => {}
+            }
+        }
+        let blocks: std::collections::BTreeMap<usize, Block> =
+            targets.iter().map(|t| (*t, b.create_block())).collect();
+        let fail = |b: &mut FunctionBuilder, code: i64| {
+            let blk = b.create_block();
+            let cur = b.current_block();
+            b.switch_to_block(blk);
+            let v = b.ins().iconst(types::I64, code);
+            b.ins().return_(&[v]);
+            if let Some(c) = cur {
+                b.switch_to_block(c);
+            }
+            blk
+        };
+        let overflow = fail(&mut b, OVERFLOW);
+        let pool_error = fail(&mut b, POOL_ERROR);
+        b.ins().jump(blocks[&0], &[]);
+        let mut open = false;
+        // Continue straight on in a fresh block after a conditional branch.
+        let branch = |b: &mut FunctionBuilder, cond: Value, yes: Block| {
+            let next = b.create_block();
+            b.ins().brif(cond, yes, &[], next, &[]);
+            b.switch_to_block(next);
+        };
+        // Checked arithmetic: jump to `overflow` when it does not fit.
+        let checked = |b: &mut FunctionBuilder, (r, o): (Value, Value)| {
+            branch(b, o, overflow);
+            r
+        };
+        let saturate = |b: &mut FunctionBuilder, add: bool, x: Value, y: Value| {
+            let (r, o) = if add {
+                b.ins().sadd_overflow(x, y)
+            } else {
+                b.ins().ssub_overflow(x, y)
+            };
+            // On overflow the result goes to the end the operand pushes it to.
+            let up = b.ins().icmp_imm_s(
+                if add {
+                    IntCC::SignedGreaterThan
+                } else {
+                    IntCC::SignedLessThan
+                },
+                y,
+                0,
+            );
+            let max = b.ins().iconst(types::I64, i64::MAX);
+            let min = b.ins().iconst(types::I64, i64::MIN);
+            let sat = b.ins().select(up, max, min);
+            b.ins().select(o, sat, r)
+        };
+        let boolean = |b: &mut FunctionBuilder, c: Value| b.ins().uextend(types::I64, c);
+        let mem = MemFlagsData::trusted();
+        for (i, ins) in code.iter().enumerate() {
+            if let Some(blk) = blocks.get(&i) {
+                // The entry block already jumped to the first instruction's.
+                if open {
+                    b.ins().jump(*blk, &[]);
+                }
+                b.switch_to_block(*blk);
+                open = true;
+            } else if !open {
+                // Unreachable code after a jump: give it a block of its own.
+                let blk = b.create_block();
+                b.switch_to_block(blk);
+                open = true;
+            }
+            let get = |b: &mut FunctionBuilder, r: u32| b.use_var(vars[r as usize]);
+            match ins {
+                T::Move { dst, src } => {
+                    let v = get(&mut b, *src);
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Load { side, dst, idx } => {
+                    let base = if *side { sst } else { st };
+                    let v = b.ins().load(types::I64, mem, base, (*idx as i32) * 8);
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Store { side, idx, op, src } => {
+                    let base = if *side { sst } else { st };
+                    let v = get(&mut b, *src);
+                    let new = match op {
+                        ModOp::Set => v,
+                        ModOp::Add | ModOp::Sub => {
+                            let cur = b.ins().load(types::I64, mem, base, (*idx as i32) * 8);
+                            saturate(&mut b, *op == ModOp::Add, cur, v)
+                        }
+                    };
+                    b.ins().store(mem, new, base, (*idx as i32) * 8);
+                }
+                T::PoolFixed {
+                    dst,
+                    n,
+                    sides,
+                    min_face,
+                } => {
+                    let sides = b.ins().iconst(types::I64, *sides as i64);
+                    let mut acc = b.ins().iconst(types::I64, 0);
+                    for _ in 0..*n {
+                        let call = b.ins().call(below, &[rng, sides]);
+                        let face = b.inst_results(call)[0];
+                        let hit = b.ins().icmp_imm_u(
+                            IntCC::UnsignedGreaterThanOrEqual,
+                            face,
+                            *min_face as i64,
+                        );
+                        let hit = boolean(&mut b, hit);
+                        acc = b.ins().iadd(acc, hit);
+                    }
+                    b.def_var(vars[*dst as usize], acc);
+                }
+                T::Pool { dst, n, pool, .. } => {
+                    let nv = get(&mut b, *n);
+                    let tv = match p.pools()[*pool as usize] {
+                        Pool {
+                            target: Some(t), ..
+                        } => get(&mut b, t),
+                        _ => b.ins().iconst(types::I64, 0),
+                    };
+                    let idx = b.ins().iconst(types::I64, *pool as i64);
+                    let call = b.ins().call(pool_fn, &[prog, idx, nv, tv, rng]);
+                    let r = b.inst_results(call)[0];
+                    let bad = b.ins().icmp_imm_s(IntCC::Equal, r, i64::MIN);
+                    branch(&mut b, bad, pool_error);
+                    b.def_var(vars[*dst as usize], r);
+                }
+                T::Bin { op, dst, a, b: bb } => {
+                    let (x, y) = (get(&mut b, *a), get(&mut b, *bb));
+                    let v = match op {
+                        Bin::Add => {
+                            let r = b.ins().sadd_overflow(x, y);
+                            checked(&mut b, r)
+                        }
+                        Bin::Sub => {
+                            let r = b.ins().ssub_overflow(x, y);
+                            checked(&mut b, r)
+                        }
+                        Bin::Mul => {
+                            let r = b.ins().smul_overflow(x, y);
+                            checked(&mut b, r)
+                        }
+                        Bin::And | Bin::Or => {
+                            let xb = b.ins().icmp_imm_s(IntCC::NotEqual, x, 0);
+                            let yb = b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+                            let c = if *op == Bin::And {
+                                b.ins().band(xb, yb)
+                            } else {
+                                b.ins().bor(xb, yb)
+                            };
+                            boolean(&mut b, c)
+                        }
+                        Bin::Div => return None,
+                        cmp => {
+                            let c = b.ins().icmp(cc(*cmp), x, y);
+                            boolean(&mut b, c)
+                        }
+                    };
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Not { dst, a } => {
+                    let x = get(&mut b, *a);
+                    let c = b.ins().icmp_imm_s(IntCC::Equal, x, 0);
+                    let v = boolean(&mut b, c);
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Neg { dst, a } => {
+                    let x = get(&mut b, *a);
+                    let zero = b.ins().iconst(types::I64, 0);
+                    let r = b.ins().ssub_overflow(zero, x);
+                    let v = checked(&mut b, r);
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Jump { to } => {
+                    b.ins().jump(blocks[&(*to as usize)], &[]);
+                    open = false;
+                }
+                T::JumpIfZero { cond, to } | T::JumpIfNonZero { cond, to } => {
+                    let x = get(&mut b, *cond);
+                    let when = if matches!(ins, T::JumpIfZero { .. }) {
+                        IntCC::Equal
+                    } else {
+                        IntCC::NotEqual
+                    };
+                    let c = b.ins().icmp_imm_s(when, x, 0);
+                    branch(&mut b, c, blocks[&(*to as usize)]);
+                }
+                T::JumpUnlessCmp { op, a, b: bb, to } => {
+                    let (x, y) = (get(&mut b, *a), get(&mut b, *bb));
+                    let holds = b.ins().icmp(cc(*op), x, y);
+                    let fails = b.ins().icmp_imm_s(IntCC::Equal, holds, 0);
+                    branch(&mut b, fails, blocks[&(*to as usize)]);
+                }
+                T::Outcome { idx, src } => {
+                    let v = get(&mut b, *src);
+                    b.ins().store(mem, v, out, (*idx as i32) * 8);
+                }
+                T::Require { cond, msg } => {
+                    let x = get(&mut b, *cond);
+                    let c = b.ins().icmp_imm_s(IntCC::Equal, x, 0);
+                    let bad = fail(&mut b, *msg as i64 + 1);
+                    branch(&mut b, c, bad);
+                }
+            }
+        }
+        let end = blocks[&code.len()];
+        if open {
+            b.ins().jump(end, &[]);
+        }
+        b.switch_to_block(end);
+        let ok = b.ins().iconst(types::I64, 0);
+        b.ins().return_(&[ok]);
+        b.seal_all_blocks();
+        b.finalize(module.target_config());
+    }
+    module.define_function(fid, &mut ctx).ok()?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().ok()?;
+    let code = module.get_finalized_function(fid);
+    // SAFETY: `code` is the finalized function declared with `sig`, whose
+    // five pointer parameters and i64 result match `Entry`.
+    let entry: Entry = unsafe { std::mem::transmute::<*const u8, Entry>(code) };
+    Some(Native {
+        entry,
+        module: Some(module),
+    })
+}
+
+fn cc(op: Bin) -> IntCC {
+    match op {
+        Bin::Lt => IntCC::SignedLessThan,
+        Bin::Le => IntCC::SignedLessThanOrEqual,
+        Bin::Gt => IntCC::SignedGreaterThan,
+        Bin::Ge => IntCC::SignedGreaterThanOrEqual,
+        Bin::Eq => IntCC::Equal,
+        _ => IntCC::NotEqual,
+    }
+}
