@@ -74,7 +74,8 @@ extern "C" fn muster_pool(typed: *const Typed, pool: u64, n: i64, t: i64, rng: *
 }
 
 impl Native {
-    /// Run once: state, side state and outcomes are changed in place.
+    /// Run once from the situation's initial state (the code resets state, side
+    /// state and outcome defaults itself); state and outcomes are written in place.
     /// Returns 0, [`OVERFLOW`], [`POOL_ERROR`], or k > 0 when requirement
     /// k - 1 failed.
     pub fn run(
@@ -182,6 +183,19 @@ pub fn compile(p: &Typed) -> Option<Native> {
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
         let (st, sst, out, rng, prog) = (params[0], params[1], params[2], params[3], params[4]);
+        // Each run starts from the situation: state, side state and outcome
+        // defaults are stored here, so the caller copies nothing.
+        let mem0 = MemFlagsData::trusted();
+        for (base, values) in [
+            (st, p.initial_state()),
+            (sst, p.initial_side_state()),
+            (out, p.defaults()),
+        ] {
+            for (i, v) in values.iter().enumerate() {
+                let c = b.ins().iconst(types::I64, *v);
+                b.ins().store(mem0, c, base, (i as i32) * 8);
+            }
+        }
         let vars: Vec<Variable> = p.init().iter().map(|_| b.declare_var(types::I64)).collect();
         for (v, init) in vars.iter().zip(p.init()) {
             let c = b.ins().iconst(types::I64, *init);

@@ -429,6 +429,56 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
 /// How often each outcome took each `i64` value.
 pub type Counts = Vec<Vec<(i64, u64)>>;
 
+/// Outcome counts: small values (bools, hits, symbol ids) in dense arrays,
+/// anything else in a short list.
+struct Dense {
+    dense: Vec<[u64; DENSE]>,
+    sparse: Counts,
+    last: Vec<usize>,
+}
+
+const DENSE: usize = 128;
+
+impl Dense {
+    fn new(outcomes: usize) -> Self {
+        Dense {
+            dense: vec![[0; DENSE]; outcomes],
+            sparse: vec![Vec::new(); outcomes],
+            last: vec![0; outcomes],
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, out: &[i64]) {
+        for (o, v) in out.iter().enumerate() {
+            match usize::try_from(*v) {
+                Ok(i) if i < DENSE => self.dense[o][i] += 1,
+                _ => crate::odds::count_outcomes(
+                    &mut self.sparse[o..=o],
+                    &mut self.last[o..=o],
+                    std::slice::from_ref(v),
+                ),
+            }
+        }
+    }
+
+    fn finish(self) -> Counts {
+        self.dense
+            .iter()
+            .zip(self.sparse)
+            .map(|(d, mut s)| {
+                s.extend(
+                    d.iter()
+                        .enumerate()
+                        .filter(|(_, k)| **k > 0)
+                        .map(|(i, k)| (i as i64, *k)),
+                );
+                s
+            })
+            .collect()
+    }
+}
+
 impl Typed {
     pub(crate) fn code(&self) -> &[T] {
         &self.code
@@ -447,6 +497,15 @@ impl Typed {
     }
     pub(crate) fn outcome_len(&self) -> usize {
         self.defaults.len()
+    }
+    pub(crate) fn initial_state(&self) -> &[i64] {
+        &self.state
+    }
+    pub(crate) fn initial_side_state(&self) -> &[i64] {
+        &self.side_state
+    }
+    pub(crate) fn defaults(&self) -> &[i64] {
+        &self.defaults
     }
     /// Is this program running as machine code?
     pub fn is_native(&self) -> bool {
@@ -492,24 +551,26 @@ impl Typed {
         let mut st = self.state.clone();
         let mut sst = self.side_state.clone();
         let mut out = self.defaults.clone();
-        let mut counts: Counts = vec![Vec::new(); out.len()];
-        let mut last = vec![0usize; out.len()];
+        let mut counts = Dense::new(out.len());
         for _ in 0..n {
-            st.copy_from_slice(&self.state);
-            sst.copy_from_slice(&self.side_state);
-            out.copy_from_slice(&self.defaults);
             match &self.native {
+                // The machine code starts each run from the initial state itself.
                 Some(native) => {
                     let code = native.run(self, &mut st, &mut sst, &mut out, rng);
                     if code != 0 {
                         return Err(self.native_error(code));
                     }
                 }
-                None => self.run(rs, &mut regs, &mut st, &mut sst, rng, &mut out)?,
+                None => {
+                    st.copy_from_slice(&self.state);
+                    sst.copy_from_slice(&self.side_state);
+                    out.copy_from_slice(&self.defaults);
+                    self.run(rs, &mut regs, &mut st, &mut sst, rng, &mut out)?;
+                }
             }
-            crate::odds::count_outcomes(&mut counts, &mut last, &out);
+            counts.add(&out);
         }
-        Ok(counts)
+        Ok(counts.finish())
     }
 
     /// Read an outcome's `i64` back as a value.
