@@ -59,10 +59,21 @@ impl std::fmt::Debug for Native {
     }
 }
 
-extern "C" fn muster_below(rng: *mut Rng, n: u64) -> u64 {
+/// The rare end of Lemire's reduction, exactly as [`Rng::below`] does it:
+/// the generated code has drawn `x` and found `low = x * n (mod 2^64)`
+/// below `n`; reject while under the threshold, then return the high word.
+extern "C" fn muster_below_finish(rng: *mut Rng, n: u64, low: u64, high: u64) -> u64 {
     // SAFETY: the generated code passes through the `&mut Rng` that
     // `Native::run` received, for the duration of that call.
-    unsafe { (*rng).below(n) }
+    let rng = unsafe { &mut *rng };
+    let threshold = n.wrapping_neg() % n;
+    let (mut low, mut high) = (low, high);
+    while low < threshold {
+        let m = (rng.next_u64() as u128) * (n as u128);
+        low = m as u64;
+        high = (m >> 64) as u64;
+    }
+    high
 }
 
 extern "C" fn muster_pool(typed: *const Typed, pool: u64, n: i64, t: i64, rng: *mut Rng) -> i64 {
@@ -136,18 +147,21 @@ pub fn compile(p: &Typed) -> Option<Native> {
         .finish(settings::Flags::new(flags))
         .ok()?;
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
-    jb.symbol("muster_below", muster_below as *const u8);
     jb.symbol("muster_pool", muster_pool as *const u8);
+    jb.symbol("muster_below_finish", muster_below_finish as *const u8);
     let mut module = JITModule::new(jb);
     let ptr = module.target_config().pointer_type();
 
-    let mut below_sig = module.make_signature();
-    below_sig
-        .params
-        .extend([AbiParam::new(ptr), AbiParam::new(types::I64)]);
-    below_sig.returns.push(AbiParam::new(types::I64));
-    let below_id = module
-        .declare_function("muster_below", Linkage::Import, &below_sig)
+    let mut finish_sig = module.make_signature();
+    finish_sig.params.extend([
+        AbiParam::new(ptr),
+        AbiParam::new(types::I64),
+        AbiParam::new(types::I64),
+        AbiParam::new(types::I64),
+    ]);
+    finish_sig.returns.push(AbiParam::new(types::I64));
+    let finish_id = module
+        .declare_function("muster_below_finish", Linkage::Import, &finish_sig)
         .ok()?;
     let mut pool_sig = module.make_signature();
     pool_sig.params.extend([
@@ -176,8 +190,8 @@ pub fn compile(p: &Typed) -> Option<Native> {
     let mut fctx = FunctionBuilderContext::new();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let below = module.declare_func_in_func(below_id, b.func);
         let pool_fn = module.declare_func_in_func(pool_id, b.func);
+        let finish = module.declare_func_in_func(finish_id, b.func);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -197,6 +211,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
             }
         }
         let vars: Vec<Variable> = p.init().iter().map(|_| b.declare_var(types::I64)).collect();
+        let face_var = b.declare_var(types::I64);
         for (v, init) in vars.iter().zip(p.init()) {
             let c = b.ins().iconst(types::I64, *init);
             b.def_var(*v, c);
@@ -314,8 +329,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
                     let sides = b.ins().iconst(types::I64, *sides as i64);
                     let mut acc = b.ins().iconst(types::I64, 0);
                     for _ in 0..*n {
-                        let call = b.ins().call(below, &[rng, sides]);
-                        let face = b.inst_results(call)[0];
+                        let face = inline_below(&mut b, rng, sides, finish, face_var);
                         let hit = b.ins().icmp_imm_u(
                             IntCC::UnsignedGreaterThanOrEqual,
                             face,
@@ -440,6 +454,47 @@ pub fn compile(p: &Typed) -> Option<Native> {
         entry,
         module: Some(module),
     })
+}
+
+/// One die, inline: step the PCG-64 MCG state in place (it is the only field
+/// of the `#[repr(C)]` [`Rng`]), take its XSL-RR output `x`, and reduce it to
+/// `0..n` by Lemire's method; the rare rejection path calls back.
+fn inline_below(
+    b: &mut FunctionBuilder,
+    rng: Value,
+    n: Value,
+    finish: cranelift_codegen::ir::FuncRef,
+    face: Variable,
+) -> Value {
+    let mem = MemFlagsData::trusted();
+    let state = b.ins().load(types::I128, mem, rng, 0);
+    let mlo = b
+        .ins()
+        .iconst(types::I64, crate::rng::MULTIPLIER as u64 as i64);
+    let mhi = b
+        .ins()
+        .iconst(types::I64, (crate::rng::MULTIPLIER >> 64) as u64 as i64);
+    let mult = b.ins().iconcat(mlo, mhi);
+    let state = b.ins().imul(state, mult);
+    b.ins().store(mem, state, rng, 0);
+    let (lo, hi) = b.ins().isplit(state);
+    let rot = b.ins().ushr_imm_u(hi, 58);
+    let xsl = b.ins().bxor(hi, lo);
+    let x = b.ins().rotr(xsl, rot);
+    let low = b.ins().imul(x, n);
+    let high = b.ins().umulhi(x, n);
+    b.def_var(face, high);
+    let rare = b.ins().icmp(IntCC::UnsignedLessThan, low, n);
+    let slow = b.create_block();
+    let join = b.create_block();
+    b.ins().brif(rare, slow, &[], join, &[]);
+    b.switch_to_block(slow);
+    let call = b.ins().call(finish, &[rng, n, low, high]);
+    let r = b.inst_results(call)[0];
+    b.def_var(face, r);
+    b.ins().jump(join, &[]);
+    b.switch_to_block(join);
+    b.use_var(face)
 }
 
 fn cc(op: Bin) -> IntCC {
