@@ -197,19 +197,24 @@ pub fn compile(p: &Typed) -> Option<Native> {
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
         let (st, sst, out, rng, prog) = (params[0], params[1], params[2], params[3], params[4]);
-        // Each run starts from the situation: state, side state and outcome
-        // defaults are stored here, so the caller copies nothing.
-        let mem0 = MemFlagsData::trusted();
-        for (base, values) in [
-            (st, p.initial_state()),
-            (sst, p.initial_side_state()),
-            (out, p.defaults()),
-        ] {
-            for (i, v) in values.iter().enumerate() {
-                let c = b.ins().iconst(types::I64, *v);
-                b.ins().store(mem0, c, base, (i as i32) * 8);
-            }
-        }
+        // Each run starts from the situation. State, side state and outcomes
+        // live in variables (every index is fixed at compile time); only the
+        // outcomes are written out, once, at the end.
+        let _ = (st, sst);
+        let slots = |b: &mut FunctionBuilder, values: &[i64]| -> Vec<Variable> {
+            values
+                .iter()
+                .map(|v| {
+                    let var = b.declare_var(types::I64);
+                    let c = b.ins().iconst(types::I64, *v);
+                    b.def_var(var, c);
+                    var
+                })
+                .collect()
+        };
+        let state_vars = slots(&mut b, p.initial_state());
+        let side_vars = slots(&mut b, p.initial_side_state());
+        let out_vars = slots(&mut b, p.defaults());
         let vars: Vec<Variable> = p.init().iter().map(|_| b.declare_var(types::I64)).collect();
         let face_var = b.declare_var(types::I64);
         for (v, init) in vars.iter().zip(p.init()) {
@@ -304,21 +309,29 @@ pub fn compile(p: &Typed) -> Option<Native> {
                     b.def_var(vars[*dst as usize], v);
                 }
                 T::Load { side, dst, idx } => {
-                    let base = if *side { sst } else { st };
-                    let v = b.ins().load(types::I64, mem, base, (*idx as i32) * 8);
+                    let slot = if *side {
+                        side_vars[*idx as usize]
+                    } else {
+                        state_vars[*idx as usize]
+                    };
+                    let v = b.use_var(slot);
                     b.def_var(vars[*dst as usize], v);
                 }
                 T::Store { side, idx, op, src } => {
-                    let base = if *side { sst } else { st };
+                    let slot = if *side {
+                        side_vars[*idx as usize]
+                    } else {
+                        state_vars[*idx as usize]
+                    };
                     let v = get(&mut b, *src);
                     let new = match op {
                         ModOp::Set => v,
                         ModOp::Add | ModOp::Sub => {
-                            let cur = b.ins().load(types::I64, mem, base, (*idx as i32) * 8);
+                            let cur = b.use_var(slot);
                             saturate(&mut b, *op == ModOp::Add, cur, v)
                         }
                     };
-                    b.ins().store(mem, new, base, (*idx as i32) * 8);
+                    b.def_var(slot, new);
                 }
                 T::PoolFixed {
                     dst,
@@ -423,7 +436,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
                 }
                 T::Outcome { idx, src } => {
                     let v = get(&mut b, *src);
-                    b.ins().store(mem, v, out, (*idx as i32) * 8);
+                    b.def_var(out_vars[*idx as usize], v);
                 }
                 T::Require { cond, msg } => {
                     let x = get(&mut b, *cond);
@@ -438,6 +451,10 @@ pub fn compile(p: &Typed) -> Option<Native> {
             b.ins().jump(end, &[]);
         }
         b.switch_to_block(end);
+        for (i, var) in out_vars.iter().enumerate() {
+            let v = b.use_var(*var);
+            b.ins().store(mem, v, out, (i as i32) * 8);
+        }
         let ok = b.ins().iconst(types::I64, 0);
         b.ins().return_(&[ok]);
         b.seal_all_blocks();

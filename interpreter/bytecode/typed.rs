@@ -450,9 +450,9 @@ impl Dense {
 
     #[inline]
     fn add(&mut self, out: &[i64]) {
-        for (o, v) in out.iter().enumerate() {
-            match usize::try_from(*v) {
-                Ok(i) if i < DENSE => self.dense[o][i] += 1,
+        for (o, (dense, v)) in self.dense.iter_mut().zip(out).enumerate() {
+            match dense.get_mut(*v as u64 as usize) {
+                Some(k) if *v >= 0 => *k += 1,
                 _ => crate::odds::count_outcomes(
                     &mut self.sparse[o..=o],
                     &mut self.last[o..=o],
