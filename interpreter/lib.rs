@@ -6,6 +6,8 @@
 //! text --parse--> syntax --load (extends, import)--> compile --> ir::Ruleset + phase_graph
 //!                                                        |
 //!          situation (facts, units) --> odds: exact (dice distributions) or sampled (rng)
+//!                                                         |
+//!                               bytecode: typed tier -> machine code (Cranelift), else interpreted
 //! ```
 //!
 //! Where things happen: [`tables`] checks and compiles tables, [`modifiers`]
