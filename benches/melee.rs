@@ -5,7 +5,8 @@
 //! 1. NATIVE: a hand-written Rust loop of the same melee (dice, winner, the
 //!    resolve loss, routed flags and rally-back flag of `take_hits`/`rout`),
 //!    tallying every outcome the procedure reports;
-//! 2. INTERPRETED: `odds::tally` of the specialised program on one thread;
+//! 2. MUSTER: `odds::tally` of the specialised program on one thread, on the
+//!    tier it gets (machine code unless `MUSTER_NO_JIT=1`), printed first;
 //! 3. EXACT: `odds::exact` of the specialised program, and `Build::exact`
 //!    (specialisation included);
 //! 4. PARALLEL: `odds::sampled` on the default rayon pool.
@@ -318,11 +319,11 @@ fn main() {
     );
     println!(
         "{:<34} {:>13.2} ns {:>12}",
-        "interpreted (tally), per sample", ns_interp, ""
+        "muster (odds::tally), per sample", ns_interp, ""
     );
     println!(
         "{:<34} {:>15.2}x {:>12}  {}",
-        "ratio interpreted / native",
+        "ratio muster / native",
         ratio,
         "<= 3x",
         mark(ratio <= 3.0)
