@@ -77,6 +77,20 @@ impl Prob {
         }
         Prob::Float(self.to_f64() + o.to_f64())
     }
+    /// self / o (o not zero).
+    pub fn divide(self, o: Prob) -> Prob {
+        if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
+            if c != 0 {
+                let g1 = gcd128(a, c);
+                let g2 = gcd128(b, d);
+                let (a, c, b, d) = (a / g1, c / g1, b / g2, d / g2);
+                if let (Some(n), Some(m)) = (a.checked_mul(d), b.checked_mul(c)) {
+                    return Prob::ratio(n, m);
+                }
+            }
+        }
+        Prob::Float(self.to_f64() / o.to_f64())
+    }
     pub fn complement(self) -> Prob {
         match self {
             Prob::Exact(n, d) => Prob::Exact(d - n.min(d), d),

@@ -207,6 +207,26 @@ impl<'r> Eval<'r> {
                 })?;
                 Value::Int(v)
             }
+            Ex::Builtin(Builtin::RollOff, args) => {
+                if c.dirty.is_some() {
+                    return Err(EvalError::NotStatic);
+                }
+                // Roll both again while they tie; a die that always ties is a
+                // broken rule, not an endless loop.
+                for _ in 0..ROLL_OFF_LIMIT {
+                    let a = self.eval(c, &args[0], frame, dice)?;
+                    let b = self.eval(c, &args[1], frame, dice)?;
+                    match a.num_cmp(b) {
+                        Some(Ordering::Greater) => return Ok(Value::Int(1)),
+                        Some(Ordering::Less) => return Ok(Value::Int(2)),
+                        _ => {}
+                    }
+                }
+                return Err(fault(
+                    format!("a roll-off tied {ROLL_OFF_LIMIT} times running"),
+                    "each side of `roll_off` must be able to come out higher than the other",
+                ));
+            }
             Ex::Builtin(b, args) => {
                 let mut v = Vec::with_capacity(2);
                 for a in args {
@@ -340,6 +360,9 @@ impl<'r> Eval<'r> {
     }
 }
 
+/// How many ties in a row a roll-off may have before it is reported.
+pub const ROLL_OFF_LIMIT: usize = 1000;
+
 /// A builtin function on numbers.
 pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
     let num = |x: Value| {
@@ -372,6 +395,9 @@ pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
         Builtin::Floor => {
             let (n, d) = num(v[0])?;
             Value::Int(n.div_euclid(d))
+        }
+        Builtin::RollOff => {
+            unreachable!("a roll-off is evaluated by the caller, which rolls again on ties")
         }
     })
 }

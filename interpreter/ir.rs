@@ -319,6 +319,9 @@ pub enum Builtin {
     /// Round up: `ceil(figures * 3 / 2)` dice for 1.5 per figure.
     Ceil,
     Floor,
+    /// A dice-off: roll both sides, again while they tie; 1 when the first
+    /// is higher, 2 when the second is (initiative, the bonus-card dice-off).
+    RollOff,
 }
 
 impl Builtin {
@@ -328,6 +331,7 @@ impl Builtin {
             "max" => (Builtin::Max, 2),
             "ceil" => (Builtin::Ceil, 1),
             "floor" => (Builtin::Floor, 1),
+            "roll_off" => (Builtin::RollOff, 2),
             _ => return None,
         })
     }
@@ -371,7 +375,8 @@ impl Ex {
     /// Does evaluating this roll dice?
     pub fn is_random(&self) -> bool {
         match self {
-            Ex::Dice { .. } => true,
+            // A roll-off rolls again on a tie, whatever its sides are.
+            Ex::Dice { .. } | Ex::Builtin(Builtin::RollOff, _) => true,
             Ex::Const(_) | Ex::Local(_) | Ex::Option(_) => false,
             Ex::Stat(e, _)
             | Ex::State(e, _)

@@ -597,6 +597,33 @@ impl Run<'_> {
                     }
                 }
             }
+            Ex::Builtin(crate::ir::Builtin::RollOff, args) => {
+                // Re-rolling ties: P(first wins) = P(a > b) / (1 - P(a = b)).
+                let da = self.dist(c, &args[0], frame)?;
+                let db = self.dist(c, &args[1], frame)?;
+                let (mut first, mut second) = (Prob::ZERO, Prob::ZERO);
+                for (x, p) in &da {
+                    for (y, q) in &db {
+                        match x.num_cmp(*y) {
+                            Some(std::cmp::Ordering::Greater) => first = first.plus(p.times(*q)),
+                            Some(std::cmp::Ordering::Less) => second = second.plus(p.times(*q)),
+                            _ => {}
+                        }
+                    }
+                }
+                let decided = first.plus(second);
+                if decided.is_zero() {
+                    return Err(Diag::new(
+                        "muster::runtime",
+                        "a roll-off can never be decided: every roll ties",
+                    )
+                    .help(
+                        "each side of `roll_off` must be able to come out higher than the other",
+                    ));
+                }
+                add_mass(&mut out, Value::Int(1), first.divide(decided));
+                add_mass(&mut out, Value::Int(2), second.divide(decided));
+            }
             Ex::Not(x) => {
                 for (v, p) in self.dist(c, x, frame)? {
                     add_mass(&mut out, Value::Bool(!v.as_bool()), p);

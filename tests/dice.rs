@@ -120,3 +120,31 @@ procedure per_figure(figures: int) outcomes { dice: int, best: int, worst: int, 
         Some((5, 6))
     );
 }
+
+/// A roll-off with uneven sides: d6 against d4, ties rolled again.
+/// P(d6 > d4) = 14/24, P(tie) = 4/24, so P(first) = 14/20 = 7/10.
+#[test]
+fn roll_off_with_uneven_dice() {
+    let rules = "import core\ndie d4 = 1..4\nprocedure off() outcomes { first: bool } {\n  outcome first = roll_off(d6, d4) == 1\n}\n";
+    let mut b = muster::build_text("off.muster", rules, None)
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+    let s = b.situation("s.toml", "procedure = \"off\"\n").unwrap();
+    let o = b.exact(&s).unwrap();
+    assert_eq!(
+        o.get("first").unwrap().p(Value::Bool(true)).fraction(),
+        Some((7, 10))
+    );
+}
+
+/// A roll-off that can never be decided is reported, exactly and sampled.
+#[test]
+fn undecidable_roll_off_is_reported() {
+    let rules = "import core\nprocedure off() outcomes { first: bool } {\n  outcome first = roll_off(3, 3) == 1\n}\n";
+    let mut b = muster::build_text("off.muster", rules, None).unwrap();
+    let s = b.situation("s.toml", "procedure = \"off\"\n").unwrap();
+    let e = b.exact(&s).unwrap_err();
+    assert!(e.message.contains("can never be decided"), "{}", e.message);
+    assert!(e.span.is_some());
+    let e = b.sampled(&s, 10, 1).unwrap_err();
+    assert!(e.message.contains("tied 1000 times"), "{}", e.message);
+}

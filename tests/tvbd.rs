@@ -908,3 +908,32 @@ fn both_bytecode_tiers_agree() {
         }
     }
 }
+
+/// §Initiative: a roll-off, re-rolling ties: each army attacks half the time;
+/// a scripted tie (3, 3) is rolled again (5, 2) and the first army attacks.
+#[test]
+fn initiative_is_a_roll_off() {
+    let mut b = tvbd();
+    let o = exact(&mut b, "procedure = \"initiative\"\n");
+    let a = o.get("attacker_is").unwrap();
+    assert_eq!(frac(a.p(sym(&b, "first_army"))), (1, 2));
+    assert_eq!(frac(a.p(sym(&b, "second_army"))), (1, 2));
+    let s = situation(&mut b, "procedure = \"initiative\"\nrolls = [3, 3, 5, 2]\n");
+    let o = b.scripted(&s).unwrap();
+    assert_eq!(
+        o.get("attacker_is")
+            .unwrap()
+            .p(sym(&b, "first_army"))
+            .to_f64(),
+        1.0
+    );
+    let plain = situation(&mut b, "procedure = \"initiative\"\n");
+    let sampled = b.sampled(&plain, 100_000, 5).unwrap();
+    let p = sampled
+        .get("attacker_is")
+        .unwrap()
+        .p(sym(&b, "first_army"))
+        .to_f64();
+    // 4.5 standard errors of 100,000 samples at 1/2.
+    assert!((p - 0.5).abs() < 4.5 * (0.25f64 / 100_000.0).sqrt(), "{p}");
+}
