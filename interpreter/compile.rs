@@ -1073,45 +1073,15 @@ impl Compiler {
     fn check_cycles(&mut self) {
         fn calls(e: &Ex, out: &mut Vec<(u8, Id)>) {
             match e {
-                Ex::Define(i, a) => {
-                    out.push((0, *i));
-                    a.iter().for_each(|x| calls(x, out))
-                }
-                Ex::Table(i, a) => {
-                    out.push((1, *i));
-                    a.iter().for_each(|x| calls(x, out))
-                }
-                Ex::Quantity(i, a) => {
-                    out.push((2, *i));
-                    a.iter().for_each(|x| calls(x, out))
-                }
-                Ex::Fact(_, a) | Ex::Builtin(_, a) => a.iter().for_each(|x| calls(x, out)),
-                Ex::Stat(e, _)
-                | Ex::State(e, _)
-                | Ex::SideState(e, _)
-                | Ex::SideOf(e)
-                | Ex::IsType(e, _)
-                | Ex::IsSym(e, _)
-                | Ex::Not(e)
-                | Ex::Neg(e)
-                | Ex::Quant(_, _, _, e) => calls(e, out),
-                Ex::Bin(_, a, b) => {
-                    calls(a, out);
-                    calls(b, out)
-                }
-                Ex::If(c, a, b) => {
-                    calls(c, out);
-                    calls(a, out);
-                    calls(b, out)
-                }
-                Ex::Dice { count, mode, .. } => {
-                    calls(count, out);
-                    if let DiceMode::Scoring(t) = mode {
-                        calls(t, out)
-                    }
-                }
-                Ex::Const(_) | Ex::Local(_) | Ex::Option(_) => {}
+                Ex::Define(i, _) => out.push((0, *i)),
+                Ex::Table(i, _) => out.push((1, *i)),
+                Ex::Quantity(i, _) => out.push((2, *i)),
+                _ => {}
             }
+            e.any_child(&mut |c| {
+                calls(c, out);
+                false
+            });
         }
         let mut funcs: Vec<CallNode> = Vec::new();
         for (i, f) in self.rs.defines.iter().enumerate() {

@@ -377,6 +377,14 @@ impl Ex {
         match self {
             // A roll-off rolls again on a tie, whatever its sides are.
             Ex::Dice { .. } | Ex::Builtin(Builtin::RollOff, _) => true,
+            e => e.any_child(&mut |c| c.is_random()),
+        }
+    }
+
+    /// Does `f` hold for any direct child (short-circuits)? The one walk over
+    /// an expression's children that the analyses share.
+    pub fn any_child(&self, f: &mut dyn FnMut(&Ex) -> bool) -> bool {
+        match self {
             Ex::Const(_) | Ex::Local(_) | Ex::Option(_) => false,
             Ex::Stat(e, _)
             | Ex::State(e, _)
@@ -386,14 +394,21 @@ impl Ex {
             | Ex::IsSym(e, _)
             | Ex::Not(e)
             | Ex::Neg(e)
-            | Ex::Quant(_, _, _, e) => e.is_random(),
+            | Ex::Quant(_, _, _, e) => f(e),
             Ex::Fact(_, a)
             | Ex::Define(_, a)
             | Ex::Table(_, a)
             | Ex::Quantity(_, a)
-            | Ex::Builtin(_, a) => a.iter().any(Ex::is_random),
-            Ex::Bin(_, a, b) => a.is_random() || b.is_random(),
-            Ex::If(c, a, b) => c.is_random() || a.is_random() || b.is_random(),
+            | Ex::Builtin(_, a) => a.iter().any(&mut *f),
+            Ex::Bin(_, a, b) => f(a) || f(b),
+            Ex::If(c, a, b) => f(c) || f(a) || f(b),
+            Ex::Dice { count, mode, .. } => {
+                f(count)
+                    || match mode {
+                        DiceMode::Scoring(t) => f(t),
+                        _ => false,
+                    }
+            }
         }
     }
 }

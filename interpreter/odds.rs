@@ -222,27 +222,8 @@ fn reads_unknown(e: &Ex, known: &[Option<Value>], bound: &mut Vec<u16>) -> bool 
             bound.pop();
             r
         }
-        Ex::Const(_) | Ex::Option(_) => false,
-        Ex::Stat(x, _)
-        | Ex::State(x, _)
-        | Ex::SideState(x, _)
-        | Ex::SideOf(x)
-        | Ex::IsType(x, _)
-        | Ex::IsSym(x, _)
-        | Ex::Not(x)
-        | Ex::Neg(x) => reads_unknown(x, known, bound),
-        Ex::Fact(_, a)
-        | Ex::Define(_, a)
-        | Ex::Table(_, a)
-        | Ex::Quantity(_, a)
-        | Ex::Builtin(_, a) => a.iter().any(|x| reads_unknown(x, known, bound)),
-        Ex::Bin(_, a, b) => reads_unknown(a, known, bound) || reads_unknown(b, known, bound),
-        Ex::If(c, a, b) => {
-            reads_unknown(c, known, bound)
-                || reads_unknown(a, known, bound)
-                || reads_unknown(b, known, bound)
-        }
         Ex::Dice { .. } => true,
+        e => e.any_child(&mut |c| reads_unknown(c, known, bound)),
     }
 }
 

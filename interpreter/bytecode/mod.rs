@@ -165,6 +165,16 @@ impl Builder<'_> {
     /// Compile `e`, leaving its value in a register (`dst` when given).
     fn expr(&mut self, e: &Ex, dst: Option<Reg>) -> Reg {
         let out = |b: &mut Self| dst.unwrap_or_else(|| b.temp());
+        if let Some((n, die, min_face)) = fixed_pool(self.rs, e) {
+            let d = out(self);
+            self.instrs.push(I::PoolFixed {
+                dst: d,
+                n,
+                die,
+                min_face,
+            });
+            return d;
+        }
         match e {
             Ex::Const(v) => match dst {
                 Some(d) => {
@@ -260,50 +270,6 @@ impl Builder<'_> {
             Ex::Dice {
                 count,
                 die,
-                mode: DiceMode::Scoring(t),
-                reroll: None,
-                ..
-            } if matches!(
-                (&**count, &**t),
-                (Ex::Const(Value::Int(_)), Ex::Const(Value::Int(_)))
-            ) =>
-            {
-                let (Ex::Const(Value::Int(n)), Ex::Const(Value::Int(score))) = (&**count, &**t)
-                else {
-                    unreachable!()
-                };
-                // Faces in order of value: the first face scoring t or more.
-                let faces = &self.rs.dice[*die as usize].faces;
-                let sorted = faces.windows(2).all(|w| w[0].1 <= w[1].1);
-                if sorted {
-                    let min_face = faces
-                        .iter()
-                        .position(|f| f.1 >= *score)
-                        .unwrap_or(faces.len()) as u32;
-                    let d = out(self);
-                    self.instrs.push(I::PoolFixed {
-                        dst: d,
-                        n: (*n).clamp(0, u32::MAX as i64) as u32,
-                        die: *die,
-                        min_face,
-                    });
-                    return d;
-                }
-                let n = self.expr(count, None);
-                let t = self.expr(t, None);
-                let d = out(self);
-                self.instrs.push(I::Pool {
-                    dst: d,
-                    n,
-                    die: *die,
-                    reading: PoolReading::Scoring(t),
-                    reroll: None,
-                });
-                d
-            }
-            Ex::Dice {
-                count,
-                die,
                 mode,
                 reroll,
                 ..
@@ -334,6 +300,34 @@ impl Builder<'_> {
             }
         }
     }
+}
+
+/// A pool the situation has fixed: a constant number of dice scoring a
+/// constant T+ with no reroll, on a die whose faces rise in value. Returns the
+/// count, the die, and the index of the first face that scores.
+pub(crate) fn fixed_pool(rs: &Ruleset, e: &Ex) -> Option<(u32, Id, u32)> {
+    let Ex::Dice {
+        count,
+        die,
+        mode: DiceMode::Scoring(t),
+        reroll: None,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    let (Ex::Const(Value::Int(n)), Ex::Const(Value::Int(score))) = (&**count, &**t) else {
+        return None;
+    };
+    let faces = &rs.dice[*die as usize].faces;
+    if !faces.windows(2).all(|w| w[0].1 <= w[1].1) {
+        return None;
+    }
+    let min_face = faces
+        .iter()
+        .position(|f| f.1 >= *score)
+        .unwrap_or(faces.len());
+    Some(((*n).clamp(0, u32::MAX as i64) as u32, *die, min_face as u32))
 }
 
 /// Where a unit's (or side's) state lives in the flat state array, when the

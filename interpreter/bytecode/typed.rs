@@ -255,27 +255,16 @@ impl B<'_> {
                 reroll,
                 ..
             } => {
-                let faces = &self.rs.dice[*die as usize].faces;
-                if let (Ex::Const(Value::Int(n)), DiceMode::Scoring(t), None) =
-                    (&**count, mode, reroll)
-                {
-                    if let Ex::Const(Value::Int(score)) = **t {
-                        if faces.windows(2).all(|w| w[0].1 <= w[1].1) {
-                            let min_face = faces
-                                .iter()
-                                .position(|f| f.1 >= score)
-                                .unwrap_or(faces.len())
-                                as u64;
-                            let d = out(self);
-                            self.code.push(T::PoolFixed {
-                                dst: d,
-                                n: (*n).clamp(0, u32::MAX as i64) as u32,
-                                sides: faces.len() as u64,
-                                min_face,
-                            });
-                            return Some(d);
-                        }
-                    }
+                if let Some((n, die, min_face)) = super::fixed_pool(self.rs, e) {
+                    let d = out(self);
+                    let sides = self.rs.dice[die as usize].faces.len() as u64;
+                    self.code.push(T::PoolFixed {
+                        dst: d,
+                        n,
+                        sides,
+                        min_face: min_face as u64,
+                    });
+                    return Some(d);
                 }
                 let n = self.expr(count, None)?;
                 let (reading, target) = match mode {
