@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 /// What a global name refers to.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Def {
+pub(crate) enum Def {
     Die(Id),
     Enum(Id),
     Variant(Id, u32),
@@ -77,6 +77,8 @@ pub(crate) struct Compiler {
     state_names: HashMap<String, Id>,
     side_state_names: HashMap<String, Id>,
     sym_ids: HashMap<String, u32>,
+    /// Each decision's option names, for compiling policies.
+    pub(crate) choice_names: HashMap<Id, Vec<String>>,
 }
 
 /// Locals of the function being compiled.
@@ -263,6 +265,8 @@ impl Compiler {
                 modifiers: Vec::new(),
                 procedures: Vec::new(),
                 decisions: Vec::new(),
+                policies: Vec::new(),
+                default_scenario: None,
                 armies: Vec::new(),
                 graph: None,
             },
@@ -272,6 +276,7 @@ impl Compiler {
             state_names: HashMap::new(),
             side_state_names: HashMap::new(),
             sym_ids: HashMap::new(),
+            choice_names: HashMap::new(),
         }
     }
 
@@ -296,6 +301,10 @@ impl Compiler {
         true
     }
 
+    pub(crate) fn lookup_def(&self, name: &str) -> Option<Def> {
+        self.lookup(name)
+    }
+
     fn lookup(&self, name: &str) -> Option<Def> {
         self.names.get(name).map(|x| x.0)
     }
@@ -310,7 +319,7 @@ impl Compiler {
         i
     }
 
-    fn unknown(&mut self, name: &Name, what: &str, help_extra: Option<String>) {
+    pub(crate) fn unknown(&mut self, name: &Name, what: &str, help_extra: Option<String>) {
         let cands: Vec<String> = self.names.keys().cloned().collect();
         let sugg = suggest(&name.text, cands.iter().map(|s| s.as_str()));
         let help = match (sugg, help_extra) {
@@ -498,11 +507,15 @@ impl Compiler {
                             body: Ex::Const(Value::None),
                             span: s.name.span,
                         },
+                        each_turn: s.each_turn,
                     });
                 }
                 ItemKind::Fact(f) => {
-                    let params: Vec<Ty> =
-                        f.params.iter().filter_map(|p| self.resolve_ty(p)).collect();
+                    let params: Vec<Ty> = f
+                        .params
+                        .iter()
+                        .filter_map(|p| self.resolve_ty(&p.1))
+                        .collect();
                     let ty = self.resolve_ty(&f.ty).unwrap_or(Ty::Bool);
                     let id = self.rs.facts.len() as Id;
                     if self.declare(&f.name, Def::Fact(id)) {
@@ -511,6 +524,8 @@ impl Compiler {
                             params,
                             ty,
                             default: None,
+                            each_turn: f.each_turn,
+                            battle: None,
                         });
                     }
                 }
@@ -620,6 +635,7 @@ impl Compiler {
                             name: d.name.text.clone(),
                             params,
                             doc: d.doc.clone(),
+                            choice: None,
                         });
                     }
                 }
@@ -646,7 +662,13 @@ impl Compiler {
         for it in items {
             match &it.kind {
                 ItemKind::State(s) => self.state_init(s),
-                ItemKind::Fact(f) => self.fact_default(f),
+                ItemKind::Fact(f) => {
+                    self.fact_default(f);
+                    self.fact_in_battle(f);
+                }
+                ItemKind::DefaultScenario(path, span) => {
+                    self.rs.default_scenario = Some((path.clone(), *span));
+                }
                 _ => {}
             }
         }
@@ -674,6 +696,16 @@ impl Compiler {
                     mi += 1;
                 }
                 _ => {}
+            }
+        }
+        for it in items {
+            if let ItemKind::Decision(d) = &it.kind {
+                crate::decisions::compile_choice(self, d);
+            }
+        }
+        for it in items {
+            if let ItemKind::Policy(p) = &it.kind {
+                crate::decisions::compile_policy(self, p, it.span);
             }
         }
         for it in items {
@@ -923,7 +955,7 @@ impl Compiler {
         })
     }
 
-    fn scope_for(params: &[(String, Ty)], dice: bool) -> Scope {
+    pub(crate) fn scope_for(params: &[(String, Ty)], dice: bool) -> Scope {
         let mut s = Scope::new(dice);
         for (n, t) in params {
             s.bind(n, t.clone());
@@ -982,6 +1014,49 @@ impl Compiler {
                 .help("write a literal default such as `= false`, `= 0` or `= to_front`"),
             ),
         }
+    }
+
+    /// A fact's `in battle:` derivation, over its named parameters.
+    fn fact_in_battle(&mut self, f: &syntax::FactDecl) {
+        let Some(e) = &f.battle else { return };
+        let Some(Def::Fact(id)) = self.lookup(&f.name.text) else {
+            return;
+        };
+        let def = self.rs.facts[id as usize].clone();
+        let mut params = Vec::new();
+        for ((n, t), ty) in f.params.iter().zip(&def.params) {
+            let Some(n) = n else {
+                self.err(
+                    Diag::new(
+                        "muster::fact_params",
+                        format!(
+                            "fact `{}` is derived in battle but does not name its parameters",
+                            f.name.text
+                        ),
+                    )
+                    .at(t.span, "a parameter without a name")
+                    .help(format!(
+                        "name each parameter, e.g. `fact {}(a: {}, ...)`",
+                        f.name.text, t.text
+                    )),
+                );
+                return;
+            };
+            params.push((n.text.clone(), ty.clone()));
+        }
+        let mut scope = Self::scope_for(&params, false);
+        let Some((ex, ty)) = self.expr(e, &mut scope, Some(&def.ty)) else {
+            return;
+        };
+        self.expect(&ty, &def.ty, e.span, "the fact's derivation");
+        self.rs.facts[id as usize].battle = Some(Func {
+            name: f.name.text.clone(),
+            params,
+            ty,
+            slots: scope.max,
+            body: ex,
+            span: e.span,
+        });
     }
 
     fn define_body(&mut self, id: usize, d: &syntax::Define) {
@@ -1238,7 +1313,14 @@ impl Compiler {
         Some(match &e.kind {
             ExprKind::Int(i) => (Ex::Const(Value::Int(*i)), Ty::Int),
             ExprKind::Bool(b) => (Ex::Const(Value::Bool(*b)), Ty::Bool),
-            ExprKind::None => (Ex::Const(Value::None), Ty::Int),
+            // `none`: a missing stat (a number), or no unit / no side.
+            ExprKind::None => (
+                Ex::Const(Value::None),
+                match want {
+                    Some(t @ (Ty::Unit | Ty::Side)) => t.clone(),
+                    _ => Ty::Int,
+                },
+            ),
             ExprKind::Unlimited => (Ex::Const(Value::Int(UNLIMITED)), Ty::Int),
             ExprKind::Name(n) => return self.name_expr(n, sc, want),
             ExprKind::Field(x, f) => {
@@ -1401,10 +1483,11 @@ impl Compiler {
                 sc.reset(m);
                 let (be, bt) = r?;
                 self.expect(&bt, &Ty::Bool, body.span, "the condition of a quantifier");
-                let ty = if *q == syntax::Quant::Count {
-                    Ty::Int
-                } else {
-                    Ty::Bool
+                let ty = match q {
+                    syntax::Quant::Count => Ty::Int,
+                    syntax::Quant::First if sides => Ty::Side,
+                    syntax::Quant::First => Ty::Unit,
+                    _ => Ty::Bool,
                 };
                 (Ex::Quant(*q, sides, slot, Box::new(be)), ty)
             }
@@ -1631,10 +1714,25 @@ impl Compiler {
         sc: &mut Scope,
         span: Span,
     ) -> Option<(Ex, Ty)> {
-        if let (None, Some((b, arity))) = (self.lookup(&n.text), Builtin::named(&n.text)) {
-            let params = vec![Ty::Int; arity];
+        let callable = matches!(
+            self.lookup(&n.text),
+            Some(
+                Def::Fact(_)
+                    | Def::Define(_)
+                    | Def::Table(_)
+                    | Def::Quantity(_)
+                    | Def::Procedure(_)
+            )
+        );
+        if let (false, Some(b)) = (callable, Builtin::named(&n.text)) {
+            let (ps, ret) = b.signature();
+            let mut params = Vec::new();
+            for p in ps {
+                params.push(self.builtin_ty(*p, n)?);
+            }
+            let ret = self.builtin_ty(ret, n)?;
             let args = self.args(n, args, &params, sc, span)?;
-            return Some((Ex::Builtin(b, args), Ty::Int));
+            return Some((Ex::Builtin(b, args), ret));
         }
         let (params, ret, mk): (Vec<Ty>, Ty, MakeCall) = match self.lookup(&n.text) {
             Some(Def::Fact(i)) => {
@@ -1690,6 +1788,40 @@ impl Compiler {
         };
         let args = self.args(n, args, &params, sc, span)?;
         Some((mk(id, args), ret))
+    }
+
+    /// The type a builtin's parameter or result has in this ruleset.
+    fn builtin_ty(&mut self, t: BTy, n: &Name) -> Option<Ty> {
+        let enum_named = |c: &Self, name: &str| match c.lookup(name) {
+            Some(Def::Enum(e)) => Some(Ty::Enum(e)),
+            _ => None,
+        };
+        Some(match t {
+            BTy::Num => Ty::Int,
+            BTy::Bool => Ty::Bool,
+            BTy::Unit => Ty::Unit,
+            BTy::Zone | BTy::Terrain => {
+                let (name, module) = if t == BTy::Zone {
+                    ("zone", "core")
+                } else {
+                    ("terrain", "battle")
+                };
+                match enum_named(self, name) {
+                    Some(ty) => ty,
+                    None => {
+                        self.err(
+                            Diag::new(
+                                "muster::unknown_name",
+                                format!("`{}` needs the enum `{name}`", n.text),
+                            )
+                            .at(n.span, format!("no `enum {name}` is declared"))
+                            .help(format!("add `import {module}` near the top of the ruleset")),
+                        );
+                        return None;
+                    }
+                }
+            }
+        })
     }
 
     pub fn args(
@@ -1879,6 +2011,47 @@ impl Compiler {
                         span: *span,
                     }
                 })
+            }
+            Stmt::Note(n, args, v, span) => {
+                let Some(Def::Fact(f)) = self.lookup(&n.text) else {
+                    self.unknown(n, "fact", None);
+                    return None;
+                };
+                let def = self.rs.facts[f as usize].clone();
+                if def.battle.is_some() {
+                    self.err(
+                        Diag::new(
+                            "muster::note",
+                            format!("fact `{}` is derived from the table, so it cannot be noted", n.text),
+                        )
+                        .at(n.span, "derived `in battle:`")
+                        .help("note facts that procedures decide (declared charges, hits this turn), not measured ones"),
+                    );
+                    return None;
+                }
+                let args = self.args(n, args, &def.params, sc, *span)?;
+                let value = match v {
+                    Some(e) => {
+                        let (ex, ty) = self.expr(e, sc, Some(&def.ty))?;
+                        self.expect(&ty, &def.ty, e.span, "the noted value");
+                        ex
+                    }
+                    None => {
+                        if def.ty != Ty::Bool {
+                            self.err(
+                                Diag::new(
+                                    "muster::note",
+                                    format!("fact `{}` is not true or false", n.text),
+                                )
+                                .at(n.span, "needs a value")
+                                .help(format!("write `note {}(...) = VALUE`", n.text)),
+                            );
+                            return None;
+                        }
+                        Ex::Const(Value::Bool(true))
+                    }
+                };
+                Some(St::Note(f, args, value, *span))
             }
             Stmt::Call(n, args, span) => {
                 let Some(Def::Procedure(p)) = self.lookup(&n.text) else {

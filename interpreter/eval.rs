@@ -162,6 +162,9 @@ impl<'r> Eval<'r> {
                 Value::Side(c.world.units[u].side)
             }
             Ex::Fact(f, args) => {
+                if let (Some(_), Some(d)) = (&c.world.field, &self.rs.facts[*f as usize].battle) {
+                    return self.call(c, d, args, frame, dice);
+                }
                 let mut key = Vec::with_capacity(args.len());
                 for a in args {
                     key.push(self.eval(c, a, frame, dice)?);
@@ -228,11 +231,27 @@ impl<'r> Eval<'r> {
                 ));
             }
             Ex::Builtin(b, args) => {
-                let mut v = Vec::with_capacity(2);
-                for a in args {
-                    v.push(self.eval(c, a, frame, dice)?);
+                let mut v = [Value::None; 4];
+                for (i, a) in args.iter().enumerate() {
+                    v[i] = self.eval(c, a, frame, dice)?;
                 }
-                builtin(*b, &v)?
+                let v = &v[..args.len()];
+                if b.measures_table() {
+                    match &c.world.field {
+                        Some(f) => f.measure(c.world, *b, v)?,
+                        None => {
+                            if c.dirty.is_some() {
+                                return Err(EvalError::NotStatic);
+                            }
+                            return Err(fault(
+                                format!("`{}` measures the table: it has a value only in a battle", format!("{b:?}").to_lowercase()),
+                                "in an odds situation, state the facts the rules derive from the table instead (`facts = [...]`)",
+                            ));
+                        }
+                    }
+                } else {
+                    builtin(*b, v)?
+                }
             }
             Ex::IsType(u, set) => {
                 let u = self.unit(self.eval(c, u, frame, dice)?)?;
@@ -292,6 +311,7 @@ impl<'r> Eval<'r> {
                     let hit = self.eval(c, body, frame, dice)?.as_bool();
                     match q {
                         Quant::Any if hit => return Ok(Value::Bool(true)),
+                        Quant::First if hit => return Ok(frame[*slot as usize]),
                         Quant::All if !hit => return Ok(Value::Bool(false)),
                         _ => count += i64::from(hit),
                     }
@@ -300,6 +320,7 @@ impl<'r> Eval<'r> {
                     Quant::Any => Value::Bool(false),
                     Quant::All => Value::Bool(true),
                     Quant::Count => Value::Int(count),
+                    Quant::First => Value::None,
                 }
             }
             Ex::Dice {
@@ -399,6 +420,7 @@ pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
         Builtin::RollOff => {
             unreachable!("a roll-off is evaluated by the caller, which rolls again on ties")
         }
+        _ => unreachable!("the table's measures are evaluated by field::Field::measure"),
     })
 }
 

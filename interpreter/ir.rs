@@ -47,6 +47,10 @@ pub struct Ruleset {
     pub modifiers: Vec<ModifierDef>,
     pub procedures: Vec<ProcDef>,
     pub decisions: Vec<DecisionDef>,
+    pub policies: Vec<PolicyDef>,
+    /// The scenario a battle plays when none is given, as written (relative
+    /// to the ruleset's file), with where it is declared.
+    pub default_scenario: Option<(String, Span)>,
     pub armies: Vec<ArmyDef>,
     pub graph: Option<PhaseGraph>,
 }
@@ -159,6 +163,8 @@ pub struct StateDef {
     pub ty: Ty,
     /// Evaluated with the unit (or side) in slot 0.
     pub init: Func,
+    /// Reset to the initial value at the start of every turn of a battle.
+    pub each_turn: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -167,6 +173,10 @@ pub struct FactDef {
     pub params: Vec<Ty>,
     pub ty: Ty,
     pub default: Option<Value>,
+    /// Values noted during a battle turn are forgotten at the next.
+    pub each_turn: bool,
+    /// How a battle derives the fact from the table (`in battle: EXPR`).
+    pub battle: Option<Func>,
 }
 
 /// A define, a table (rows compiled to a chain of `If`s), or an initialiser:
@@ -230,6 +240,58 @@ pub struct DecisionDef {
     pub name: String,
     pub params: Vec<(String, Ty)>,
     pub doc: Option<String>,
+    /// What a battle chooses among, and what then happens.
+    pub choice: Option<ChoiceDef>,
+}
+
+pub use crate::syntax::ChoiceKind;
+
+/// A decision's body, compiled. Every expression runs in one frame: the
+/// decision's parameters, then the option's names (`vars`), then the names
+/// the bound clauses introduce, then temporaries (`slots` in all).
+#[derive(Clone, Debug)]
+pub struct ChoiceDef {
+    pub kind: ChoiceKind,
+    /// Slots of the option's names (`s, t`; `c onto t`; `u`).
+    pub vars: Vec<u16>,
+    /// Which options are legal.
+    pub legal: Ex,
+    /// Options that must be taken whatever the policy prefers.
+    pub must: Option<Ex>,
+    /// The order options are taken in (lowest first).
+    pub order: Option<Ex>,
+    /// Charges: the most a charge may cost, and the widest wheel (degrees).
+    pub reach: Option<Ex>,
+    pub wheel: Option<Ex>,
+    /// Moves: the allowance, and the enemy buffer zone.
+    pub allowance: Option<Ex>,
+    pub buffer: Option<Ex>,
+    /// Retirements: how far straight back.
+    pub distance: Option<Ex>,
+    /// `manoeuvre m: OK`: which manoeuvres a unit may use (slot of m).
+    pub manoeuvre: Option<(u16, Ex)>,
+    /// `control e: COND`: enemy e holds the unit in its zone of control.
+    pub control: Option<(u16, Ex)>,
+    /// `through f: OK`: the unit may pass through friend f.
+    pub through: Option<(u16, Ex)>,
+    /// `check PROC(args) unless COND`: the procedure's `passed` outcome
+    /// decides whether the option may be taken.
+    pub check: Option<(Id, Vec<Ex>, Option<Ex>)>,
+    /// `then PROC(args)`: what taking an option does.
+    pub then: Option<(Id, Vec<Ex>)>,
+    pub slots: u16,
+    pub span: Span,
+}
+
+/// A policy: a preference score per decision (for the decisions it covers),
+/// evaluated in the decision's frame.
+#[derive(Clone, Debug)]
+pub struct PolicyDef {
+    pub name: String,
+    pub doc: Option<String>,
+    /// Per decision id: the preference and the slots its frame needs.
+    pub prefer: Vec<Option<(Ex, u16)>>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]
@@ -282,6 +344,8 @@ pub enum St {
     /// Call a procedure: its arguments, and the slot in this frame where the
     /// callee's frame starts once inlined.
     Call(Id, Vec<Ex>, Span),
+    /// Note a fact in a battle (odds of one resolution ignore it).
+    Note(Id, Vec<Ex>, Ex, Span),
 }
 
 /// What a pool of dice produces.
@@ -311,7 +375,9 @@ pub enum Bin {
     Div,
 }
 
-/// Functions every ruleset has.
+/// Functions every ruleset has: arithmetic, and the battlefield's measures
+/// (which have values only in a battle: an odds situation states the facts
+/// they derive instead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {
     Min,
@@ -322,18 +388,127 @@ pub enum Builtin {
     /// A dice-off: roll both sides, again while they tie; 1 when the first
     /// is higher, 2 when the second is (initiative, the bonus-card dice-off).
     RollOff,
+    /// `distance(a, b)`: closest distance between the two bases.
+    Distance,
+    /// `zone(a, b)`: where b lies as seen from a (core's `zone`).
+    Zone,
+    /// `same_flank(a, b, c)`: b and c both have a part in the same flank zone of a.
+    SameFlank,
+    /// `in_front_within(a, b, d)`: part of b in a's front zone within d of its front edge.
+    InFrontWithin,
+    /// `in_contact(a, b)`: the bases touch.
+    InContact,
+    /// `aligned(a, b)`: facing the same or the opposite way, sides in line.
+    Aligned,
+    /// `nearest_enemy(a)`, `nearest_friend(a)`: the closest unit on the
+    /// table of the other side / the same side (`none` if there is none).
+    NearestEnemy,
+    NearestFriend,
+    /// `in_terrain(a, kind)`: a's centre point is in a feature of that kind.
+    InTerrain,
+    /// `touches_terrain(a, kind)`: any part of a is in such a feature; while
+    /// a move is being weighed, any part of its path.
+    TouchesTerrain,
+    /// `uphill(a, b)`: a's centre is higher than b's.
+    Uphill,
+    /// `sight_crosses(a, b, kind)`: the line between the centres crosses a
+    /// feature of that kind that holds neither centre.
+    SightCrosses,
+    /// `units_between(a, b)`: another unit's base lies across the line between the centres.
+    UnitsBetween,
+    /// `gap_narrower(a, b, w)`: the line passes between two other bases (or
+    /// a base and the table edge) less than w apart.
+    GapNarrower,
+    /// `reachable(a, b, reach, wheel)`: a charge (a wheel of at most `wheel`
+    /// degrees, then straight) costing at most `reach` brings a into contact with b.
+    Reachable,
+    /// `from_own_edge(a)`: how far a's centre is from its army's base edge.
+    FromOwnEdge,
+    /// `from_centre_line(a)`: how far a's centre is from the line down the
+    /// middle of the table, between the armies.
+    FromCentreLine,
+    /// `same_command(a, b)`: the scenario puts both in one command.
+    SameCommand,
+    /// `table_width()`, `table_depth()`.
+    TableWidth,
+    TableDepth,
+}
+
+/// The types of a builtin's parameters and result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BTy {
+    Num,
+    Bool,
+    Unit,
+    /// core's `enum zone`.
+    Zone,
+    /// the ruleset's `enum terrain` (stdlib battle's).
+    Terrain,
 }
 
 impl Builtin {
-    pub fn named(name: &str) -> Option<(Builtin, usize)> {
+    pub fn named(name: &str) -> Option<Builtin> {
+        use Builtin::*;
         Some(match name {
-            "min" => (Builtin::Min, 2),
-            "max" => (Builtin::Max, 2),
-            "ceil" => (Builtin::Ceil, 1),
-            "floor" => (Builtin::Floor, 1),
-            "roll_off" => (Builtin::RollOff, 2),
+            "min" => Min,
+            "max" => Max,
+            "ceil" => Ceil,
+            "floor" => Floor,
+            "roll_off" => RollOff,
+            "distance" => Distance,
+            "zone" => Zone,
+            "same_flank" => SameFlank,
+            "in_front_within" => InFrontWithin,
+            "in_contact" => InContact,
+            "aligned" => Aligned,
+            "nearest_enemy" => NearestEnemy,
+            "nearest_friend" => NearestFriend,
+            "in_terrain" => InTerrain,
+            "touches_terrain" => TouchesTerrain,
+            "uphill" => Uphill,
+            "sight_crosses" => SightCrosses,
+            "units_between" => UnitsBetween,
+            "gap_narrower" => GapNarrower,
+            "reachable" => Reachable,
+            "from_own_edge" => FromOwnEdge,
+            "from_centre_line" => FromCentreLine,
+            "same_command" => SameCommand,
+            "table_width" => TableWidth,
+            "table_depth" => TableDepth,
             _ => return None,
         })
+    }
+
+    /// Parameter types and result type.
+    pub fn signature(self) -> (&'static [BTy], BTy) {
+        use BTy::*;
+        use Builtin as B;
+        match self {
+            B::Min | B::Max | B::RollOff => (&[Num, Num], Num),
+            B::Ceil | B::Floor => (&[Num], Num),
+            B::Distance => (&[Unit, Unit], Num),
+            B::Zone => (&[Unit, Unit], Zone),
+            B::SameFlank => (&[Unit, Unit, Unit], Bool),
+            B::InFrontWithin => (&[Unit, Unit, Num], Bool),
+            B::InContact | B::Aligned | B::Uphill | B::UnitsBetween | B::SameCommand => {
+                (&[Unit, Unit], Bool)
+            }
+            B::NearestEnemy | B::NearestFriend => (&[Unit], Unit),
+            B::InTerrain | B::TouchesTerrain => (&[Unit, Terrain], Bool),
+            B::SightCrosses => (&[Unit, Unit, Terrain], Bool),
+            B::GapNarrower => (&[Unit, Unit, Num], Bool),
+            B::Reachable => (&[Unit, Unit, Num, Num], Bool),
+            B::FromOwnEdge | B::FromCentreLine => (&[Unit], Num),
+            B::TableWidth | B::TableDepth => (&[], Num),
+        }
+    }
+
+    /// Does it measure the battlefield (and so have a value only in a battle)?
+    pub fn measures_table(self) -> bool {
+        !matches!(
+            self,
+            Builtin::Min | Builtin::Max | Builtin::Ceil | Builtin::Floor | Builtin::RollOff
+        )
     }
 }
 

@@ -20,20 +20,28 @@
 #![allow(clippy::result_large_err)]
 
 pub mod army;
+pub mod battle;
+pub mod battlefield;
 pub mod bytecode;
 pub mod compile;
+pub mod decisions;
 pub mod diagnostic;
 pub mod dice;
 pub mod eval;
+pub mod field;
 pub mod ir;
 pub mod load;
 pub mod modifiers;
 pub mod odds;
 pub mod parse;
 pub mod phase_graph;
+pub mod procedures;
 pub mod rng;
+pub mod scenario;
+pub mod simulate;
 pub mod situation;
 pub mod source;
+pub mod svg;
 pub mod syntax;
 pub mod tables;
 pub mod value;
@@ -47,6 +55,8 @@ use std::path::Path;
 pub struct Build {
     pub ruleset: ir::Ruleset,
     pub sources: Sources,
+    /// The folder of the ruleset's file (its default scenario is found from here).
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// Load and compile a ruleset file (following `extends` and `import`).
@@ -57,7 +67,11 @@ pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
         Err(d) => return Err((d, sources)),
     };
     match compile::compile(&loaded) {
-        Ok(ruleset) => Ok(Build { ruleset, sources }),
+        Ok(ruleset) => Ok(Build {
+            ruleset,
+            sources,
+            dir: path.parent().map(|p| p.to_path_buf()),
+        }),
         Err(d) => Err((d, sources)),
     }
 }
@@ -74,12 +88,50 @@ pub fn build_text(
         Err(d) => return Err((d, sources)),
     };
     match compile::compile(&loaded) {
-        Ok(ruleset) => Ok(Build { ruleset, sources }),
+        Ok(ruleset) => Ok(Build {
+            ruleset,
+            sources,
+            dir: dir.map(|p| p.to_path_buf()),
+        }),
         Err(d) => Err((d, sources)),
     }
 }
 
 impl Build {
+    /// Read a scenario file, or (with `None`) the ruleset's default scenario.
+    pub fn scenario(&mut self, path: Option<&Path>) -> Result<scenario::Scenario, Vec<Diag>> {
+        let (file, shown) = match path {
+            Some(p) => (p.to_path_buf(), p.display().to_string()),
+            None => {
+                let Some((rel, span)) = self.ruleset.default_scenario.clone() else {
+                    return Err(vec![Diag::new(
+                        "muster::scenario",
+                        "the ruleset names no default scenario",
+                    )
+                    .help("give one with `--scenario FILE`, or declare `default_scenario \"FILE\"` in the ruleset")]);
+                };
+                let full = self.dir.clone().unwrap_or_default().join(&rel);
+                if !full.exists() {
+                    return Err(vec![Diag::new(
+                        "muster::scenario",
+                        format!("the default scenario `{}` does not exist", full.display()),
+                    )
+                    .at(span, "declared here")
+                    .help("the path is relative to the ruleset's folder")]);
+                }
+                let shown = full.display().to_string();
+                (full, shown)
+            }
+        };
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            vec![
+                Diag::new("muster::io", format!("cannot read `{shown}`: {e}"))
+                    .help("check the path of the scenario file"),
+            ]
+        })?;
+        scenario::read(&self.ruleset, &shown, &text, &mut self.sources)
+    }
+
     /// Read a situation file against this ruleset.
     pub fn situation(&mut self, name: &str, text: &str) -> Result<situation::Situation, Vec<Diag>> {
         situation::read(&self.ruleset, name, text, &mut self.sources)

@@ -10,7 +10,10 @@ use crate::syntax::*;
 use std::path::{Path, PathBuf};
 
 /// The standard library, embedded so that the binary runs from anywhere.
-const STDLIB: &[(&str, &str)] = &[("core", include_str!("../stdlib/core.muster"))];
+const STDLIB: &[(&str, &str)] = &[
+    ("core", include_str!("../stdlib/core.muster")),
+    ("battle", include_str!("../stdlib/battle.muster")),
+];
 
 /// A ruleset's merged items, ready to compile.
 #[derive(Debug, Default)]
@@ -78,6 +81,7 @@ fn key(kind: &ItemKind) -> Option<(&'static str, String)> {
         ItemKind::Modifier(m) => ("modifier", m.name.text.clone()),
         ItemKind::Procedure(p) => ("procedure", p.name.text.clone()),
         ItemKind::Decision(d) => ("decision", d.name.text.clone()),
+        ItemKind::Policy(p) => ("policy", p.name.text.clone()),
         ItemKind::Army(a) => ("army", a.name.text.clone()),
         ItemKind::Sequence(_) => ("sequence", String::new()),
         ItemKind::Measure(n, _) => ("measure", n.text.clone()),

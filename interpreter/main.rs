@@ -60,6 +60,37 @@ enum Command {
         #[arg(long = "option", value_name = "NAME=on|off")]
         options: Vec<String>,
     },
+    /// Play one battle: a narrative of every step, roll and move.
+    Battle {
+        ruleset: PathBuf,
+        /// The scenario file (TOML); default: the ruleset's own.
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The log: a narrative (text) or the same events as JSON.
+        #[arg(long, value_enum, default_value = "text")]
+        log: LogFormat,
+        /// Draw the table at the end of every turn into this folder (turn-NN.svg).
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// Play many battles over all cores and summarise who wins and why.
+    Simulate {
+        ruleset: PathBuf,
+        /// The scenario file (TOML); default: the ruleset's own.
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        #[arg(long, default_value_t = 10_000)]
+        runs: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads (default: all cores). The result does not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
     Army {
         ruleset: PathBuf,
@@ -80,6 +111,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -170,6 +207,107 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     }
                 })
             );
+        }
+        Command::Battle {
+            ruleset,
+            scenario,
+            seed,
+            log,
+            svg,
+        } => {
+            let mut b = load(&ruleset)?;
+            let sc = b
+                .scenario(scenario.as_deref())
+                .map_err(|d| report(&d, &b.sources))?;
+            let prep = muster::battle::Prepared::new(&b.ruleset, &sc)
+                .map_err(|d| report(&d, &b.sources))?;
+            let game = prep
+                .play(seed, true)
+                .map_err(|d| report(&[d], &b.sources))?;
+            // Pictures first, into a temporary folder renamed into place, so
+            // that a failure leaves no half-written output.
+            if let Some(dir) = &svg {
+                write_svgs(dir, &b.ruleset, &sc, &prep, &game).map_err(|e| {
+                    eprintln!(
+                        "error: cannot write the pictures into {}: {e}",
+                        dir.display()
+                    );
+                    ExitCode::FAILURE
+                })?;
+            }
+            match log {
+                LogFormat::Text => {
+                    println!(
+                        "{} — {} (seed {seed})",
+                        b.ruleset.title,
+                        sc.description.as_deref().unwrap_or("scenario")
+                    );
+                    print!("{}", game.narrative());
+                }
+                LogFormat::Json => {
+                    let out = serde_json::json!({
+                        "ruleset": b.ruleset.id,
+                        "seed": seed,
+                        "events": game.log,
+                        "summary": game.summary(),
+                    });
+                    println!("{}", serde_json::to_string_pretty(&out).unwrap());
+                }
+            }
+        }
+        Command::Simulate {
+            ruleset,
+            scenario,
+            runs,
+            seed,
+            threads,
+            json,
+        } => {
+            let mut b = load(&ruleset)?;
+            let sc = b
+                .scenario(scenario.as_deref())
+                .map_err(|d| report(&d, &b.sources))?;
+            let prep = muster::battle::Prepared::new(&b.ruleset, &sc)
+                .map_err(|d| report(&d, &b.sources))?;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads.unwrap_or(0))
+                .build()
+                .map_err(|e| {
+                    eprintln!("error: cannot start the threads: {e}");
+                    ExitCode::FAILURE
+                })?;
+            let bar = if runs >= 200 && !json {
+                indicatif::ProgressBar::new(runs)
+            } else {
+                indicatif::ProgressBar::hidden()
+            };
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} games ({per_sec}, {eta} left)",
+                )
+                .unwrap(),
+            );
+            let start = std::time::Instant::now();
+            let summary = pool
+                .install(|| muster::simulate::run(&prep, runs, seed, &|| bar.inc(1)))
+                .map_err(|d| report(&[d], &b.sources))?;
+            bar.finish_and_clear();
+            let secs = start.elapsed().as_secs_f64();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&summary).unwrap());
+            } else {
+                println!(
+                    "{} — {}",
+                    b.ruleset.title,
+                    sc.description.as_deref().unwrap_or("scenario")
+                );
+                print!("{summary}");
+                println!(
+                    "({:.0} games/s on {} threads)",
+                    runs as f64 / secs.max(1e-9),
+                    pool.current_num_threads()
+                );
+            }
         }
         Command::Odds {
             ruleset,
@@ -428,4 +566,78 @@ fn to_json(
         root.insert("exact".into(), Value::Object(exact));
     }
     Value::Object(root)
+}
+
+/// Draw the table after every turn: `DIR/turn-NN.svg`. Written into a
+/// temporary folder first and renamed into place.
+fn write_svgs(
+    dir: &Path,
+    rs: &muster::ir::Ruleset,
+    sc: &muster::scenario::Scenario,
+    prep: &muster::battle::Prepared,
+    game: &muster::battle::Game,
+) -> std::io::Result<()> {
+    let tmp = dir.with_extension("partial");
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp)?;
+    }
+    std::fs::create_dir_all(&tmp)?;
+    let features: Vec<muster::svg::Feature> = sc
+        .terrain
+        .iter()
+        .map(|t| muster::svg::Feature {
+            label: &t.name,
+            kind: &t.kind_name,
+            shape: &t.shape,
+        })
+        .collect();
+    let shorts: Vec<String> = game
+        .world
+        .units
+        .iter()
+        .map(|u| short_name(&rs.unit_types[u.ty as usize].name))
+        .collect();
+    for snap in &game.snapshots {
+        let units: Vec<muster::svg::UnitMark> = game
+            .world
+            .units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| muster::svg::UnitMark {
+                label: &u.name,
+                short: &shorts[i],
+                base: snap.bases[i],
+                side: prep.army_of[i],
+                faded: !snap.on_table[i],
+                resolve: snap.resolve[i],
+            })
+            .collect();
+        let title = format!("{} — end of turn {}", rs.title, snap.turn);
+        let svg = muster::svg::render(&title, sc.width, sc.depth, &features, &units);
+        std::fs::write(tmp.join(format!("turn-{:02}.svg", snap.turn)), svg)?;
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::rename(&tmp, dir)
+}
+
+/// A short label for a unit type: its initials ("Pike+Shot" -> "P+S").
+fn short_name(t: &str) -> String {
+    let mut s = String::new();
+    let mut start = true;
+    for c in t.chars() {
+        if c.is_alphanumeric() {
+            if start {
+                s.push(c.to_ascii_uppercase());
+            }
+            start = false;
+        } else {
+            if c == '+' {
+                s.push('+');
+            }
+            start = true;
+        }
+    }
+    s
 }

@@ -389,6 +389,9 @@ impl Spec<'_> {
                     let body = callee.body.clone();
                     self.block(&body, cb, &map)?;
                 }
+                // Noting a fact is bookkeeping for later steps of a battle;
+                // the odds of one resolution do not depend on it.
+                St::Note(..) => {}
             }
         }
         Ok(())

@@ -292,29 +292,45 @@ impl Builder {
                 let name = self.name(it.next().unwrap());
                 let ty = self.type_ref(it.next().unwrap());
                 let init = self.expr(it.next().unwrap());
+                let each_turn = it.next().is_some();
                 ItemKind::State(StateDecl {
                     per_side,
                     name,
                     ty,
                     init,
+                    each_turn,
                 })
             }
             Rule::fact_item => {
                 let name = self.name(it.next().unwrap());
-                let mut tys: Vec<Name> = Vec::new();
+                let mut params = Vec::new();
+                let mut ty = None;
                 let mut default = None;
+                let mut each_turn = false;
+                let mut battle = None;
                 for x in it {
                     match x.as_rule() {
-                        Rule::type_ref => tys.push(self.type_ref(x)),
+                        Rule::fact_param => {
+                            let mut parts: Vec<P> = x.into_inner().collect();
+                            let t = self.type_ref(parts.pop().unwrap());
+                            params.push((parts.pop().map(|n| self.name(n)), t));
+                        }
+                        Rule::type_ref => ty = Some(self.type_ref(x)),
+                        Rule::each_turn => each_turn = true,
+                        Rule::in_battle => {
+                            let e = x.into_inner().nth(1).unwrap();
+                            battle = Some(self.expr(e));
+                        }
                         _ => default = Some(self.expr(x)),
                     }
                 }
-                let ty = tys.pop().unwrap();
                 ItemKind::Fact(FactDecl {
                     name,
-                    params: tys,
-                    ty,
+                    params,
+                    ty: ty.unwrap(),
                     default,
+                    each_turn,
+                    battle,
                 })
             }
             Rule::define_item => {
@@ -428,8 +444,43 @@ impl Builder {
             Rule::decision_item => {
                 let name = self.name(it.next().unwrap());
                 let params = self.params(it.next().unwrap());
-                let doc = it.next().map(unquote);
-                ItemKind::Decision(Decision { name, params, doc })
+                let mut doc = None;
+                let mut choice = None;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::choice_body => choice = Some(self.choice(x)),
+                        _ => doc = Some(unquote(x)),
+                    }
+                }
+                ItemKind::Decision(Decision {
+                    name,
+                    params,
+                    doc,
+                    choice,
+                })
+            }
+            Rule::policy_item => {
+                it.next(); // the keyword
+                let name = self.name(it.next().unwrap());
+                let mut doc = None;
+                let mut lines = Vec::new();
+                for x in it {
+                    match x.as_rule() {
+                        Rule::policy_line => {
+                            let mut l = x.into_inner();
+                            let n = self.name(l.next().unwrap());
+                            lines.push((n, self.expr(l.next().unwrap())));
+                        }
+                        _ => doc = Some(unquote(x)),
+                    }
+                }
+                ItemKind::Policy(Policy { name, doc, lines })
+            }
+            Rule::scenario_item => {
+                it.next(); // the keyword
+                let s = it.next().unwrap();
+                let span = self.span(&s);
+                ItemKind::DefaultScenario(unquote(s), span)
             }
             Rule::army_item => {
                 let name = self.name(it.next().unwrap());
@@ -693,6 +744,64 @@ impl Builder {
         }
     }
 
+    fn choice(&self, p: P) -> Choice {
+        let mut it = p.into_inner();
+        let head = it.next().unwrap();
+        let span = self.span(&head);
+        let kind = match head.as_rule() {
+            Rule::pick_choice => ChoiceKind::Pick,
+            Rule::move_choice => ChoiceKind::Move,
+            Rule::charge_choice => ChoiceKind::Charge,
+            _ => ChoiceKind::Retire,
+        };
+        let mut vars = Vec::new();
+        let mut legal = None;
+        for x in head.into_inner() {
+            match x.as_rule() {
+                Rule::ident => vars.push(self.name(x)),
+                Rule::expr => legal = Some(self.expr(x)),
+                _ => {}
+            }
+        }
+        let clauses = it
+            .map(|c| {
+                let c = c.into_inner().next().unwrap();
+                let span = self.span(&c);
+                let rule = c.as_rule();
+                let mut parts = c.into_inner();
+                match rule {
+                    Rule::expr_clause => {
+                        let k = self.name(parts.next().unwrap());
+                        Clause::Expr(k, self.expr(parts.next().unwrap()))
+                    }
+                    Rule::bound_clause => {
+                        let k = self.name(parts.next().unwrap());
+                        let v = self.name(parts.next().unwrap());
+                        Clause::Bound(k, v, self.expr(parts.next().unwrap()))
+                    }
+                    Rule::check_clause => {
+                        parts.next(); // the keyword
+                        let n = self.name(parts.next().unwrap());
+                        let args = self.args(parts.next().unwrap());
+                        let unless = parts.nth(1).map(|e| self.expr(e));
+                        Clause::Check(n, args, unless, span)
+                    }
+                    _ => {
+                        let n = self.name(parts.next().unwrap());
+                        Clause::Then(n, self.args(parts.next().unwrap()), span)
+                    }
+                }
+            })
+            .collect();
+        Choice {
+            kind,
+            vars,
+            legal: legal.unwrap(),
+            clauses,
+            span,
+        }
+    }
+
     fn block(&self, p: P) -> Vec<Stmt> {
         p.into_inner().map(|s| self.stmt(s)).collect()
     }
@@ -733,6 +842,14 @@ impl Builder {
             Rule::call_stmt => {
                 let n = self.name(it.next().unwrap());
                 Stmt::Call(n, self.args(it.next().unwrap()), span)
+            }
+            Rule::note_stmt => {
+                it.next(); // the keyword
+                let mut call = it.next().unwrap().into_inner();
+                let n = self.name(call.next().unwrap());
+                let args = self.args(call.next().unwrap());
+                let v = it.next().map(|e| self.expr(e));
+                Stmt::Note(n, args, v, span)
             }
             r => unreachable!("grammar rule {r:?} is not a statement"),
         }
@@ -913,6 +1030,7 @@ impl Builder {
                 let mut it = p.into_inner();
                 let q = match it.next().unwrap().as_str() {
                     "any" => Quant::Any,
+                    "first" => Quant::First,
                     "all" => Quant::All,
                     _ => Quant::Count,
                 };

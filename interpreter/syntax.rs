@@ -94,6 +94,9 @@ pub enum ItemKind {
     Modifier(Modifier),
     Procedure(Procedure),
     Decision(Decision),
+    Policy(Policy),
+    /// `default_scenario "FILE"`: the scenario battles play by default.
+    DefaultScenario(String, Span),
     Army(Army),
     Sequence(Sequence),
     Remove(Name, Name),
@@ -162,14 +165,22 @@ pub struct StateDecl {
     pub name: Name,
     pub ty: Name,
     pub init: Expr,
+    /// `each turn`: reset to the initial value at the start of every turn.
+    pub each_turn: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct FactDecl {
     pub name: Name,
-    pub params: Vec<Name>,
+    /// Parameter types, each with its name when the fact names it (a fact
+    /// derived `in battle` must name its parameters).
+    pub params: Vec<(Option<Name>, Name)>,
     pub ty: Name,
     pub default: Option<Expr>,
+    /// `each turn`: values noted during a turn are forgotten at the next.
+    pub each_turn: bool,
+    /// `in battle: EXPR`: how the battlefield derives the fact.
+    pub battle: Option<Expr>,
 }
 
 #[derive(Clone, Debug)]
@@ -277,6 +288,54 @@ pub struct Decision {
     pub name: Name,
     pub params: Vec<Param>,
     pub doc: Option<String>,
+    /// What is chosen among and what then happens (a battle runs it).
+    pub choice: Option<Choice>,
+}
+
+/// What kind of choice a decision is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChoiceKind {
+    /// `pick a, b where LEGAL ... then PROC(...)`: choose among bindings.
+    Pick,
+    /// `move u where LEGAL ...`: move units on the table.
+    Move,
+    /// `charge c onto t where LEGAL ...`: move chargers into contact.
+    Charge,
+    /// `retire u where LEGAL ...`: move units straight back.
+    Retire,
+}
+
+/// The body of a decision.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    pub kind: ChoiceKind,
+    /// The names bound for each option (`s, t`; `c onto t`).
+    pub vars: Vec<Name>,
+    pub legal: Expr,
+    pub clauses: Vec<Clause>,
+    pub span: Span,
+}
+
+/// A clause of a decision's body.
+#[derive(Clone, Debug)]
+pub enum Clause {
+    /// `must COND`, `by ORDER`, `reach N`, `wheel N`, `allowance N`,
+    /// `buffer N`, `distance N`: the keyword and its expression.
+    Expr(Name, Expr),
+    /// `manoeuvre m: OK`, `control e: COND`, `through f: OK`.
+    Bound(Name, Name, Expr),
+    /// `check PROC(args) [unless COND]`.
+    Check(Name, Vec<Expr>, Option<Expr>, Span),
+    /// `then PROC(args)`.
+    Then(Name, Vec<Expr>, Span),
+}
+
+/// A policy: preference scores for the options of decisions.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    pub name: Name,
+    pub doc: Option<String>,
+    pub lines: Vec<(Name, Expr)>,
 }
 
 #[derive(Clone, Debug)]
@@ -287,6 +346,8 @@ pub enum Stmt {
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     Assign(Expr, AssignOp, Expr, Span),
     Call(Name, Vec<Expr>, Span),
+    /// `note F(args) [= value]`: a fact becomes known in a battle.
+    Note(Name, Vec<Expr>, Option<Expr>, Span),
 }
 
 #[derive(Clone, Debug)]
@@ -378,6 +439,8 @@ pub enum Quant {
     Any,
     All,
     Count,
+    /// `first u: COND`: the first unit (or side) for which COND holds, or `none`.
+    First,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,6 +31,9 @@ pub struct World {
     pub state: Vec<Value>,
     /// Side state, `side_names.len() * side_states` values, side-major.
     pub side_state: Vec<Value>,
+    /// In a battle, the table: facts derived `in battle:` and the
+    /// battlefield's measures read it.
+    pub field: Option<Box<crate::field::Field>>,
 }
 
 impl World {
@@ -43,6 +46,7 @@ impl World {
             facts: vec![HashMap::new(); rs.facts.len()],
             state: Vec::new(),
             side_state: Vec::new(),
+            field: None,
         }
     }
 

@@ -1,0 +1,1468 @@
+//! Battles: the compiled phase graph played on a field, turn by turn, with
+//! every choice a player makes answered by a policy and every roll drawn
+//! from one seeded generator. Nothing here knows a particular ruleset: the
+//! rules say what is legal (a decision's `where` and clauses), the policy
+//! what is preferred, and the engine only moves bases and keeps the log.
+
+use crate::battlefield::{self, Base, Pt};
+use crate::diagnostic::Diag;
+use crate::eval::{Ctx, Eval, EvalError, NoDice};
+use crate::field::{to_len, Feature, Field};
+use crate::ir::{ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Ty};
+use crate::phase_graph::StepAction;
+use crate::rng::Rng;
+use crate::scenario::Scenario;
+use crate::value::Value;
+use crate::world::World;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// One thing that happened, as data (`--log json`) and as narrative.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Turn {
+        turn: u32,
+    },
+    Step {
+        phase: Option<String>,
+        step: String,
+    },
+    /// A procedure ran: its arguments, every die rolled, its outcomes.
+    Procedure {
+        name: String,
+        args: Vec<String>,
+        rolls: Vec<i64>,
+        outcomes: Vec<(String, String)>,
+    },
+    /// A unit moved (or charged, or retired).
+    Move {
+        unit: String,
+        how: String,
+        from: [f64; 3],
+        to: [f64; 3],
+    },
+    /// A unit that wanted to move could not.
+    Stays {
+        unit: String,
+        why: String,
+    },
+    /// A unit left the table.
+    Leaves {
+        unit: String,
+    },
+    /// The sides were settled (who is the attacker).
+    Sides {
+        army: String,
+        side: String,
+    },
+    End {
+        turns: u32,
+        result: String,
+    },
+}
+
+fn place(b: &Base) -> [f64; 3] {
+    let r = |x: f64| (x * 100.0).round() / 100.0;
+    [r(b.centre.x), r(b.centre.y), r(b.facing)]
+}
+
+impl std::fmt::Display for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Event::Turn { turn } => write!(f, "\n=== Turn {turn} ==="),
+            Event::Step { phase, step } => match phase {
+                Some(p) => write!(f, "-- {p} / {step}"),
+                None => write!(f, "-- {step}"),
+            },
+            Event::Procedure {
+                name,
+                args,
+                rolls,
+                outcomes,
+            } => {
+                write!(f, "   {name}({})", args.join(", "))?;
+                if !rolls.is_empty() {
+                    let r: Vec<String> = rolls.iter().map(|x| x.to_string()).collect();
+                    write!(f, " rolls [{}]", r.join(" "))?;
+                }
+                let shown: Vec<String> = outcomes
+                    .iter()
+                    .filter(|(_, v)| v != "false" && v != "0" && v != "none")
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect();
+                if !shown.is_empty() {
+                    write!(f, ": {}", shown.join(", "))?;
+                }
+                Ok(())
+            }
+            Event::Move {
+                unit,
+                how,
+                from,
+                to,
+            } => write!(
+                f,
+                "   {unit} {how}: ({:.1}, {:.1}) facing {:.0} -> ({:.1}, {:.1}) facing {:.0}",
+                from[0], from[1], from[2], to[0], to[1], to[2]
+            ),
+            Event::Stays { unit, why } => write!(f, "   {unit} stays: {why}"),
+            Event::Leaves { unit } => write!(f, "   {unit} leaves the table"),
+            Event::Sides { army, side } => write!(f, "   {army} is the {side}"),
+            Event::End { turns, result } => {
+                write!(f, "\n=== End after {turns} turns: {result} ===")
+            }
+        }
+    }
+}
+
+/// How a game ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Result_ {
+    /// The army (by its index in the scenario) that won.
+    Won(usize),
+    Draw,
+    /// The scenario's turn limit came first.
+    TurnLimit,
+}
+
+/// What a game produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameSummary {
+    pub result: Result_,
+    pub turns: u32,
+    /// Per army, per unit type: units that left the table.
+    pub lost: Vec<Vec<u32>>,
+}
+
+/// A picture of the table at the end of a turn.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub turn: u32,
+    pub bases: Vec<Base>,
+    pub on_table: Vec<bool>,
+    pub resolve: Vec<Option<i64>>,
+}
+
+/// Everything a game needs that does not change from game to game.
+pub struct Prepared<'r> {
+    pub rs: &'r Ruleset,
+    pub world: World,
+    /// Per unit: its army and command in the scenario.
+    pub army_of: Vec<usize>,
+    pub command_of: Vec<usize>,
+    pub army_names: Vec<String>,
+    /// Per army: the policy it plays (index into `rs.policies`).
+    pub policy: Vec<Option<usize>>,
+    pub turn_limit: Option<u32>,
+    off_table: Option<Id>,
+    manoeuvres: Manoeuvres,
+}
+
+/// The symbols of stdlib battle's `manoeuvre` values.
+#[derive(Clone, Copy, Debug, Default)]
+struct Manoeuvres {
+    straight: u32,
+    wheel: u32,
+    about_face: u32,
+    oblique: u32,
+    turn: u32,
+    sideways: u32,
+    backwards: u32,
+    pivot: u32,
+    free: u32,
+}
+
+fn enum_syms(rs: &Ruleset, name: &str) -> Option<Vec<(String, u32)>> {
+    let e = rs.enums.iter().find(|e| e.name == name)?;
+    Some(
+        e.variants
+            .iter()
+            .map(|s| (rs.symbols[*s as usize].clone(), *s))
+            .collect(),
+    )
+}
+
+fn fault_of(e: EvalError) -> Diag {
+    match e {
+        EvalError::Fault(d) => *d,
+        EvalError::NotStatic => Diag::new("muster::runtime", "a value could not be computed"),
+    }
+}
+
+fn needs(what: &str, help: &str) -> Diag {
+    Diag::new(
+        "muster::battle",
+        format!("this ruleset cannot play battles: {what}"),
+    )
+    .help(help.to_string())
+}
+
+impl<'r> Prepared<'r> {
+    /// Set up a scenario for a ruleset: units, sides, the field.
+    pub fn new(rs: &'r Ruleset, sc: &Scenario) -> Result<Self, Vec<Diag>> {
+        if rs.graph.is_none() {
+            return Err(vec![needs(
+                "it has no sequence of play",
+                "write a `sequence { ... }`",
+            )]);
+        }
+        let zone_syms = Field::zone_symbols(rs).ok_or_else(|| {
+            vec![needs(
+                "it has no `enum zone`",
+                "add `import core` near the top of the ruleset",
+            )]
+        })?;
+        let Some(m) = enum_syms(rs, "manoeuvre") else {
+            return Err(vec![needs(
+                "it has no `enum manoeuvre`",
+                "add `import battle` near the top of the ruleset",
+            )]);
+        };
+        let sym = |n: &str| m.iter().find(|x| x.0 == n).map_or(u32::MAX, |x| x.1);
+        let manoeuvres = Manoeuvres {
+            straight: sym("straight"),
+            wheel: sym("wheel"),
+            about_face: sym("about_face"),
+            oblique: sym("oblique"),
+            turn: sym("quarter_turn"),
+            sideways: sym("sideways"),
+            backwards: sym("backwards"),
+            pivot: sym("pivot"),
+            free: sym("free"),
+        };
+        if sc.armies.len() != 2 || rs.sides.len() != 2 {
+            return Err(vec![needs(
+                "a battle is fought by two armies on the ruleset's two sides",
+                "declare `sides a, b` and give the scenario two armies",
+            )]);
+        }
+        let mut world = World::new(rs);
+        let mut army_of = Vec::new();
+        let mut command_of = Vec::new();
+        for (a, c, u) in sc.units() {
+            world.add_unit(rs, &u.name, u.ty, u.quality, Some(a as u16));
+            army_of.push(a);
+            command_of.push(c);
+        }
+        world.init_state(rs).map_err(|d| vec![d])?;
+        // Base sizes come from the ruleset.
+        let size = |name: &str| {
+            rs.tables
+                .iter()
+                .chain(rs.defines.iter())
+                .find(|f| f.name == name)
+        };
+        let (Some(bw), Some(bd)) = (size("base_width"), size("base_depth")) else {
+            return Err(vec![needs(
+                "it does not say how big a unit's base is",
+                "define `table base_width(u: unit) -> int` and `table base_depth(u: unit) -> int` (or defines), in the ruleset's measure",
+            )]);
+        };
+        let ev = Eval::new(rs);
+        let mut sizes = Vec::new();
+        for u in 0..world.units.len() {
+            let mut frame = vec![Value::Unit(u as u16); bw.slots.max(bd.slots).max(1) as usize];
+            let w = ev
+                .eval(Ctx::new(&world), &bw.body, &mut frame, &mut NoDice)
+                .map_err(|e| vec![fault_of(e)])?;
+            frame.fill(Value::Unit(u as u16));
+            let d = ev
+                .eval(Ctx::new(&world), &bd.body, &mut frame, &mut NoDice)
+                .map_err(|e| vec![fault_of(e)])?;
+            let (Some(w), Some(d)) = (to_len(w), to_len(d)) else {
+                return Err(vec![needs(
+                    "a base size is not a number",
+                    "base_width and base_depth must give numbers for every unit type",
+                )]);
+            };
+            sizes.push((w, d));
+        }
+        let mut placed = Vec::new();
+        for (i, (_, _, u)) in sc.units().enumerate() {
+            placed.push(u.at.map(|p| Base::new(p, u.facing, sizes[i].0, sizes[i].1)));
+        }
+        if let Some((_, (_, _, u))) = sc.units().enumerate().find(|(i, _)| placed[*i].is_none()) {
+            return Err(vec![Diag::new(
+                "muster::scenario",
+                format!("unit `{}` has no place on the table", u.name),
+            )
+            .at(u.span, "no `at`")
+            .help("give every unit `at = [x, y]`: deployment by the book's procedure is not built yet")]);
+        }
+        let problems = sc.check_placement(&placed);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let terrain: Vec<Feature> = sc
+            .terrain
+            .iter()
+            .map(|t| Feature {
+                name: t.name.clone(),
+                kind: match t.kind {
+                    Value::Sym(s) => s,
+                    _ => u32::MAX,
+                },
+                kind_name: t.kind_name.clone(),
+                shape: t.shape.clone(),
+            })
+            .collect();
+        let n = world.units.len();
+        world.field = Some(Box::new(Field {
+            width: sc.width,
+            depth: sc.depth,
+            terrain: Arc::new(terrain),
+            bases: placed.into_iter().map(|b| b.unwrap()).collect(),
+            on_table: vec![true; n],
+            edge: army_of
+                .iter()
+                .map(|a| if *a == 0 { 0.0 } else { sc.depth })
+                .collect(),
+            command: army_of
+                .iter()
+                .zip(&command_of)
+                .map(|(a, c)| (*a * 1000 + *c) as u16)
+                .collect(),
+            path: None,
+            zone_syms,
+        }));
+        // Deployment rules the ruleset states.
+        if let Some(f) = rs.defines.iter().find(|f| f.name == "legal_deployment") {
+            let mut diags = Vec::new();
+            for (i, (_, _, u)) in sc.units().enumerate() {
+                let mut frame = vec![Value::None; f.slots.max(1) as usize];
+                frame[0] = Value::Unit(i as u16);
+                let ok = ev
+                    .eval(Ctx::new(&world), &f.body, &mut frame, &mut NoDice)
+                    .map_err(|e| vec![fault_of(e)])?;
+                if !ok.as_bool() {
+                    diags.push(
+                        Diag::new(
+                            "muster::scenario",
+                            format!("unit `{}` is deployed where the rules do not allow", u.name),
+                        )
+                        .at(u.span, "breaks the ruleset's `legal_deployment`")
+                        .note(f.span, "the ruleset's deployment rule")
+                        .help("move the unit into its army's deployment zone (pike+shot: the centre zone)"),
+                    );
+                }
+            }
+            if !diags.is_empty() {
+                return Err(diags);
+            }
+        }
+        let mut policy = Vec::new();
+        for a in &sc.armies {
+            policy.push(match &a.policy {
+                Some((name, span)) => match rs.policies.iter().position(|p| &p.name == name) {
+                    Some(i) => Some(i),
+                    None => {
+                        let sugg = crate::compile::suggest(
+                            name,
+                            rs.policies.iter().map(|p| p.name.as_str()),
+                        );
+                        return Err(vec![Diag::new(
+                            "muster::scenario",
+                            format!("unknown policy `{name}`"),
+                        )
+                        .at(*span, "not a policy of this ruleset")
+                        .help(match sugg {
+                            Some(s) => format!("did you mean \"{s}\"?"),
+                            None => format!(
+                                "the policies are: {}",
+                                rs.policies
+                                    .iter()
+                                    .map(|p| p.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        })]);
+                    }
+                },
+                None => rs.policies.iter().position(|p| p.name == "default"),
+            });
+        }
+        Ok(Prepared {
+            rs,
+            world,
+            army_of,
+            command_of,
+            army_names: sc.armies.iter().map(|a| a.name.clone()).collect(),
+            policy,
+            turn_limit: sc.turn_limit,
+            off_table: rs.state("off_table"),
+            manoeuvres,
+        })
+    }
+
+    /// Play one game with a seed; with `log`, keep the narrative and a
+    /// picture of the table after every turn.
+    pub fn play(&self, seed: u64, log: bool) -> Result<Game<'r>, Diag> {
+        let mut g = Game {
+            rs: self.rs,
+            ev: Eval::new(self.rs),
+            world: self.world.clone(),
+            rng: Rng::new(seed),
+            log: Vec::new(),
+            logging: log,
+            turn: 0,
+            army_of: self.army_of.clone(),
+            side_of_army: vec![0, 1],
+            policy: self.policy.clone(),
+            turn_limit: self.turn_limit,
+            off_table: self.off_table,
+            m: self.manoeuvres,
+            snapshots: Vec::new(),
+            army_names: self.army_names.clone(),
+            result: None,
+        };
+        g.run()?;
+        Ok(g)
+    }
+}
+
+/// A game being played (and, once over, its record).
+pub struct Game<'r> {
+    rs: &'r Ruleset,
+    ev: Eval<'r>,
+    pub world: World,
+    rng: Rng,
+    pub log: Vec<Event>,
+    logging: bool,
+    pub turn: u32,
+    army_of: Vec<usize>,
+    side_of_army: Vec<u16>,
+    policy: Vec<Option<usize>>,
+    turn_limit: Option<u32>,
+    off_table: Option<Id>,
+    m: Manoeuvres,
+    pub snapshots: Vec<Snapshot>,
+    army_names: Vec<String>,
+    result: Option<Result_>,
+}
+
+/// The most steps a game may take (a runaway `goto` loop is reported).
+const MAX_STEPS: usize = 100_000;
+/// Without a turn limit, a game stops after this many turns.
+const DEFAULT_TURN_LIMIT: u32 = 50;
+
+impl<'r> Game<'r> {
+    fn field(&self) -> &Field {
+        self.world.field.as_ref().expect("a battle has a field")
+    }
+    fn field_mut(&mut self) -> &mut Field {
+        self.world.field.as_mut().expect("a battle has a field")
+    }
+
+    fn note(&mut self, e: impl FnOnce(&Self) -> Event) {
+        if self.logging {
+            let ev = e(self);
+            self.log.push(ev);
+        }
+    }
+
+    fn eval(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, Diag> {
+        self.ev
+            .eval(Ctx::new(&self.world), e, frame, &mut NoDice)
+            .map_err(fault_of)
+    }
+
+    /// The summary of the finished game.
+    pub fn summary(&self) -> GameSummary {
+        let types = self.rs.unit_types.len();
+        let mut lost = vec![vec![0u32; types]; 2];
+        for (u, a) in self.army_of.iter().enumerate() {
+            if !self.field().on_table[u] {
+                lost[*a][self.world.units[u].ty as usize] += 1;
+            }
+        }
+        GameSummary {
+            result: self.result.clone().unwrap_or(Result_::TurnLimit),
+            turns: self.turn,
+            lost,
+        }
+    }
+
+    /// The narrative, one line per event.
+    pub fn narrative(&self) -> String {
+        let mut s = String::new();
+        for e in &self.log {
+            s.push_str(&e.to_string());
+            s.push('\n');
+        }
+        s
+    }
+
+    fn run(&mut self) -> Result<(), Diag> {
+        let graph = self.rs.graph.as_ref().expect("checked in Prepared::new");
+        let mut node = graph.start;
+        let limit = self.turn_limit.unwrap_or(DEFAULT_TURN_LIMIT);
+        for _ in 0..MAX_STEPS {
+            if node == graph.end {
+                self.finish(false);
+                return Ok(());
+            }
+            if node == graph.turn_start {
+                self.start_turn()?;
+            }
+            let n = &graph.nodes[node];
+            if node != graph.turn_end {
+                let (phase, step) = (n.phase.clone(), n.name.clone());
+                self.note(|_| Event::Step { phase, step });
+            }
+            for a in &n.actions {
+                self.action(a, n.span)?;
+            }
+            if node == graph.turn_end {
+                self.snapshot();
+            }
+            let mut next = None;
+            for e in &n.edges {
+                let ok = match &e.when {
+                    None => true,
+                    Some(c) => {
+                        let mut frame = vec![Value::None; 8];
+                        self.eval(c, &mut frame)?.as_bool()
+                    }
+                };
+                if ok {
+                    next = Some(e.to);
+                    break;
+                }
+            }
+            let Some(next) = next else {
+                return Err(Diag::new(
+                    "muster::battle",
+                    "play reached a step with no way on",
+                ));
+            };
+            if node == graph.turn_end && next != graph.end && self.turn >= limit {
+                self.finish(true);
+                return Ok(());
+            }
+            node = next;
+        }
+        Err(Diag::new(
+            "muster::battle",
+            format!("the game took more than {MAX_STEPS} steps"),
+        )
+        .help("a `goto` loop that never ends the turn? check the sequence of play"))
+    }
+
+    fn snapshot(&mut self) {
+        if !self.logging {
+            return;
+        }
+        let resolve = self.rs.state("resolve");
+        let ns = self.rs.states.len();
+        let f = self.field();
+        let snap = Snapshot {
+            turn: self.turn,
+            bases: f.bases.clone(),
+            on_table: f.on_table.clone(),
+            resolve: (0..self.world.units.len())
+                .map(|u| resolve.and_then(|r| self.world.state[u * ns + r as usize].as_int()))
+                .collect(),
+        };
+        self.snapshots.push(snap);
+    }
+
+    fn finish(&mut self, limit: bool) {
+        let defeated = self.rs.side_state("defeated");
+        let nss = self.rs.side_states.len();
+        let lost: Vec<bool> = (0..2)
+            .map(|a| {
+                let s = self.side_of_army[a] as usize;
+                defeated.is_some_and(|d| self.world.side_state[s * nss + d as usize].as_bool())
+            })
+            .collect();
+        let result = match (limit, lost[0], lost[1]) {
+            (_, true, true) => Result_::Draw,
+            (_, true, false) => Result_::Won(1),
+            (_, false, true) => Result_::Won(0),
+            (true, _, _) => Result_::TurnLimit,
+            (false, false, false) => Result_::Draw,
+        };
+        let text = match &result {
+            Result_::Won(a) => format!("{} wins", self.army_names[*a]),
+            Result_::Draw => "a draw".to_string(),
+            Result_::TurnLimit => "the turn limit is reached".to_string(),
+        };
+        let turns = self.turn;
+        self.note(|_| Event::End {
+            turns,
+            result: text,
+        });
+        self.result = Some(result);
+    }
+
+    fn start_turn(&mut self) -> Result<(), Diag> {
+        self.turn += 1;
+        let turn = self.turn;
+        self.note(|_| Event::Turn { turn });
+        let ns = self.rs.states.len();
+        for (i, s) in self.rs.states.iter().enumerate() {
+            if s.each_turn {
+                for u in 0..self.world.units.len() {
+                    let v = self
+                        .ev
+                        .call_init(&self.world, &s.init, Value::Unit(u as u16))?;
+                    self.world.state[u * ns + i] = v;
+                }
+            }
+        }
+        for (i, f) in self.rs.facts.iter().enumerate() {
+            if f.each_turn {
+                self.world.facts[i].clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Take off the table every unit the rules have removed.
+    fn sync_off_table(&mut self) {
+        let Some(s) = self.off_table else { return };
+        let ns = self.rs.states.len();
+        for u in 0..self.world.units.len() {
+            if self.field().on_table[u] && self.world.state[u * ns + s as usize].as_bool() {
+                self.field_mut().on_table[u] = false;
+                let unit = self.world.units[u].name.clone();
+                self.note(|_| Event::Leaves { unit });
+            }
+        }
+    }
+
+    fn action(&mut self, a: &StepAction, _span: crate::syntax::Span) -> Result<(), Diag> {
+        let StepAction::Do {
+            procedure,
+            target,
+            args,
+            each,
+            slots,
+        } = a;
+        let bindings: Vec<Option<Value>> = match each {
+            None => vec![None],
+            Some((_, true)) => (0..self.world.side_names.len().min(self.rs.sides.len()))
+                .map(|s| Some(Value::Side(s as u16)))
+                .collect(),
+            Some((_, false)) => (0..self.world.units.len())
+                .map(|u| Some(Value::Unit(u as u16)))
+                .collect(),
+        };
+        for b in bindings {
+            let mut frame = vec![Value::None; (*slots).max(1) as usize];
+            if let (Some(v), Some((slot, _))) = (b, each) {
+                frame[*slot as usize] = v;
+            }
+            let mut vals = Vec::with_capacity(args.len());
+            for e in args {
+                vals.push(self.eval(e, &mut frame)?);
+            }
+            if *procedure {
+                self.perform(*target, &vals)?;
+            } else {
+                self.decide(*target, &vals)?;
+            }
+            self.sync_off_table();
+        }
+        Ok(())
+    }
+
+    fn show(&self, v: Value) -> String {
+        self.world.show(self.rs, v)
+    }
+
+    fn perform(&mut self, proc: Id, args: &[Value]) -> Result<crate::procedures::Performed, Diag> {
+        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng)?;
+        if self.turn == 0 {
+            self.settle_sides(&p.outcomes);
+        }
+        if self.logging {
+            let pd = &self.rs.procedures[proc as usize];
+            let ev = Event::Procedure {
+                name: pd.name.clone(),
+                args: args.iter().map(|v| self.show(*v)).collect(),
+                rolls: p.rolls.clone(),
+                outcomes: pd
+                    .outcomes
+                    .iter()
+                    .zip(&p.outcomes)
+                    .map(|(o, v)| (o.name.clone(), self.show(*v)))
+                    .collect(),
+            };
+            self.log.push(ev);
+        }
+        Ok(p)
+    }
+
+    /// A set-up procedure that says which army takes the first side
+    /// (an outcome `first_army` or `second_army`, as TVBD's initiative).
+    fn settle_sides(&mut self, outcomes: &[Value]) {
+        for v in outcomes {
+            let Value::Sym(s) = v else { continue };
+            let name = self.rs.symbols[*s as usize].as_str();
+            let first = match name {
+                "first_army" => 0,
+                "second_army" => 1,
+                _ => continue,
+            };
+            let sides = [first, 1 - first];
+            self.side_of_army = vec![sides[0] as u16, sides[1] as u16];
+            for (u, a) in self.army_of.iter().enumerate() {
+                self.world.units[u].side = self.side_of_army[*a];
+            }
+            // State that counts units per side starts again.
+            let _ = self.world.init_state(self.rs);
+            for a in 0..2 {
+                let army = self.army_names[a].clone();
+                let side = self.rs.sides[self.side_of_army[a] as usize].clone();
+                self.note(|_| Event::Sides { army, side });
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ decisions
+
+    fn policy_of(&self, args: &[Value], params: &[(String, Ty)]) -> Option<usize> {
+        let side = params
+            .iter()
+            .zip(args)
+            .find_map(|((_, t), v)| match (t, v) {
+                (Ty::Side, Value::Side(s)) => Some(*s),
+                _ => None,
+            })?;
+        let army = self.side_of_army.iter().position(|s| *s == side)?;
+        self.policy[army]
+    }
+
+    fn decide(&mut self, d: Id, args: &[Value]) -> Result<(), Diag> {
+        let dec = &self.rs.decisions[d as usize];
+        let Some(ch) = &dec.choice else {
+            // A decision without a body (deployment from the scenario).
+            return Ok(());
+        };
+        let policy = self.policy_of(args, &dec.params);
+        let prefer = policy.and_then(|p| self.rs.policies[p].prefer[d as usize].as_ref());
+        let slots = ch
+            .slots
+            .max(prefer.map_or(0, |p| p.1))
+            .max(args.len() as u16 + 4) as usize;
+        let mut frame = vec![Value::None; slots];
+        frame[..args.len()].copy_from_slice(args);
+        match ch.kind {
+            ChoiceKind::Pick => self.pick(ch, prefer, frame),
+            ChoiceKind::Move => self.move_units(ch, prefer, frame),
+            ChoiceKind::Charge => self.charges(ch, frame),
+            ChoiceKind::Retire => self.retire(ch, prefer, frame),
+        }
+    }
+
+    fn units_on_table(&self) -> Vec<u16> {
+        (0..self.world.units.len() as u16)
+            .filter(|u| self.field().on_table[*u as usize])
+            .collect()
+    }
+
+    fn score(&self, prefer: Option<&(Ex, u16)>, frame: &mut [Value]) -> Result<Value, Diag> {
+        match prefer {
+            Some((e, _)) => self.eval(e, frame),
+            None => Ok(Value::Int(0)),
+        }
+    }
+
+    /// `pick`: take legal options one at a time (each at most once), the
+    /// ones the rules say must be taken first, then the policy's favourite
+    /// while it scores 0 or more.
+    fn pick(
+        &mut self,
+        ch: &ChoiceDef,
+        prefer: Option<&(Ex, u16)>,
+        mut frame: Vec<Value>,
+    ) -> Result<(), Diag> {
+        let units = self.units_on_table();
+        let n = ch.vars.len();
+        let mut taken: Vec<Vec<u16>> = Vec::new();
+        let cap = units.len().pow(n as u32).min(100_000) + 1;
+        for _ in 0..cap {
+            let mut best: Option<(bool, Value, Value, Vec<u16>)> = None;
+            let mut idx = vec![0usize; n];
+            if units.is_empty() {
+                break;
+            }
+            loop {
+                let opt: Vec<u16> = idx.iter().map(|i| units[*i]).collect();
+                if !taken.contains(&opt) {
+                    for (k, s) in ch.vars.iter().enumerate() {
+                        frame[*s as usize] = Value::Unit(opt[k]);
+                    }
+                    if self.eval(&ch.legal, &mut frame)?.as_bool() {
+                        let must = match &ch.must {
+                            Some(m) => self.eval(m, &mut frame)?.as_bool(),
+                            None => false,
+                        };
+                        let order = match &ch.order {
+                            Some(o) => self.eval(o, &mut frame)?,
+                            None => Value::Int(0),
+                        };
+                        let score = self.score(prefer, &mut frame)?;
+                        let acceptable =
+                            must || score.num_cmp(Value::Int(0)) != Some(std::cmp::Ordering::Less);
+                        if acceptable {
+                            let better = match &best {
+                                None => true,
+                                Some((bm, bo, bs, _)) => {
+                                    (must && !bm)
+                                        || (must == *bm
+                                            && (order.num_cmp(*bo)
+                                                == Some(std::cmp::Ordering::Less)
+                                                || (order.num_cmp(*bo)
+                                                    == Some(std::cmp::Ordering::Equal)
+                                                    && score.num_cmp(*bs)
+                                                        == Some(std::cmp::Ordering::Greater))))
+                                }
+                            };
+                            if better {
+                                best = Some((must, order, score, opt.clone()));
+                            }
+                        }
+                    }
+                }
+                // Next tuple.
+                let mut k = n;
+                loop {
+                    if k == 0 {
+                        break;
+                    }
+                    k -= 1;
+                    idx[k] += 1;
+                    if idx[k] < units.len() {
+                        break;
+                    }
+                    idx[k] = 0;
+                    if k == 0 {
+                        k = usize::MAX;
+                        break;
+                    }
+                }
+                if k == usize::MAX || n == 0 {
+                    break;
+                }
+            }
+            let Some((_, _, _, opt)) = best else { break };
+            for (k, s) in ch.vars.iter().enumerate() {
+                frame[*s as usize] = Value::Unit(opt[k]);
+            }
+            taken.push(opt.clone());
+            if !self.passes_check(ch, opt[0], &mut frame)? {
+                continue;
+            }
+            if let Some((p, args)) = &ch.then {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a, &mut frame)?);
+                }
+                self.perform(*p, &vals)?;
+                self.sync_off_table();
+            }
+        }
+        Ok(())
+    }
+
+    /// A decision's `check PROC(args) unless COND`: may unit `u` take the
+    /// option? (The procedure runs, and its `passed` outcome says.)
+    fn passes_check(&mut self, ch: &ChoiceDef, u: u16, frame: &mut [Value]) -> Result<bool, Diag> {
+        let Some((p, args, unless)) = &ch.check else {
+            return Ok(true);
+        };
+        if let Some(e) = unless {
+            if self.eval(e, frame)?.as_bool() {
+                return Ok(true);
+            }
+        }
+        let mut vals = Vec::new();
+        for a in args {
+            vals.push(self.eval(a, frame)?);
+        }
+        let done = self.perform(*p, &vals)?;
+        let i = self.rs.procedures[*p as usize]
+            .outcomes
+            .iter()
+            .position(|o| o.name == "passed")
+            .expect("checked by the compiler");
+        if done.outcomes[i].as_bool() {
+            return Ok(true);
+        }
+        let unit = self.world.units[u as usize].name.clone();
+        self.note(|_| Event::Stays {
+            unit,
+            why: "failed its check".into(),
+        });
+        Ok(false)
+    }
+
+    // ------------------------------------------------------------ movement
+
+    fn on_table(&self, b: &Base) -> bool {
+        let f = self.field();
+        b.corners()
+            .iter()
+            .all(|p| p.x >= -1e-6 && p.y >= -1e-6 && p.x <= f.width + 1e-6 && p.y <= f.depth + 1e-6)
+    }
+
+    /// Is the path (start excluded) clear for unit `u`: on the table, not
+    /// through enemies, through friends only where `through` allows, ending
+    /// on nobody.
+    fn path_clear(
+        &self,
+        ch: &ChoiceDef,
+        u: u16,
+        path: &[Base],
+        frame: &mut [Value],
+    ) -> Result<bool, Diag> {
+        let f = self.field();
+        let end = path.last().expect("a path has an end");
+        if !path.iter().all(|b| self.on_table(b)) {
+            return Ok(false);
+        }
+        for (o, ob) in f.bases.iter().enumerate() {
+            if o == u as usize || !f.on_table[o] {
+                continue;
+            }
+            if end.overlaps(ob) {
+                return Ok(false);
+            }
+            if path.iter().skip(1).any(|b| b.overlaps(ob)) {
+                let friend = self.world.units[o].side == self.world.units[u as usize].side;
+                let allowed = match (&ch.through, friend) {
+                    (Some((slot, e)), true) => {
+                        frame[*slot as usize] = Value::Unit(o as u16);
+                        self.eval(e, frame)?.as_bool()
+                    }
+                    _ => false,
+                };
+                if !allowed {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The enemy buffer zone: no closer than `buffer` to any enemy, or, for
+    /// a unit already closer, no closer than it was.
+    fn buffer_ok(&self, u: u16, start: &Base, end: &Base, buffer: f64) -> bool {
+        let f = self.field();
+        f.bases.iter().enumerate().all(|(o, ob)| {
+            if !f.on_table[o] || self.world.units[o].side == self.world.units[u as usize].side {
+                return true;
+            }
+            let before = start.distance(ob);
+            let after = end.distance(ob);
+            if before >= buffer - 1e-9 {
+                after >= buffer - 1e-9
+            } else {
+                after >= before - 1e-9
+            }
+        })
+    }
+
+    /// Candidate moves of one unit with one manoeuvre, before the rules'
+    /// checks: (description, path).
+    fn candidates(
+        &self,
+        m: u32,
+        b: &Base,
+        allowance: f64,
+        target: Option<Pt>,
+    ) -> Vec<(String, Vec<Base>)> {
+        let mm = self.m;
+        let mut out = Vec::new();
+        let straight = |from: &Base, d: f64| {
+            let steps = (d / 0.5).ceil().max(1.0) as usize;
+            (0..=steps)
+                .map(|k| from.advanced(d * k as f64 / steps as f64))
+                .collect::<Vec<_>>()
+        };
+        let fractions = [1.0, 2.0 / 3.0, 1.0 / 3.0];
+        if m == mm.straight {
+            for fr in fractions {
+                out.push((
+                    format!("advances {:.1}", allowance * fr),
+                    straight(b, allowance * fr),
+                ));
+            }
+        } else if m == mm.wheel {
+            for w in [-45.0, -30.0, -15.0, 15.0, 30.0, 45.0] {
+                let cost = b.wheel_cost(w);
+                if cost > allowance + 1e-9 {
+                    continue;
+                }
+                let mut path = b.wheel_path(w);
+                let end = *path.last().unwrap();
+                for fr in [1.0, 0.5, 0.0] {
+                    let d = (allowance - cost) * fr;
+                    let mut p = path.clone();
+                    if d > 1e-9 {
+                        p.extend(straight(&end, d).into_iter().skip(1));
+                    }
+                    out.push((format!("wheels {w:+.0} and advances {d:.1}"), p));
+                }
+                path.clear();
+            }
+        } else if m == mm.about_face {
+            let turned = b.pivoted(180.0);
+            out.push(("about faces".into(), vec![*b, turned]));
+            for fr in [1.0, 0.5] {
+                let mut p = vec![*b];
+                p.extend(straight(&turned, allowance * fr));
+                out.push((format!("about faces and advances {:.1}", allowance * fr), p));
+            }
+        } else if m == mm.oblique {
+            for a in [-45.0, -22.5, 22.5, 45.0] {
+                for fr in [1.0, 0.5] {
+                    let d = allowance * fr;
+                    let steps = (d / 0.5).ceil().max(1.0) as usize;
+                    let p = (0..=steps)
+                        .map(|k| b.oblique(a, d * k as f64 / steps as f64))
+                        .collect();
+                    out.push((format!("advances obliquely {a:+.0} {d:.1}"), p));
+                }
+            }
+        } else if m == mm.turn {
+            for a in [-90.0, 90.0] {
+                out.push((format!("turns {a:+.0}"), vec![*b, b.pivoted(a)]));
+            }
+        } else if m == mm.sideways {
+            for s in [-allowance, allowance] {
+                out.push((format!("shifts {s:+.1}"), vec![*b, b.shifted(s)]));
+            }
+        } else if m == mm.backwards {
+            for fr in [1.0, 0.5] {
+                let d = allowance * fr;
+                let steps = (d / 0.5).ceil().max(1.0) as usize;
+                let p = (0..=steps)
+                    .map(|k| b.advanced(-d * k as f64 / steps as f64))
+                    .collect();
+                out.push((format!("moves back {d:.1}"), p));
+            }
+        } else if m == mm.pivot {
+            if let Some(t) = target {
+                let a = battlefield::norm_angle(battlefield::bearing(b.centre, t) - b.facing);
+                if a.abs() > 1.0 {
+                    out.push((format!("pivots {a:+.0}"), vec![*b, b.pivoted(a)]));
+                }
+            }
+        } else if m == mm.free {
+            if let Some(t) = target {
+                let (dx, dy) = (t.x - b.centre.x, t.y - b.centre.y);
+                let len = (dx * dx + dy * dy).sqrt();
+                if len > 1e-9 {
+                    let go = len.min(allowance);
+                    let end = Base::new(
+                        Pt {
+                            x: b.centre.x + dx / len * go,
+                            y: b.centre.y + dy / len * go,
+                        },
+                        b.facing,
+                        b.width,
+                        b.depth,
+                    );
+                    out.push((format!("rides {go:.1}"), vec![*b, end]));
+                }
+            }
+        }
+        out
+    }
+
+    /// Where a unit heads for with a free move or a pivot: a commander to
+    /// the rear of the friend nearest the enemy in its command... the
+    /// engine's generic choice: the nearest enemy for a pivot, the rear
+    /// edge of the friendly unit nearest the enemy for a free move.
+    fn target_for(&self, u: u16, m: u32) -> Option<Pt> {
+        let f = self.field();
+        let me = &f.bases[u as usize];
+        let side = self.world.units[u as usize].side;
+        let enemies: Vec<&Base> = f
+            .bases
+            .iter()
+            .enumerate()
+            .filter(|(o, _)| f.on_table[*o] && self.world.units[*o].side != side)
+            .map(|(_, b)| b)
+            .collect();
+        let nearest = |p: Pt| {
+            enemies
+                .iter()
+                .map(|e| e.distance_to_point(p))
+                .fold(f64::INFINITY, f64::min)
+        };
+        if m == self.m.pivot {
+            return enemies
+                .iter()
+                .min_by(|a, b| me.distance(a).total_cmp(&me.distance(b)))
+                .map(|e| e.centre);
+        }
+        // Free move: behind the friend (of the same army, not a commander-sized base) nearest the enemy.
+        let mut best: Option<(f64, Pt)> = None;
+        for (o, b) in f.bases.iter().enumerate() {
+            if o == u as usize
+                || !f.on_table[o]
+                || self.world.units[o].side != side
+                || b.width <= me.width
+            {
+                continue;
+            }
+            let d = nearest(b.centre);
+            let spot = b.advanced(-(b.depth + me.depth) / 2.0 - 0.01).centre;
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, spot));
+            }
+        }
+        best.map(|(_, p)| p)
+    }
+
+    /// `move`: every legal unit of the side may move; the policy scores
+    /// where each candidate move would leave it against staying put.
+    fn move_units(
+        &mut self,
+        ch: &ChoiceDef,
+        prefer: Option<&(Ex, u16)>,
+        mut frame: Vec<Value>,
+    ) -> Result<(), Diag> {
+        let u_slot = ch.vars[0] as usize;
+        let Some((m_slot, m_ok)) = &ch.manoeuvre else {
+            return Ok(());
+        };
+        let all = [
+            self.m.straight,
+            self.m.wheel,
+            self.m.about_face,
+            self.m.oblique,
+            self.m.turn,
+            self.m.sideways,
+            self.m.backwards,
+            self.m.pivot,
+            self.m.free,
+        ];
+        for u in self.units_on_table() {
+            if !self.field().on_table[u as usize] {
+                continue;
+            }
+            frame[u_slot] = Value::Unit(u);
+            if !self.eval(&ch.legal, &mut frame)?.as_bool() {
+                continue;
+            }
+            let start = self.field().bases[u as usize];
+            let stay = self.score(prefer, &mut frame)?;
+            // Which enemy holds the unit in its zone of control (the closest).
+            let mut zoc: Option<(u16, f64)> = None;
+            if let Some((e_slot, cond)) = &ch.control {
+                for e in self.units_on_table() {
+                    if self.world.units[e as usize].side == self.world.units[u as usize].side {
+                        continue;
+                    }
+                    frame[*e_slot as usize] = Value::Unit(e);
+                    if self.eval(cond, &mut frame)?.as_bool() {
+                        let d = start.distance(&self.field().bases[e as usize]);
+                        if zoc.is_none_or(|(_, bd)| d < bd) {
+                            zoc = Some((e, d));
+                        }
+                    }
+                }
+            }
+            let buffer = match &ch.buffer {
+                Some(e) => to_len(self.eval(e, &mut frame)?).unwrap_or(0.0),
+                None => 0.0,
+            };
+            let mut best: Option<(Value, String, Vec<Base>, u32)> = None;
+            for m in all {
+                frame[*m_slot as usize] = Value::Sym(m);
+                if !self.eval(m_ok, &mut frame)?.as_bool() {
+                    continue;
+                }
+                let Some(allowance) = ch
+                    .allowance
+                    .as_ref()
+                    .map(|e| self.eval(e, &mut frame))
+                    .transpose()?
+                    .and_then(to_len)
+                else {
+                    continue;
+                };
+                if allowance <= 1e-9
+                    && m != self.m.pivot
+                    && m != self.m.turn
+                    && m != self.m.about_face
+                {
+                    continue;
+                }
+                let target = self.target_for(u, m);
+                for (how, path) in self.candidates(m, &start, allowance, target) {
+                    let end = *path.last().unwrap();
+                    if !self.path_clear(ch, u, &path, &mut frame)?
+                        || !self.buffer_ok(u, &start, &end, buffer)
+                    {
+                        continue;
+                    }
+                    if let Some((e, before)) = zoc {
+                        let eb = self.field().bases[e as usize];
+                        let after = end.distance(&eb);
+                        let away = battlefield::bearing(eb.centre, start.centre);
+                        let moved = end.centre.dist(start.centre);
+                        let dir = battlefield::bearing(start.centre, end.centre);
+                        let directly_away =
+                            moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
+                        let still = moved < 1e-6 && (end.facing - start.facing).abs() < 1e-6;
+                        if !(after <= before + 1e-6 || directly_away || still) {
+                            continue;
+                        }
+                    }
+                    // The allowance again, now that the path is known.
+                    self.field_mut().path = Some((u, path.clone()));
+                    let allowed_now = ch
+                        .allowance
+                        .as_ref()
+                        .map(|e| self.eval(e, &mut frame))
+                        .transpose()?
+                        .and_then(to_len)
+                        .unwrap_or(0.0);
+                    let cost = path_cost(&path, m == self.m.wheel);
+                    self.field_mut().path = None;
+                    if cost > allowed_now + 1e-6
+                        && m != self.m.pivot
+                        && m != self.m.turn
+                        && m != self.m.about_face
+                    {
+                        continue;
+                    }
+                    self.field_mut().bases[u as usize] = end;
+                    let s = self.score(prefer, &mut frame);
+                    self.field_mut().bases[u as usize] = start;
+                    let s = s?;
+                    if best
+                        .as_ref()
+                        .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
+                    {
+                        best = Some((s, how, path, m));
+                    }
+                }
+            }
+            let Some((s, how, path, m)) = best else {
+                continue;
+            };
+            if s.num_cmp(stay) != Some(std::cmp::Ordering::Greater) {
+                continue;
+            }
+            frame[*m_slot as usize] = Value::Sym(m);
+            if !self.passes_check(ch, u, &mut frame)? {
+                continue;
+            }
+            let end = *path.last().unwrap();
+            self.field_mut().bases[u as usize] = end;
+            let unit = self.world.units[u as usize].name.clone();
+            self.note(|_| Event::Move {
+                unit,
+                how,
+                from: place(&start),
+                to: place(&end),
+            });
+            if let Some((p, args)) = &ch.then {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.eval(a, &mut frame)?);
+                }
+                self.perform(*p, &vals)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `charge`: legal charges in the rules' order, each by the cheapest
+    /// wheel-then-straight path into contact; two units charging each other
+    /// meet half way.
+    fn charges(&mut self, ch: &ChoiceDef, mut frame: Vec<Value>) -> Result<(), Diag> {
+        let (c_slot, t_slot) = (ch.vars[0] as usize, ch.vars[1] as usize);
+        let units = self.units_on_table();
+        let mut list: Vec<(Value, u16, u16)> = Vec::new();
+        for &c in &units {
+            for &t in &units {
+                if c == t {
+                    continue;
+                }
+                frame[c_slot] = Value::Unit(c);
+                frame[t_slot] = Value::Unit(t);
+                if self.eval(&ch.legal, &mut frame)?.as_bool() {
+                    let order = match &ch.order {
+                        Some(o) => self.eval(o, &mut frame)?,
+                        None => Value::Int(0),
+                    };
+                    list.push((order, c, t));
+                }
+            }
+        }
+        list.sort_by(|a, b| a.0.num_cmp(b.0).unwrap_or(std::cmp::Ordering::Equal));
+        let mut moved: Vec<u16> = Vec::new();
+        for (_, c, t) in list.clone() {
+            if moved.contains(&c)
+                || !self.field().on_table[c as usize]
+                || !self.field().on_table[t as usize]
+            {
+                continue;
+            }
+            frame[c_slot] = Value::Unit(c);
+            frame[t_slot] = Value::Unit(t);
+            let reach =
+                to_len(self.eval(ch.reach.as_ref().expect("compiler checked"), &mut frame)?)
+                    .unwrap_or(0.0);
+            let wheel = match &ch.wheel {
+                Some(w) => to_len(self.eval(w, &mut frame)?).unwrap_or(0.0),
+                None => 0.0,
+            };
+            let f = self.field();
+            let (cb, tb) = (f.bases[c as usize], f.bases[t as usize]);
+            let name = self.world.units[c as usize].name.clone();
+            let target = self.world.units[t as usize].name.clone();
+            if cb.in_contact(&tb) {
+                moved.push(c);
+            } else {
+                let obstacles: Vec<Base> = f
+                    .bases
+                    .iter()
+                    .enumerate()
+                    .filter(|(o, _)| f.on_table[*o] && *o != c as usize && *o != t as usize)
+                    .map(|(_, b)| *b)
+                    .collect();
+                let Some(path) = battlefield::charge_path(&cb, &tb, reach, wheel, &obstacles)
+                else {
+                    self.note(|_| Event::Stays {
+                        unit: name,
+                        why: format!("cannot reach {target}"),
+                    });
+                    continue;
+                };
+                // Meeting half way: the target charges back and has not moved.
+                let mutual = list.iter().any(|(_, a, b)| *a == t && *b == c) && !moved.contains(&t);
+                let end = if mutual && path.wheel.abs() < 1e-9 {
+                    cb.advanced(path.distance / 2.0)
+                } else {
+                    path.end
+                };
+                self.field_mut().bases[c as usize] = end;
+                moved.push(c);
+                let how = if mutual {
+                    format!("charges {target}, meeting half way")
+                } else if path.wheel.abs() > 1e-9 {
+                    format!("wheels {:+.0} and charges {target}", path.wheel)
+                } else {
+                    format!("charges {target}")
+                };
+                self.note(|_| Event::Move {
+                    unit: name,
+                    how,
+                    from: place(&cb),
+                    to: place(&end),
+                });
+                if !end.in_contact(&tb) {
+                    continue;
+                }
+            }
+            if let Some((p, args)) = &ch.then {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.eval(a, &mut frame)?);
+                }
+                self.perform(*p, &vals)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `retire`: units go straight back `distance`, through friends where
+    /// `through` allows, stopping short where the way is blocked.
+    fn retire(
+        &mut self,
+        ch: &ChoiceDef,
+        prefer: Option<&(Ex, u16)>,
+        mut frame: Vec<Value>,
+    ) -> Result<(), Diag> {
+        let u_slot = ch.vars[0] as usize;
+        for u in self.units_on_table() {
+            frame[u_slot] = Value::Unit(u);
+            if !self.eval(&ch.legal, &mut frame)?.as_bool() {
+                continue;
+            }
+            let must = match &ch.must {
+                Some(m) => self.eval(m, &mut frame)?.as_bool(),
+                None => false,
+            };
+            let score = self.score(prefer, &mut frame)?;
+            if !must && score.num_cmp(Value::Int(0)) == Some(std::cmp::Ordering::Less) {
+                continue;
+            }
+            if !must && !self.passes_check(ch, u, &mut frame)? {
+                continue;
+            }
+            let d = to_len(self.eval(ch.distance.as_ref().expect("compiler checked"), &mut frame)?)
+                .unwrap_or(0.0);
+            let start = self.field().bases[u as usize];
+            let mut done = None;
+            let mut k = (d / 0.25).round() as i64;
+            while k > 0 {
+                let dist = k as f64 * 0.25;
+                let steps = (dist / 0.5).ceil().max(1.0) as usize;
+                let path: Vec<Base> = (0..=steps)
+                    .map(|i| start.advanced(-dist * i as f64 / steps as f64))
+                    .collect();
+                if self.path_clear(ch, u, &path, &mut frame)? {
+                    done = Some((dist, *path.last().unwrap()));
+                    break;
+                }
+                k -= 1;
+            }
+            let unit = self.world.units[u as usize].name.clone();
+            match done {
+                Some((dist, end)) => {
+                    self.field_mut().bases[u as usize] = end;
+                    self.note(|_| Event::Move {
+                        unit,
+                        how: format!("falls back {dist:.1}"),
+                        from: place(&start),
+                        to: place(&end),
+                    });
+                }
+                None => self.note(|_| Event::Stays {
+                    unit,
+                    why: "no room to fall back".into(),
+                }),
+            }
+            if let Some((p, args)) = &ch.then {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.eval(a, &mut frame)?);
+                }
+                self.perform(*p, &vals)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a path costs against the allowance: the distance the centre
+/// travels, except that a wheel costs what its outside corner travels
+/// (the first part of a wheel path turns in place about a corner).
+fn path_cost(path: &[Base], wheel: bool) -> f64 {
+    let mut cost = 0.0;
+    let mut i = 0;
+    if wheel {
+        // The wheel: consecutive bases whose facing changes.
+        while i + 1 < path.len() && (path[i + 1].facing - path[i].facing).abs() > 1e-9 {
+            i += 1;
+        }
+        if i > 0 {
+            cost += path[0].wheel_cost(battlefield::norm_angle(path[i].facing - path[0].facing));
+        }
+    }
+    for w in path[i..].windows(2) {
+        cost += w[0].centre.dist(w[1].centre);
+    }
+    cost
+}

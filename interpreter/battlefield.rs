@@ -1,0 +1,1668 @@
+//! The pure geometry of a wargames table: points, unit bases, terrain shapes,
+//! the zones around a unit, distances, contact, and the movement primitives a
+//! rulebook describes (advance, sideways, oblique, wheel, pivot, charge). It
+//! knows nothing of any ruleset: a ruleset's facts ("the target is to the
+//! flank", "within 3 TUM directly in front") are answered from it.
+//!
+//! # Frame
+//!
+//! Coordinates are `f64` in the ruleset's measure (TUM for Tilly's Very Bad
+//! Day). The table runs from (0, 0) to (width, depth); y grows toward the far
+//! edge. A facing is a compass bearing in degrees: 0 faces +y, 90 faces +x
+//! (clockwise). In a unit's own frame a point is `(ahead, right)` of its
+//! centre: see [`Base::local`].
+//!
+//! # Determinism
+//!
+//! The same inputs give bit-identical results on every machine. Nothing here
+//! calls the platform's `sin`, `cos`, `atan2`, `hypot`, `exp`, `powf` or
+//! `mul_add`: [`sin_deg`], [`cos_deg`] and [`atan2_deg`] are built from
+//! `+ - * /` and `sqrt` (all correctly rounded by IEEE 754), with `round`
+//! and `ceil` (exact) for range reduction and step counts.
+//!
+//! # Zones (Tilly's Very Bad Day, "Unit facing and position")
+//!
+//! Reading: Figure 3 is lost from the text; this is the reading. In the
+//! unit's own frame (ahead `u`, right `v`, half-width `hw`, half-depth `hd`):
+//!
+//! - the FRONT zone is the open strip ahead of the front edge between the
+//!   extended side edges: `u > hd`, `|v| < hw`;
+//! - the REAR zone is the open strip behind the rear edge: `u < -hd`,
+//!   `|v| < hw`;
+//! - the two FLANK zones are everything beyond the extended side edges, at
+//!   any `u`: `v < -hw` (left) and `v > hw` (right);
+//! - the unit's own base belongs to no zone.
+//!
+//! Then, as the book says: another base is *to front* if any part of it (a
+//! positive area, more than 1e-9) lies in the front zone, even if part of it
+//! is also in a flank zone; *to flank* if it is not to front and any part is
+//! in a flank zone, even if part is also in the rear zone; *to rear*
+//! otherwise (entirely within the rear zone). The parts are found by clipping
+//! the other base's rectangle, in this unit's frame, with the zone's
+//! half-planes (Sutherland-Hodgman) and measuring the area left. Two units
+//! in contact front edge to front edge are thus each to the other's front,
+//! and two units side by side are each to the other's flank.
+//!
+//! "Directly in front" (zones of control) is the front zone cut off at a
+//! distance from the front edge: see [`Base::in_front_within`].
+
+use std::f64::consts::PI;
+use std::ops::{Add, Mul, Neg, Sub};
+
+/// Length tolerance: overlaps, alignment and "within" tests allow this much
+/// rounding.
+pub const EPS: f64 = 1e-6;
+
+/// Two bases this close (or closer) are in contact.
+pub const CONTACT: f64 = 0.01;
+
+/// A part of a base smaller than this area is no part at all (zones).
+pub const AREA_EPS: f64 = 1e-9;
+
+/// Degrees to radians.
+const DEG: f64 = PI / 180.0;
+/// Radians to degrees.
+const RAD: f64 = 180.0 / PI;
+
+/// The largest step, in degrees, between the sampled bases of a wheel.
+const WHEEL_STEP: f64 = 5.0;
+
+/// The largest step, in the measure, between sampled bases of a move.
+const MOVE_STEP: f64 = 0.1;
+
+// ---------------------------------------------------------------------------
+// Points and angles
+// ---------------------------------------------------------------------------
+
+/// A point (or a vector) on the table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pt {
+    /// Across the table, from the left edge as the first army sees it.
+    pub x: f64,
+    /// Toward the far edge, from the first army's base edge.
+    pub y: f64,
+}
+
+impl Pt {
+    /// The point (x, y).
+    pub const fn new(x: f64, y: f64) -> Pt {
+        Pt { x, y }
+    }
+
+    /// The unit vector of a compass bearing (0 = +y, 90 = +x).
+    pub fn from_bearing(bearing: f64) -> Pt {
+        Pt::new(sin_deg(bearing), cos_deg(bearing))
+    }
+
+    /// Dot product.
+    pub fn dot(self, o: Pt) -> f64 {
+        self.x * o.x + self.y * o.y
+    }
+
+    /// The z component of the cross product (positive when `o` is
+    /// counter-clockwise of `self`).
+    pub fn cross(self, o: Pt) -> f64 {
+        self.x * o.y - self.y * o.x
+    }
+
+    /// Length.
+    pub fn len(self) -> f64 {
+        self.dot(self).sqrt()
+    }
+
+    /// Distance to another point.
+    pub fn dist(self, o: Pt) -> f64 {
+        (self - o).len()
+    }
+}
+
+impl Add for Pt {
+    type Output = Pt;
+    fn add(self, o: Pt) -> Pt {
+        Pt::new(self.x + o.x, self.y + o.y)
+    }
+}
+
+impl Sub for Pt {
+    type Output = Pt;
+    fn sub(self, o: Pt) -> Pt {
+        Pt::new(self.x - o.x, self.y - o.y)
+    }
+}
+
+impl Mul<f64> for Pt {
+    type Output = Pt;
+    fn mul(self, k: f64) -> Pt {
+        Pt::new(self.x * k, self.y * k)
+    }
+}
+
+impl Neg for Pt {
+    type Output = Pt;
+    fn neg(self) -> Pt {
+        Pt::new(-self.x, -self.y)
+    }
+}
+
+/// An angle in degrees brought into (-180, 180]. Angles already in range
+/// come back unchanged, bit for bit.
+pub fn norm_angle(a: f64) -> f64 {
+    if a > -180.0 && a <= 180.0 {
+        return a;
+    }
+    // k * 360 is exact and, k being the nearest whole turn, the subtraction
+    // is exact too (Sterbenz) for every |a| below 2^53 / 360.
+    let k = (a / 360.0).round();
+    let mut r = a - k * 360.0;
+    if r <= -180.0 {
+        r += 360.0;
+    }
+    if r > 180.0 {
+        r -= 360.0;
+    }
+    r
+}
+
+/// An angle in degrees brought into [0, 360) (a bearing).
+pub fn norm_bearing(a: f64) -> f64 {
+    let r = norm_angle(a);
+    if r < 0.0 {
+        let b = r + 360.0;
+        // A tiny negative angle rounds up to 360: that is bearing 0.
+        if b >= 360.0 {
+            0.0
+        } else {
+            b
+        }
+    } else {
+        r + 0.0 // turns -0.0 into 0.0
+    }
+}
+
+/// sin x for x in [0, pi/4] radians: Taylor series to x^17 (the next term is
+/// below 1e-16 there), in Horner form.
+fn sin_poly(x: f64) -> f64 {
+    let x2 = x * x;
+    let p = 1.0
+        + x2 * (-1.0 / 6.0
+            + x2 * (1.0 / 120.0
+                + x2 * (-1.0 / 5040.0
+                    + x2 * (1.0 / 362880.0
+                        + x2 * (-1.0 / 39916800.0
+                            + x2 * (1.0 / 6227020800.0
+                                + x2 * (-1.0 / 1307674368000.0
+                                    + x2 * (1.0 / 355687428096000.0))))))));
+    x * p
+}
+
+/// cos x for x in [0, pi/4] radians: Taylor series to x^18.
+fn cos_poly(x: f64) -> f64 {
+    let x2 = x * x;
+    1.0 + x2
+        * (-1.0 / 2.0
+            + x2 * (1.0 / 24.0
+                + x2 * (-1.0 / 720.0
+                    + x2 * (1.0 / 40320.0
+                        + x2 * (-1.0 / 3628800.0
+                            + x2 * (1.0 / 479001600.0
+                                + x2 * (-1.0 / 87178291200.0
+                                    + x2 * (1.0 / 20922789888000.0
+                                        + x2 * (-1.0 / 6402373705728000.0)))))))))
+}
+
+/// Sine of an angle in degrees, deterministic (see the module doc), exact
+/// at multiples of 90 degrees, within a few units in the last place elsewhere.
+pub fn sin_deg(a: f64) -> f64 {
+    let r = norm_angle(a);
+    let neg = r < 0.0;
+    let r = r.abs(); // [0, 180]; each subtraction below is exact (Sterbenz).
+    let s = if r == 0.0 || r == 180.0 {
+        0.0
+    } else if r == 90.0 {
+        1.0
+    } else if r < 45.0 {
+        sin_poly(r * DEG)
+    } else if r < 90.0 {
+        cos_poly((90.0 - r) * DEG)
+    } else if r <= 135.0 {
+        cos_poly((r - 90.0) * DEG)
+    } else {
+        sin_poly((180.0 - r) * DEG)
+    };
+    if neg {
+        -s
+    } else {
+        s
+    }
+}
+
+/// Cosine of an angle in degrees, deterministic (see the module doc), exact
+/// at multiples of 90 degrees, within a few units in the last place elsewhere.
+pub fn cos_deg(a: f64) -> f64 {
+    let r = norm_angle(a).abs(); // [0, 180]
+    if r == 0.0 {
+        1.0
+    } else if r == 90.0 {
+        0.0
+    } else if r == 180.0 {
+        -1.0
+    } else if r <= 45.0 {
+        cos_poly(r * DEG)
+    } else if r < 90.0 {
+        sin_poly((90.0 - r) * DEG)
+    } else if r < 135.0 {
+        -sin_poly((r - 90.0) * DEG)
+    } else {
+        -cos_poly((180.0 - r) * DEG)
+    }
+}
+
+/// atan t in radians for t in [0, 1]: two argument halvings
+/// (atan t = 2 atan(t / (1 + sqrt(1 + t^2)))) bring t below tan(pi/16),
+/// then the Taylor series to t^25.
+fn atan_unit(t: f64) -> f64 {
+    if t == 1.0 {
+        return PI / 4.0;
+    }
+    let t1 = t / (1.0 + (1.0 + t * t).sqrt());
+    let t2 = t1 / (1.0 + (1.0 + t1 * t1).sqrt());
+    let x2 = t2 * t2;
+    // t2 * (1 - x2 * (1/3 - x2 * (1/5 - ...))) down from 1/25.
+    let mut p = 1.0 / 25.0;
+    for k in (0..12).rev() {
+        p = 1.0 / (2 * k + 1) as f64 - x2 * p;
+    }
+    4.0 * t2 * p
+}
+
+/// The angle in degrees of the vector (x, y) from the +x axis,
+/// counter-clockwise, in (-180, 180], as `f64::atan2` (y first) but
+/// deterministic. Exact at multiples of 45 degrees; 0 for (0, 0).
+pub fn atan2_deg(y: f64, x: f64) -> f64 {
+    if y.is_nan() || x.is_nan() {
+        return f64::NAN;
+    }
+    let (ay, ax) = (y.abs(), x.abs());
+    if ay == 0.0 && ax == 0.0 {
+        return 0.0;
+    }
+    // First octant angle, then unfold.
+    let a = if ay == ax {
+        45.0
+    } else if ay < ax {
+        atan_unit(ay / ax) * RAD
+    } else {
+        90.0 - atan_unit(ax / ay) * RAD
+    };
+    let a = if x < 0.0 { 180.0 - a } else { a };
+    if y < 0.0 {
+        -a
+    } else {
+        a
+    }
+}
+
+/// The compass bearing in degrees, in [0, 360), from one point to another
+/// (0 = toward +y, 90 = toward +x); 0 when they coincide.
+pub fn bearing(from: Pt, to: Pt) -> f64 {
+    let d = to - from;
+    norm_bearing(atan2_deg(d.x, d.y))
+}
+
+// ---------------------------------------------------------------------------
+// Convex polygons (private helpers)
+// ---------------------------------------------------------------------------
+
+/// A small convex polygon: a rectangle clipped by up to four half-planes.
+#[derive(Clone, Copy, Debug)]
+struct Poly {
+    n: usize,
+    p: [Pt; 8],
+}
+
+impl Poly {
+    fn from4(c: [Pt; 4]) -> Poly {
+        let mut p = [Pt::new(0.0, 0.0); 8];
+        p[..4].copy_from_slice(&c);
+        Poly { n: 4, p }
+    }
+
+    fn pts(&self) -> &[Pt] {
+        &self.p[..self.n]
+    }
+
+    /// Keep the part where `a*x + b*y >= c` (Sutherland-Hodgman, one edge).
+    fn clip(&self, a: f64, b: f64, c: f64) -> Poly {
+        let mut out = Poly {
+            n: 0,
+            p: [Pt::new(0.0, 0.0); 8],
+        };
+        let n = self.n;
+        for i in 0..n {
+            let s = self.p[i];
+            let e = self.p[(i + 1) % n];
+            let ds = a * s.x + b * s.y - c;
+            let de = a * e.x + b * e.y - c;
+            if de >= 0.0 {
+                if ds < 0.0 {
+                    out.push(s + (e - s) * (ds / (ds - de)));
+                }
+                out.push(e);
+            } else if ds >= 0.0 {
+                out.push(s + (e - s) * (ds / (ds - de)));
+            }
+        }
+        out
+    }
+
+    fn push(&mut self, q: Pt) {
+        if self.n < self.p.len() {
+            self.p[self.n] = q;
+            self.n += 1;
+        }
+    }
+
+    /// Area (shoelace), non-negative.
+    fn area(&self) -> f64 {
+        let pts = self.pts();
+        let mut s = 0.0;
+        for i in 0..pts.len() {
+            s += pts[i].cross(pts[(i + 1) % pts.len()]);
+        }
+        (s * 0.5).abs()
+    }
+}
+
+/// Distance from a point to a segment.
+fn point_segment_distance(p: Pt, a: Pt, b: Pt) -> f64 {
+    let ab = b - a;
+    let l2 = ab.dot(ab);
+    if l2 == 0.0 {
+        return p.dist(a);
+    }
+    let t = ((p - a).dot(ab) / l2).clamp(0.0, 1.0);
+    p.dist(a + ab * t)
+}
+
+/// Whether two segments cross at a single point interior to both.
+fn segments_cross(a: Pt, b: Pt, c: Pt, d: Pt) -> bool {
+    let o1 = (b - a).cross(c - a);
+    let o2 = (b - a).cross(d - a);
+    let o3 = (d - c).cross(a - c);
+    let o4 = (d - c).cross(b - c);
+    o1 * o2 < 0.0 && o3 * o4 < 0.0
+}
+
+/// Distance between two segments (0 when they cross or touch).
+fn segment_distance(a: Pt, b: Pt, c: Pt, d: Pt) -> f64 {
+    if segments_cross(a, b, c, d) {
+        return 0.0;
+    }
+    point_segment_distance(a, c, d)
+        .min(point_segment_distance(b, c, d))
+        .min(point_segment_distance(c, a, b))
+        .min(point_segment_distance(d, a, b))
+}
+
+/// The largest separation of two convex quadrilaterals along the given
+/// axes (unit vectors): positive when a gap separates them, otherwise minus
+/// the smallest penetration.
+fn sat_gap(a: &[Pt; 4], b: &[Pt; 4], axes: &[Pt; 4]) -> f64 {
+    let mut gap = f64::NEG_INFINITY;
+    for n in axes {
+        let (mut amin, mut amax) = (f64::INFINITY, f64::NEG_INFINITY);
+        for p in a {
+            let d = n.dot(*p);
+            amin = amin.min(d);
+            amax = amax.max(d);
+        }
+        let (mut bmin, mut bmax) = (f64::INFINITY, f64::NEG_INFINITY);
+        for p in b {
+            let d = n.dot(*p);
+            bmin = bmin.min(d);
+            bmax = bmax.max(d);
+        }
+        gap = gap.max((bmin - amax).max(amin - bmax));
+    }
+    gap
+}
+
+/// The least and greatest `u` of a convex polygon (given as (u, v) points)
+/// on the line `v = const`; None when the line misses it.
+fn extent_at(poly: &[Pt; 4], v: f64) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for i in 0..4 {
+        let p = poly[i];
+        let q = poly[(i + 1) % 4];
+        if (p.y - v) * (q.y - v) > 0.0 {
+            continue;
+        }
+        let dv = q.y - p.y;
+        if dv.abs() < 1e-15 {
+            lo = lo.min(p.x.min(q.x));
+            hi = hi.max(p.x.max(q.x));
+        } else {
+            let t = ((v - p.y) / dv).clamp(0.0, 1.0);
+            let u = p.x + (q.x - p.x) * t;
+            lo = lo.min(u);
+            hi = hi.max(u);
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// How far the quadrilateral `a` must travel along the unit vector `dir`
+/// before it first touches `b`: the least gap, over the lateral band both
+/// cover, between `a`'s leading boundary and `b`'s trailing one. The gap is
+/// piecewise linear and convex in the lateral coordinate, so its least
+/// value is at a vertex or an end of the band. None when the band is
+/// narrower than [`EPS`], or when `b` is behind `a` or overlaps it.
+fn sweep(a: &[Pt; 4], b: &[Pt; 4], dir: Pt) -> Option<f64> {
+    let perp = Pt::new(dir.y, -dir.x);
+    let frame = |q: &[Pt; 4]| q.map(|p| Pt::new(p.dot(dir), p.dot(perp)));
+    let (fa, fb) = (frame(a), frame(b));
+    let lat = |q: &[Pt; 4]| {
+        q.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+                (l.min(p.y), h.max(p.y))
+            })
+    };
+    let ((alo, ahi), (blo, bhi)) = (lat(&fa), lat(&fb));
+    let (lo, hi) = (alo.max(blo), ahi.min(bhi));
+    if hi - lo <= EPS {
+        return None;
+    }
+    let mut best = f64::INFINITY;
+    let candidates = [lo, hi]
+        .into_iter()
+        .chain(fa.iter().chain(fb.iter()).map(|p| p.y))
+        .filter(|v| *v >= lo && *v <= hi);
+    for v in candidates {
+        if let (Some((_, a_hi)), Some((b_lo, _))) = (extent_at(&fa, v), extent_at(&fb, v)) {
+            best = best.min(b_lo - a_hi);
+        }
+    }
+    if !best.is_finite() || best < -EPS {
+        None
+    } else {
+        Some(best.max(0.0))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Bases
+// ---------------------------------------------------------------------------
+
+/// Where one base lies as seen from another (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zone {
+    /// Some part in the front zone.
+    Front,
+    /// Not to front; some part in a flank zone.
+    Flank,
+    /// Entirely in the rear zone.
+    Rear,
+}
+
+/// A side of a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The unit's own left.
+    Left,
+    /// The unit's own right.
+    Right,
+}
+
+/// A unit's base: a rectangle `width` wide (across its front) and `depth`
+/// deep, centred on `centre`, its front edge facing the compass bearing
+/// `facing`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Base {
+    /// The centre point (the stand's position, where that matters).
+    pub centre: Pt,
+    /// The compass bearing the front edge faces, degrees.
+    pub facing: f64,
+    /// Along the front edge.
+    pub width: f64,
+    /// From the front edge to the rear edge.
+    pub depth: f64,
+}
+
+impl Base {
+    /// A base at `centre` facing `facing` (a bearing in degrees, kept as
+    /// given).
+    pub fn new(centre: Pt, facing: f64, width: f64, depth: f64) -> Base {
+        Base {
+            centre,
+            facing,
+            width,
+            depth,
+        }
+    }
+
+    /// The unit vector the base faces.
+    pub fn forward(&self) -> Pt {
+        Pt::from_bearing(self.facing)
+    }
+
+    /// The unit vector to the unit's right (its facing turned 90 degrees
+    /// clockwise).
+    pub fn right(&self) -> Pt {
+        let f = self.forward();
+        Pt::new(f.y, -f.x)
+    }
+
+    /// The corners: front-left, front-right, rear-right, rear-left.
+    pub fn corners(&self) -> [Pt; 4] {
+        let f = self.forward() * (self.depth * 0.5);
+        let r = self.right() * (self.width * 0.5);
+        let c = self.centre;
+        [c + f - r, c + f + r, c - f + r, c - f - r]
+    }
+
+    /// A point in the unit's frame: how far it is ahead of the centre (along
+    /// the facing) and to the right of it.
+    pub fn local(&self, p: Pt) -> (f64, f64) {
+        let d = p - self.centre;
+        (d.dot(self.forward()), d.dot(self.right()))
+    }
+
+    /// Another base's corners in this unit's frame, as (ahead, right).
+    fn local_corners(&self, o: &Base) -> [Pt; 4] {
+        let (f, r) = (self.forward(), self.right());
+        o.corners().map(|p| {
+            let d = p - self.centre;
+            Pt::new(d.dot(f), d.dot(r))
+        })
+    }
+
+    fn axes(&self, o: &Base) -> [Pt; 4] {
+        [self.forward(), self.right(), o.forward(), o.right()]
+    }
+
+    /// Whether the interiors of the two bases intersect by more than
+    /// [`EPS`]; bases that only touch do not overlap.
+    pub fn overlaps(&self, o: &Base) -> bool {
+        sat_gap(&self.corners(), &o.corners(), &self.axes(o)) < -EPS
+    }
+
+    /// The closest distance between the two rectangles; 0 when they touch
+    /// or overlap.
+    pub fn distance(&self, o: &Base) -> f64 {
+        let (a, b) = (self.corners(), o.corners());
+        if sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
+            return 0.0;
+        }
+        let mut d = f64::INFINITY;
+        for i in 0..4 {
+            let (a0, a1) = (a[i], a[(i + 1) % 4]);
+            let (b0, b1) = (b[i], b[(i + 1) % 4]);
+            for j in 0..4 {
+                d = d.min(point_segment_distance(b[j], a0, a1));
+                d = d.min(point_segment_distance(a[j], b0, b1));
+            }
+        }
+        d
+    }
+
+    /// The closest distance from the base to a point; 0 inside it.
+    pub fn distance_to_point(&self, p: Pt) -> f64 {
+        let (u, v) = self.local(p);
+        let du = (u.abs() - self.depth * 0.5).max(0.0);
+        let dv = (v.abs() - self.width * 0.5).max(0.0);
+        (du * du + dv * dv).sqrt()
+    }
+
+    /// Whether the bases are in contact: no more than [`CONTACT`] apart.
+    pub fn in_contact(&self, o: &Base) -> bool {
+        self.distance(o) <= CONTACT
+    }
+
+    /// The area of `o` left after clipping it, in this unit's frame, with
+    /// half-planes `a*u + b*v >= c`.
+    fn clipped(&self, o: &Base, planes: &[(f64, f64, f64)]) -> Poly {
+        let mut p = Poly::from4(self.local_corners(o));
+        for &(a, b, c) in planes {
+            p = p.clip(a, b, c);
+        }
+        p
+    }
+
+    /// The half-planes of the front zone.
+    fn front_planes(&self) -> [(f64, f64, f64); 3] {
+        let (hw, hd) = (self.width * 0.5, self.depth * 0.5);
+        [(1.0, 0.0, hd), (0.0, 1.0, -hw), (0.0, -1.0, -hw)]
+    }
+
+    /// Where `o` lies as seen from this unit: to front, to flank or to rear
+    /// (the book's "Unit facing and position"; see the module doc).
+    pub fn zone_of(&self, o: &Base) -> Zone {
+        if self.clipped(o, &self.front_planes()).area() > AREA_EPS {
+            Zone::Front
+        } else if self.flank_side(o).is_some() {
+            Zone::Flank
+        } else {
+            Zone::Rear
+        }
+    }
+
+    /// Which flank zone `o` has a part in (the left one first if both);
+    /// None when it has no part in either. Says nothing of the front zone.
+    pub fn flank_side(&self, o: &Base) -> Option<Side> {
+        let hw = self.width * 0.5;
+        if self.clipped(o, &[(0.0, -1.0, hw)]).area() > AREA_EPS {
+            Some(Side::Left)
+        } else if self.clipped(o, &[(0.0, 1.0, hw)]).area() > AREA_EPS {
+            Some(Side::Right)
+        } else {
+            None
+        }
+    }
+
+    /// Whether some part of `o` lies in the front zone no further than `d`
+    /// (plus [`EPS`]) from the front edge: "directly in front", as zones of
+    /// control are.
+    pub fn in_front_within(&self, o: &Base, d: f64) -> bool {
+        let p = self.clipped(o, &self.front_planes());
+        if p.area() <= AREA_EPS {
+            return false;
+        }
+        let nearest = p.pts().iter().fold(f64::INFINITY, |m, q| m.min(q.x));
+        nearest - self.depth * 0.5 <= d + EPS
+    }
+
+    /// Whether the point lies on or within the base (within [`EPS`]).
+    pub fn contains_point(&self, p: Pt) -> bool {
+        let (u, v) = self.local(p);
+        u.abs() <= self.depth * 0.5 + EPS && v.abs() <= self.width * 0.5 + EPS
+    }
+
+    /// Whether the segment from `a` to `b` passes through the interior of
+    /// the base (deeper than [`EPS`]); grazing a corner or running along an
+    /// edge is not hitting.
+    pub fn segment_hits(&self, a: Pt, b: Pt) -> bool {
+        let (au, av) = self.local(a);
+        let (bu, bv) = self.local(b);
+        let hd = self.depth * 0.5 - EPS;
+        let hw = self.width * 0.5 - EPS;
+        if hd <= 0.0 || hw <= 0.0 {
+            return false;
+        }
+        clip_segment_box((au, av), (bu - au, bv - av), hd, hw)
+    }
+
+    /// Whether the two bases line up for an interpenetration (TVBD,
+    /// "Interpenetration", Table 4 restrictions): facings the same or
+    /// opposite (within 1e-6 degrees), equal widths, and the side edges of
+    /// one on the lines of the other's (within [`EPS`]).
+    pub fn aligned_with(&self, o: &Base) -> bool {
+        let d = norm_angle(self.facing - o.facing).abs();
+        let parallel = d < 1e-6 || (180.0 - d).abs() < 1e-6;
+        if !parallel || (self.width - o.width).abs() > EPS {
+            return false;
+        }
+        let (_, v) = self.local(o.centre);
+        v.abs() <= EPS
+    }
+
+    /// The base moved `d` straight along its facing (negative `d` moves it
+    /// backwards).
+    pub fn advanced(&self, d: f64) -> Base {
+        Base {
+            centre: self.centre + self.forward() * d,
+            ..*self
+        }
+    }
+
+    /// The base moved `d` sideways (positive to its right), facing kept.
+    pub fn shifted(&self, d: f64) -> Base {
+        Base {
+            centre: self.centre + self.right() * d,
+            ..*self
+        }
+    }
+
+    /// The base moved `d` along the bearing `facing + angle`, facing kept
+    /// (an oblique move).
+    pub fn oblique(&self, angle: f64, d: f64) -> Base {
+        Base {
+            centre: self.centre + Pt::from_bearing(self.facing + angle) * d,
+            ..*self
+        }
+    }
+
+    /// The base wheeled by `angle` degrees: positive wheels right
+    /// (clockwise), pivoting on the front-right corner; negative wheels left,
+    /// pivoting on the front-left corner. The new facing is in [0, 360).
+    pub fn wheeled(&self, angle: f64) -> Base {
+        if angle == 0.0 {
+            return *self;
+        }
+        let [fl, fr, _, _] = self.corners();
+        let facing = norm_bearing(self.facing + angle);
+        let moved = Base { facing, ..*self };
+        let f = moved.forward() * (self.depth * 0.5);
+        let r = moved.right() * (self.width * 0.5);
+        let centre = if angle > 0.0 { fr - f - r } else { fl - f + r };
+        Base { centre, ..moved }
+    }
+
+    /// The bases a wheel of `angle` passes through, from this base to the
+    /// wheeled one, no more than 5 degrees apart.
+    pub fn wheel_path(&self, angle: f64) -> Vec<Base> {
+        let n = (angle.abs() / WHEEL_STEP).ceil().max(1.0) as usize;
+        (0..=n)
+            .map(|k| self.wheeled(angle * k as f64 / n as f64))
+            .collect()
+    }
+
+    /// The cost of a wheel: the straight-line distance covered by the
+    /// outside front corner, the chord `2 * width * sin(|angle| / 2)`, which
+    /// the book deducts from the move ("Change of direction").
+    pub fn wheel_cost(&self, angle: f64) -> f64 {
+        2.0 * self.width * sin_deg(angle.abs() * 0.5)
+    }
+
+    /// The base rotated about its centre by `angle` degrees (clockwise
+    /// positive): a cannon's pivot, a turn (+-90), an about face (180). The
+    /// new facing is in [0, 360).
+    pub fn pivoted(&self, angle: f64) -> Base {
+        Base {
+            facing: norm_bearing(self.facing + angle),
+            ..*self
+        }
+    }
+
+    /// How far this base must advance straight ahead until it first touches
+    /// `o` (0 if it already does); None if it never would (no lateral
+    /// overlap wider than [`EPS`], or `o` behind it, or the two overlap).
+    pub fn contact_distance(&self, o: &Base) -> Option<f64> {
+        sweep(&self.corners(), &o.corners(), self.forward())
+    }
+
+    /// Moving along `dir` (any vector; facing kept), which of `others` is
+    /// touched first and after how far: `(index, distance)`, the lowest
+    /// index on a tie; None if the move is never blocked.
+    pub fn first_hit_distance(&self, dir: Pt, others: &[Base]) -> Option<(usize, f64)> {
+        let l = dir.len();
+        if l == 0.0 || !l.is_finite() {
+            return None;
+        }
+        let dir = dir * (1.0 / l);
+        let mine = self.corners();
+        let mut best: Option<(usize, f64)> = None;
+        for (i, o) in others.iter().enumerate() {
+            if let Some(d) = sweep(&mine, &o.corners(), dir) {
+                if best.is_none_or(|(_, b)| d < b) {
+                    best = Some((i, d));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Liang-Barsky: whether the segment `p + t*d`, t in [0, 1], passes through
+/// the open box |u| < hu, |v| < hv with a part of positive length.
+fn clip_segment_box(p: (f64, f64), d: (f64, f64), hu: f64, hv: f64) -> bool {
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    let checks = [
+        (-d.0, p.0 + hu),
+        (d.0, hu - p.0),
+        (-d.1, p.1 + hv),
+        (d.1, hv - p.1),
+    ];
+    for (pk, qk) in checks {
+        if pk == 0.0 {
+            if qk <= 0.0 {
+                return false;
+            }
+        } else {
+            let r = qk / pk;
+            if pk < 0.0 {
+                t0 = t0.max(r);
+            } else {
+                t1 = t1.min(r);
+            }
+        }
+    }
+    t0 < t1
+}
+
+// ---------------------------------------------------------------------------
+// Charges
+// ---------------------------------------------------------------------------
+
+/// A charge: a wheel, then straight ahead, ending in contact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChargePath {
+    /// The wheel at the start, degrees (positive = right).
+    pub wheel: f64,
+    /// The straight move after the wheel.
+    pub distance: f64,
+    /// The wheel's cost plus the straight distance.
+    pub cost: f64,
+    /// The base at the end, in contact with the target.
+    pub end: Base,
+}
+
+/// The cheapest charge (a wheel of at most `max_wheel` degrees, then
+/// straight ahead) that brings the unit's front edge into contact with
+/// `target`, costing at most `allowance` (cost = wheel cost + straight
+/// distance), and passing through none of `obstacles`.
+///
+/// Candidate wheels, tried in this order (the first of equal cost wins): no
+/// wheel; each wheel that makes the front edge parallel to an edge of the
+/// target; then every 5 degrees out to `max_wheel`, right before left, and
+/// `max_wheel` itself. The wheel is checked against the obstacles (and the
+/// target) every 5 degrees; the straight part exactly, by a swept collision.
+/// "Charge front before flank" is the caller's: to charge straight ahead
+/// only, pass `max_wheel = 0`.
+pub fn charge_path(
+    unit: &Base,
+    target: &Base,
+    allowance: f64,
+    max_wheel: f64,
+    obstacles: &[Base],
+) -> Option<ChargePath> {
+    let max_wheel = max_wheel.abs();
+    let mut cands = vec![0.0];
+    for k in 0..4 {
+        let w = norm_angle(target.facing + 90.0 * k as f64 + 180.0 - unit.facing);
+        if w != 0.0 && w.abs() <= max_wheel + 1e-9 {
+            cands.push(w);
+        }
+    }
+    let mut a = WHEEL_STEP;
+    while a < max_wheel {
+        cands.push(a);
+        cands.push(-a);
+        a += WHEEL_STEP;
+    }
+    if max_wheel > 0.0 {
+        cands.push(max_wheel);
+        cands.push(-max_wheel);
+    }
+
+    let mut best: Option<ChargePath> = None;
+    for w in cands {
+        let wheel_cost = unit.wheel_cost(w);
+        if wheel_cost > allowance + EPS {
+            continue;
+        }
+        let path = unit.wheel_path(w);
+        let wheeled = *path.last().unwrap_or(unit);
+        let Some(d) = wheeled.contact_distance(target) else {
+            continue;
+        };
+        let cost = wheel_cost + d;
+        if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+            continue;
+        }
+        let wheel_clear = path[1..]
+            .iter()
+            .all(|b| !b.overlaps(target) && obstacles.iter().all(|o| !b.overlaps(o)));
+        let (f, corners) = (wheeled.forward(), wheeled.corners());
+        let straight_clear = obstacles
+            .iter()
+            .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS));
+        if wheel_clear && straight_clear {
+            best = Some(ChargePath {
+                wheel: w,
+                distance: d,
+                cost,
+                end: wheeled.advanced(d),
+            });
+        }
+    }
+    best
+}
+
+// ---------------------------------------------------------------------------
+// Terrain
+// ---------------------------------------------------------------------------
+
+/// The outline of a piece of terrain.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// A rectangle `width` across and `depth` deep; `angle` is the bearing
+    /// of its depth axis, like a facing.
+    Rect {
+        centre: Pt,
+        width: f64,
+        depth: f64,
+        angle: f64,
+    },
+    /// An ellipse with semi-axes `rx` across (along the bearing
+    /// `angle + 90`) and `ry` along the bearing `angle`, as a `Rect`'s width
+    /// and depth.
+    Ellipse {
+        centre: Pt,
+        rx: f64,
+        ry: f64,
+        angle: f64,
+    },
+    /// A polyline with a width: a road, a river, a line of field works.
+    Band { path: Vec<Pt>, width: f64 },
+}
+
+impl Shape {
+    /// A rectangle as a base (its frame).
+    fn rect_base(centre: Pt, width: f64, depth: f64, angle: f64) -> Base {
+        Base::new(centre, angle, width, depth)
+    }
+
+    /// Point `p` in an ellipse's normalised frame, where it is the unit
+    /// circle; None for a degenerate ellipse.
+    fn ellipse_frame(centre: Pt, rx: f64, ry: f64, angle: f64, p: Pt) -> Option<Pt> {
+        if rx <= 0.0 || ry <= 0.0 {
+            return None;
+        }
+        let (u, v) = Base::new(centre, angle, 0.0, 0.0).local(p);
+        Some(Pt::new(v / rx, u / ry))
+    }
+
+    /// The band's segments (a lone point is a segment of no length).
+    fn segments(path: &[Pt]) -> impl Iterator<Item = (Pt, Pt)> + '_ {
+        let lone = (path.len() == 1).then(|| (path[0], path[0]));
+        path.windows(2).map(|w| (w[0], w[1])).chain(lone)
+    }
+
+    /// Whether the point lies in the shape (its boundary included).
+    pub fn contains(&self, p: Pt) -> bool {
+        match self {
+            Shape::Rect {
+                centre,
+                width,
+                depth,
+                angle,
+            } => Shape::rect_base(*centre, *width, *depth, *angle).contains_point(p),
+            Shape::Ellipse {
+                centre,
+                rx,
+                ry,
+                angle,
+            } => Shape::ellipse_frame(*centre, *rx, *ry, *angle, p)
+                .is_some_and(|q| q.dot(q) <= 1.0 + 1e-12),
+            Shape::Band { path, width } => Shape::segments(path)
+                .any(|(a, b)| point_segment_distance(p, a, b) <= width * 0.5 + EPS),
+        }
+    }
+
+    /// Whether the segment from `a` to `b` enters the shape's interior
+    /// (grazing its boundary is not entering; a band of no width is entered
+    /// by crossing it).
+    pub fn hits_segment(&self, a: Pt, b: Pt) -> bool {
+        match self {
+            Shape::Rect {
+                centre,
+                width,
+                depth,
+                angle,
+            } => Shape::rect_base(*centre, *width, *depth, *angle).segment_hits(a, b),
+            Shape::Ellipse {
+                centre,
+                rx,
+                ry,
+                angle,
+            } => {
+                let f = |p| Shape::ellipse_frame(*centre, *rx, *ry, *angle, p);
+                match (f(a), f(b)) {
+                    (Some(p), Some(q)) => {
+                        point_segment_distance(Pt::new(0.0, 0.0), p, q) < 1.0 - 1e-9
+                    }
+                    _ => false,
+                }
+            }
+            Shape::Band { path, width } => Shape::segments(path).any(|(c, d)| {
+                segments_cross(a, b, c, d) || segment_distance(a, b, c, d) < width * 0.5 - EPS
+            }),
+        }
+    }
+
+    /// Whether any part of the base lies inside the shape (deeper than
+    /// [`EPS`]; touching the boundary is not overlapping).
+    pub fn overlaps_base(&self, b: &Base) -> bool {
+        match self {
+            Shape::Rect {
+                centre,
+                width,
+                depth,
+                angle,
+            } => Shape::rect_base(*centre, *width, *depth, *angle).overlaps(b),
+            Shape::Ellipse {
+                centre,
+                rx,
+                ry,
+                angle,
+            } => {
+                let f = |p| Shape::ellipse_frame(*centre, *rx, *ry, *angle, p);
+                let c = b.corners();
+                let Some(q) = c.iter().map(|p| f(*p)).collect::<Option<Vec<Pt>>>() else {
+                    return false;
+                };
+                let o = Pt::new(0.0, 0.0);
+                // The centre of the ellipse inside the (transformed) base?
+                let turn = (q[1] - q[0]).cross(q[2] - q[1]);
+                let inside = (0..4).all(|i| {
+                    let e = q[(i + 1) % 4] - q[i];
+                    e.cross(o - q[i]) * turn > 0.0
+                });
+                inside
+                    || (0..4).any(|i| point_segment_distance(o, q[i], q[(i + 1) % 4]) < 1.0 - 1e-9)
+            }
+            Shape::Band { path, width } => {
+                let c = b.corners();
+                Shape::segments(path).any(|(p, q)| {
+                    b.segment_hits(p, q)
+                        || (0..4).any(|i| {
+                            segment_distance(p, q, c[i], c[(i + 1) % 4]) < width * 0.5 - EPS
+                        })
+                })
+            }
+        }
+    }
+
+    /// The height of a hill at a point: 1 at the centre falling linearly to
+    /// 0 at the edge, 0 outside. A rectangle's height is
+    /// `1 - max(|u|/hh, |v|/hw)`, an ellipse's `1 - sqrt((u/rx)^2 +
+    /// (v/ry)^2)` (u, v in its frame); a band is flat (0).
+    pub fn height_at(&self, p: Pt) -> f64 {
+        match self {
+            Shape::Rect {
+                centre,
+                width,
+                depth,
+                angle,
+            } => {
+                if *width <= 0.0 || *depth <= 0.0 {
+                    return 0.0;
+                }
+                let (u, v) = Shape::rect_base(*centre, *width, *depth, *angle).local(p);
+                let m = (u.abs() / (depth * 0.5)).max(v.abs() / (width * 0.5));
+                (1.0 - m).max(0.0)
+            }
+            Shape::Ellipse {
+                centre,
+                rx,
+                ry,
+                angle,
+            } => Shape::ellipse_frame(*centre, *rx, *ry, *angle, p)
+                .map_or(0.0, |q| (1.0 - q.len()).max(0.0)),
+            Shape::Band { .. } => 0.0,
+        }
+    }
+
+    /// The axis-aligned bounding box: (least x and y, greatest x and y).
+    pub fn bounds(&self) -> (Pt, Pt) {
+        let boxed = |pts: &mut dyn Iterator<Item = Pt>, pad: f64| {
+            let (mut lo, mut hi) = (
+                Pt::new(f64::INFINITY, f64::INFINITY),
+                Pt::new(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            );
+            for p in pts {
+                lo = Pt::new(lo.x.min(p.x), lo.y.min(p.y));
+                hi = Pt::new(hi.x.max(p.x), hi.y.max(p.y));
+            }
+            (lo - Pt::new(pad, pad), hi + Pt::new(pad, pad))
+        };
+        match self {
+            Shape::Rect {
+                centre,
+                width,
+                depth,
+                angle,
+            } => boxed(
+                &mut Shape::rect_base(*centre, *width, *depth, *angle)
+                    .corners()
+                    .into_iter(),
+                0.0,
+            ),
+            Shape::Ellipse {
+                centre,
+                rx,
+                ry,
+                angle,
+            } => {
+                let f = Pt::from_bearing(*angle);
+                let r = Pt::new(f.y, -f.x);
+                let ex = ((rx * r.x) * (rx * r.x) + (ry * f.x) * (ry * f.x)).sqrt();
+                let ey = ((rx * r.y) * (rx * r.y) + (ry * f.y) * (ry * f.y)).sqrt();
+                (*centre - Pt::new(ex, ey), *centre + Pt::new(ex, ey))
+            }
+            Shape::Band { path, width } => boxed(&mut path.iter().copied(), width * 0.5),
+        }
+    }
+}
+
+/// Whether a move touches the shape anywhere: `path` is the bases the unit
+/// passes through (start, any intermediate ones, end; a wheel's from
+/// [`Base::wheel_path`]). Consecutive bases are joined by interpolating the
+/// centre and the facing (the shorter way round), sampled so that no step
+/// moves the centre more than 0.1 or turns it more than 5 degrees, and each
+/// sample is tested with [`Shape::overlaps_base`].
+pub fn path_touches(shape: &Shape, path: &[Base]) -> bool {
+    if let [only] = path {
+        return shape.overlaps_base(only);
+    }
+    path.windows(2).any(|w| {
+        let (a, b) = (w[0], w[1]);
+        let turn = norm_angle(b.facing - a.facing);
+        let moved = a.centre.dist(b.centre);
+        let n = (moved / MOVE_STEP)
+            .max(turn.abs() / WHEEL_STEP)
+            .ceil()
+            .clamp(1.0, 100_000.0) as usize;
+        (0..=n).any(|k| {
+            let t = k as f64 / n as f64;
+            let s = Base {
+                centre: a.centre + (b.centre - a.centre) * t,
+                facing: a.facing + turn * t,
+                ..a
+            };
+            shape.overlaps_base(&s)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    fn pt_close(a: Pt, b: Pt) -> bool {
+        close(a.x, b.x, 1e-9) && close(a.y, b.y, 1e-9)
+    }
+
+    /// A TVBD-like base: 2 TUM wide, 1 deep.
+    fn unit(x: f64, y: f64, facing: f64) -> Base {
+        Base::new(Pt::new(x, y), facing, 2.0, 1.0)
+    }
+
+    // -- Trigonometry ------------------------------------------------------
+
+    /// Our trigonometry agrees with the platform's to 1e-12 over many angles.
+    #[test]
+    fn trig_matches_std() {
+        let mut a = -720.0;
+        while a <= 720.0 {
+            let r = a * DEG;
+            assert!(close(sin_deg(a), r.sin(), 1e-12), "sin {a}");
+            assert!(close(cos_deg(a), r.cos(), 1e-12), "cos {a}");
+            a += 0.37;
+        }
+        for i in 0..2000 {
+            let t = i as f64 * 0.0123;
+            for (y, x) in [
+                (t.sin() * 3.0, t.cos() * 3.0),
+                (t, 1.0),
+                (1.0, -t),
+                (-t * 7.0, -1.5),
+                (-0.001, t),
+            ] {
+                let ours = atan2_deg(y, x);
+                let std = y.atan2(x) * RAD;
+                // Ours is in (-180, 180]: std's -180 for (-0, x < 0) is our 180.
+                let diff = norm_angle(ours - std);
+                assert!(diff.abs() <= 1e-12, "atan2({y}, {x}) {ours} vs {std}");
+                assert!(ours > -180.0 && ours <= 180.0);
+            }
+        }
+    }
+
+    /// Multiples of 90 degrees come out exact, and the quarter values too.
+    #[test]
+    fn trig_exact_at_right_angles() {
+        assert_eq!(sin_deg(90.0), 1.0);
+        assert_eq!(cos_deg(90.0), 0.0);
+        assert_eq!(cos_deg(180.0), -1.0);
+        assert_eq!(sin_deg(180.0), 0.0);
+        assert_eq!(sin_deg(-90.0), -1.0);
+        assert_eq!(sin_deg(270.0), -1.0);
+        assert_eq!(cos_deg(270.0), 0.0);
+        assert_eq!(cos_deg(-360.0), 1.0);
+        assert_eq!(sin_deg(450.0), 1.0);
+        assert_eq!(cos_deg(0.0), 1.0);
+        assert_eq!(sin_deg(0.0), 0.0);
+        assert_eq!(atan2_deg(1.0, 0.0), 90.0);
+        assert_eq!(atan2_deg(0.0, -1.0), 180.0);
+        assert_eq!(atan2_deg(-1.0, 0.0), -90.0);
+        assert_eq!(atan2_deg(2.0, 2.0), 45.0);
+        assert_eq!(atan2_deg(-2.0, -2.0), -135.0);
+        assert_eq!(bearing(Pt::new(0.0, 0.0), Pt::new(0.0, 5.0)), 0.0);
+        assert_eq!(bearing(Pt::new(0.0, 0.0), Pt::new(5.0, 0.0)), 90.0);
+        assert_eq!(bearing(Pt::new(0.0, 0.0), Pt::new(0.0, -5.0)), 180.0);
+        assert_eq!(bearing(Pt::new(0.0, 0.0), Pt::new(-5.0, 0.0)), 270.0);
+        let f = unit(0.0, 0.0, 90.0).forward();
+        assert_eq!((f.x, f.y), (1.0, 0.0));
+    }
+
+    /// Determinism: the results are pinned bit for bit (they use only
+    /// correctly rounded IEEE operations, so every machine gives these).
+    #[test]
+    fn trig_bits_are_pinned() {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for i in 0..1000 {
+            let a = i as f64 * 0.731 - 300.0;
+            for v in [
+                sin_deg(a),
+                cos_deg(a),
+                atan2_deg(a, 17.0),
+                bearing(Pt::new(1.0, 2.0), Pt::new(a, 3.0)),
+            ] {
+                h = (h ^ v.to_bits()).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        assert_eq!(h, PINNED_TRIG_HASH, "got {h:#x}");
+    }
+
+    const PINNED_TRIG_HASH: u64 = 0xdeb9_c041_2bc3_852c;
+
+    /// Angles are normalised into (-180, 180] and bearings into [0, 360).
+    #[test]
+    fn angles_normalise() {
+        assert_eq!(norm_angle(180.0), 180.0);
+        assert_eq!(norm_angle(-180.0), 180.0);
+        assert_eq!(norm_angle(270.0), -90.0);
+        assert_eq!(norm_angle(-450.0), -90.0);
+        assert_eq!(norm_angle(725.5), 5.5);
+        assert_eq!(norm_bearing(-90.0), 270.0);
+        assert_eq!(norm_bearing(-1e-20), 0.0);
+        assert_eq!(norm_bearing(360.0), 0.0);
+    }
+
+    // -- Unit facing and position ------------------------------------------
+
+    /// "Unit facing and position": an enemy with any part in the front zone
+    /// is to front, even if part of it is in a flank zone too.
+    #[test]
+    fn straddling_front_and_flank_is_to_front() {
+        let me = unit(0.0, 0.0, 0.0);
+        let enemy = unit(2.5, 3.0, 0.0); // x from 1.5 to 3.5: mostly flank
+        let half_in = unit(1.9, 3.0, 180.0); // x from 0.9: a sliver in front
+        assert_eq!(me.zone_of(&enemy), Zone::Flank);
+        assert_eq!(me.zone_of(&half_in), Zone::Front);
+        assert_eq!(me.flank_side(&half_in), Some(Side::Right));
+    }
+
+    /// "Unit facing and position": not to front but partly in a flank zone is
+    /// to flank, even if part of it is in the rear zone too.
+    #[test]
+    fn straddling_flank_and_rear_is_to_flank() {
+        let me = unit(0.0, 0.0, 0.0);
+        let enemy = unit(-1.5, -3.0, 45.0);
+        assert_eq!(me.zone_of(&enemy), Zone::Flank);
+        assert_eq!(me.flank_side(&enemy), Some(Side::Left));
+    }
+
+    /// "Unit facing and position": to rear only when entirely within the rear
+    /// zone.
+    #[test]
+    fn wholly_behind_is_to_rear() {
+        let me = unit(0.0, 0.0, 0.0);
+        assert_eq!(me.zone_of(&unit(0.0, -3.0, 0.0)), Zone::Rear);
+        assert_eq!(me.flank_side(&unit(0.0, -3.0, 0.0)), None);
+        // Rotated, it pokes out past the side edges: to flank.
+        assert_eq!(me.zone_of(&unit(0.0, -3.0, 30.0)), Zone::Flank);
+    }
+
+    /// Two units in base-to-base contact front edge to front edge are each to
+    /// the other's front.
+    #[test]
+    fn face_to_face_in_contact_are_to_front() {
+        let a = unit(0.0, 0.0, 0.0);
+        let b = unit(0.5, 1.0, 180.0);
+        assert!(a.in_contact(&b));
+        assert!(!a.overlaps(&b));
+        assert_eq!(a.zone_of(&b), Zone::Front);
+        assert_eq!(b.zone_of(&a), Zone::Front);
+    }
+
+    /// A unit side by side with another, in contact, is to its flank.
+    #[test]
+    fn side_to_side_contact_is_to_flank() {
+        let a = unit(0.0, 0.0, 0.0);
+        let b = unit(2.0, 0.0, 0.0);
+        assert!(a.in_contact(&b));
+        assert_eq!(a.zone_of(&b), Zone::Flank);
+        assert_eq!(a.flank_side(&b), Some(Side::Right));
+        assert_eq!(b.zone_of(&a), Zone::Flank);
+        assert_eq!(b.flank_side(&a), Some(Side::Left));
+    }
+
+    // -- Distances -----------------------------------------------------------
+
+    /// Distances are between the closest parts of the bases.
+    #[test]
+    fn distance_between_bases() {
+        let a = unit(0.0, 0.0, 0.0);
+        assert!(close(a.distance(&unit(0.0, 4.0, 0.0)), 3.0, 1e-12));
+        assert!(close(a.distance(&unit(0.7, 4.0, 180.0)), 3.0, 1e-12));
+        // Corner to corner: front-right (1, 0.5) to rear-left (4, 4.5).
+        assert!(close(a.distance(&unit(5.0, 5.0, 0.0)), 5.0, 1e-12));
+        assert!(close(
+            a.distance(&unit(4.0, 3.0, 0.0)),
+            (8.0f64).sqrt(),
+            1e-12
+        ));
+        assert_eq!(a.distance(&unit(0.5, 0.5, 10.0)), 0.0);
+        assert!(close(a.distance_to_point(Pt::new(4.0, 4.5)), 5.0, 1e-12));
+        assert_eq!(a.distance_to_point(Pt::new(0.3, 0.2)), 0.0);
+    }
+
+    /// "Shooting range": range is measured from any part of the unit, so a
+    /// target near a corner is in range though the centres are further apart.
+    #[test]
+    fn range_from_any_part() {
+        let shooter = unit(0.0, 0.0, 0.0);
+        let target = Base::new(Pt::new(3.0, 3.5), 45.0, 2.0, 1.0);
+        let d = shooter.distance(&target);
+        assert!(d < 4.0 && shooter.centre.dist(target.centre) > 4.0, "{d}");
+        assert_eq!(shooter.zone_of(&target), Zone::Flank);
+    }
+
+    // -- Movement ----------------------------------------------------------
+
+    /// "Change of direction", wheel: the outside corner's straight-line
+    /// distance is deducted; the pivot corner stays put.
+    #[test]
+    fn wheel_cost_and_pivot() {
+        let a = unit(3.0, 2.0, 0.0);
+        assert!(close(a.wheel_cost(45.0), 4.0 * (22.5 * DEG).sin(), 1e-12));
+        assert!(close(a.wheel_cost(-45.0), 1.530733729460359, 1e-12));
+        let right = a.wheeled(45.0);
+        assert!(pt_close(right.corners()[1], a.corners()[1]));
+        assert_eq!(right.facing, 45.0);
+        // The outside (front-left) corner moved exactly the chord.
+        assert!(close(
+            right.corners()[0].dist(a.corners()[0]),
+            a.wheel_cost(45.0),
+            1e-12
+        ));
+        let left = a.wheeled(-30.0);
+        assert!(pt_close(left.corners()[0], a.corners()[0]));
+        assert_eq!(left.facing, 330.0);
+        let path = a.wheel_path(45.0);
+        assert_eq!(path.len(), 10);
+        assert_eq!(path[0], a);
+        assert_eq!(path[9], right);
+    }
+
+    /// "Change of direction", about face: 180 degrees with no movement, so the
+    /// centre stays; a turn is 90 degrees.
+    #[test]
+    fn about_face_keeps_centre() {
+        let a = unit(3.0, 2.0, 30.0);
+        let b = a.pivoted(180.0);
+        assert_eq!(b.centre, a.centre);
+        assert_eq!(b.facing, 210.0);
+        assert_eq!(a.pivoted(-90.0).facing, 300.0);
+    }
+
+    /// "Change of direction", sideways: shift directly sideways by 1 TUM.
+    #[test]
+    fn sideways_one_tum() {
+        let a = unit(3.0, 2.0, 0.0);
+        assert!(pt_close(a.shifted(1.0).centre, Pt::new(4.0, 2.0)));
+        assert!(pt_close(a.shifted(-1.0).centre, Pt::new(2.0, 2.0)));
+        let b = unit(3.0, 2.0, 90.0).shifted(1.0);
+        assert!(pt_close(b.centre, Pt::new(3.0, 1.0)));
+        assert_eq!(b.facing, 90.0);
+    }
+
+    /// "Change of direction", backwards: directly backwards, facing unchanged.
+    #[test]
+    fn backwards_three_tum() {
+        let a = unit(3.0, 5.0, 180.0);
+        let b = a.advanced(-3.0);
+        assert!(pt_close(b.centre, Pt::new(3.0, 8.0)));
+        assert_eq!(b.facing, 180.0);
+        assert!(pt_close(a.advanced(2.0).centre, Pt::new(3.0, 3.0)));
+    }
+
+    /// "Change of direction", oblique: advance on a diagonal, still facing the
+    /// original direction.
+    #[test]
+    fn oblique_keeps_facing() {
+        let a = unit(0.0, 0.0, 0.0);
+        let b = a.oblique(45.0, 2.0);
+        assert_eq!(b.facing, 0.0);
+        assert!(pt_close(b.centre, Pt::new(2.0f64.sqrt(), 2.0f64.sqrt())));
+    }
+
+    // -- Zones of control ---------------------------------------------------
+
+    /// "Zones of Control": the ZOC is 3 TUM directly in front.
+    #[test]
+    fn zoc_three_tum_directly_in_front() {
+        let me = unit(0.0, 0.0, 0.0);
+        // Near edges 2.5 and 3.5 ahead of the front edge (at y = 0.5).
+        assert!(me.in_front_within(&unit(0.0, 3.5, 180.0), 3.0));
+        assert!(!me.in_front_within(&unit(0.0, 4.5, 180.0), 3.0));
+        // Just as near but off to the side: not directly in front.
+        assert!(!me.in_front_within(&unit(3.0, 2.5, 180.0), 3.0));
+        // Exactly 3 away counts as within.
+        assert!(me.in_front_within(&unit(0.0, 4.0, 180.0), 3.0));
+    }
+
+    /// Contact distance straight ahead.
+    #[test]
+    fn contact_distance_face_to_face() {
+        let a = unit(0.0, 0.0, 0.0);
+        let b = unit(0.0, 5.0, 180.0);
+        assert!(close(a.contact_distance(&b).unwrap(), 4.0, 1e-12));
+        assert!(close(b.contact_distance(&a).unwrap(), 4.0, 1e-12));
+        assert!(a.contact_distance(&unit(2.5, 5.0, 180.0)).is_none());
+        assert!(a.contact_distance(&unit(2.0, 5.0, 180.0)).is_none()); // edges in line
+        assert!(a.contact_distance(&unit(0.0, -5.0, 0.0)).is_none()); // behind
+                                                                      // A tilted target: its nearest corner is met first.
+        let t = Base::new(Pt::new(0.0, 5.0), 45.0, 2.0, 1.0);
+        let d = a.contact_distance(&t).unwrap();
+        let low = t.corners().iter().fold(f64::INFINITY, |m, p| m.min(p.y));
+        assert!(close(d, low - 0.5, 1e-12));
+        assert!(a.advanced(d).in_contact(&t) && !a.advanced(d).overlaps(&t));
+        let hit = a.first_hit_distance(Pt::new(0.0, 2.0), &[unit(5.0, 5.0, 0.0), b]);
+        assert_eq!(hit.map(|h| h.0), Some(1));
+    }
+
+    // -- Charges -------------------------------------------------------------
+
+    /// "Charge front before flank": an enemy squarely ahead is charged
+    /// straight, with no change of direction.
+    #[test]
+    fn charge_straight_ahead() {
+        let a = unit(0.0, 0.0, 0.0);
+        let e = unit(0.0, 3.5, 180.0);
+        let c = charge_path(&a, &e, 3.0, 45.0, &[]).unwrap();
+        assert_eq!(c.wheel, 0.0);
+        assert!(close(c.distance, 2.5, 1e-12));
+        assert!(close(c.cost, 2.5, 1e-12));
+        assert!(c.end.in_contact(&e));
+    }
+
+    /// "Charge front before flank": with no enemy to front, wheel (at most
+    /// 45 degrees) to charge one to the front-flank.
+    #[test]
+    fn charge_with_a_wheel() {
+        let a = unit(0.0, 0.0, 0.0);
+        let e = unit(2.2, 1.6, 225.0);
+        assert!(a.contact_distance(&e).is_none());
+        let c = charge_path(&a, &e, 3.0, 45.0, &[]).unwrap();
+        assert!(c.wheel > 0.0 && c.wheel <= 45.0, "{c:?}");
+        assert!(c.cost <= 3.0 + 1e-9);
+        assert!(close(c.cost, a.wheel_cost(c.wheel) + c.distance, 1e-12));
+        assert!(c.end.in_contact(&e) && !c.end.overlaps(&e));
+        assert_eq!(c.end.zone_of(&e), Zone::Front);
+        // Straight only (front before flank): no charge.
+        assert!(charge_path(&a, &e, 3.0, 0.0, &[]).is_none());
+    }
+
+    /// "Movement allowance": all charge moves are at most 3 TUM.
+    #[test]
+    fn charge_out_of_reach() {
+        let a = unit(0.0, 0.0, 0.0);
+        assert!(charge_path(&a, &unit(0.0, 4.5, 180.0), 3.0, 45.0, &[]).is_none());
+    }
+
+    /// "Interpenetration": units cannot pass through other units, so a base in
+    /// between blocks the charge.
+    #[test]
+    fn charge_blocked_by_a_base_between() {
+        let a = unit(0.0, 0.0, 0.0);
+        let e = unit(0.0, 3.5, 180.0);
+        let friend = Base::new(Pt::new(0.0, 1.75), 0.0, 4.0, 0.5);
+        assert!(charge_path(&a, &e, 3.0, 45.0, &[friend]).is_none());
+        // Off to the side, it is no obstacle.
+        let aside = Base::new(Pt::new(4.0, 1.75), 0.0, 2.0, 0.5);
+        assert!(charge_path(&a, &e, 3.0, 45.0, &[aside]).is_some());
+    }
+
+    // -- Interpenetration ------------------------------------------------------
+
+    /// "Interpenetration": facing the same way or opposite, sides in line.
+    #[test]
+    fn horse_bases_one_behind_the_other_are_aligned() {
+        let front = unit(5.0, 5.0, 30.0);
+        let behind = front.advanced(-2.0);
+        assert!(front.aligned_with(&behind));
+        assert!(front.aligned_with(&behind.pivoted(180.0)));
+        assert!(!front.aligned_with(&behind.shifted(0.5)));
+        assert!(!front.aligned_with(&behind.pivoted(10.0)));
+        assert!(!front.aligned_with(&Base {
+            width: 1.5,
+            ..behind
+        }));
+    }
+
+    /// Touching is contact, not overlap.
+    #[test]
+    fn overlaps_versus_touching() {
+        let a = unit(0.0, 0.0, 0.0);
+        assert!(!a.overlaps(&unit(2.0, 0.0, 0.0)));
+        assert!(!a.overlaps(&unit(0.0, 1.0, 0.0)));
+        assert!(!a.overlaps(&unit(2.0, 1.0, 0.0))); // corner to corner
+        assert!(a.overlaps(&unit(1.9, 0.0, 0.0)));
+        assert!(a.overlaps(&unit(0.0, 0.0, 45.0)));
+        assert!(!a.overlaps(&unit(2.5, 0.0, 0.0)));
+        assert!(a.contains_point(Pt::new(1.0, 0.5)));
+        assert!(!a.contains_point(Pt::new(1.1, 0.5)));
+    }
+
+    /// Line of sight through a base ("Shooting criteria": friends or enemy in
+    /// between); grazing a corner or an edge is not passing through.
+    #[test]
+    fn segments_through_bases() {
+        let a = unit(0.0, 0.0, 0.0);
+        assert!(a.segment_hits(Pt::new(-5.0, 0.0), Pt::new(5.0, 0.0)));
+        assert!(a.segment_hits(Pt::new(0.0, 0.0), Pt::new(0.0, 9.0)));
+        assert!(!a.segment_hits(Pt::new(-5.0, 0.5), Pt::new(5.0, 0.5))); // along an edge
+        assert!(!a.segment_hits(Pt::new(0.0, 1.5), Pt::new(2.0, -0.5))); // a corner
+        assert!(!a.segment_hits(Pt::new(-5.0, 3.0), Pt::new(5.0, 3.0)));
+        assert!(!a.segment_hits(Pt::new(-5.0, 0.0), Pt::new(-1.5, 0.0)));
+    }
+
+    // -- Terrain ----------------------------------------------------------------
+
+    #[test]
+    fn rect_terrain() {
+        let wood = Shape::Rect {
+            centre: Pt::new(10.0, 10.0),
+            width: 4.0,
+            depth: 2.0,
+            angle: 90.0, // depth runs along x
+        };
+        assert!(wood.contains(Pt::new(10.9, 11.9)));
+        assert!(!wood.contains(Pt::new(11.1, 10.0)));
+        assert!(wood.hits_segment(Pt::new(0.0, 10.0), Pt::new(20.0, 10.0)));
+        assert!(!wood.hits_segment(Pt::new(0.0, 13.0), Pt::new(20.0, 13.0)));
+        assert!(wood.overlaps_base(&unit(10.0, 12.4, 0.0)));
+        assert!(!wood.overlaps_base(&unit(10.0, 12.5, 0.0)));
+        let (lo, hi) = wood.bounds();
+        assert!(pt_close(lo, Pt::new(9.0, 8.0)) && pt_close(hi, Pt::new(11.0, 12.0)));
+        assert_eq!(wood.height_at(Pt::new(10.0, 10.0)), 1.0);
+        assert!(close(wood.height_at(Pt::new(10.5, 10.0)), 0.5, 1e-12));
+    }
+
+    /// "Shooting criteria": a hill's crest; its centre stands higher than its
+    /// edge, and nothing outside it stands at all.
+    #[test]
+    fn hill_height_and_extent() {
+        let hill = Shape::Ellipse {
+            centre: Pt::new(10.0, 10.0),
+            rx: 4.0,
+            ry: 2.0,
+            angle: 0.0,
+        };
+        assert!(hill.contains(Pt::new(13.9, 10.0)));
+        assert!(!hill.contains(Pt::new(10.0, 12.1)));
+        assert_eq!(hill.height_at(Pt::new(10.0, 10.0)), 1.0);
+        let edge = hill.height_at(Pt::new(13.0, 10.0));
+        assert!(close(edge, 0.25, 1e-12));
+        assert_eq!(hill.height_at(Pt::new(20.0, 10.0)), 0.0);
+        assert!(hill.hits_segment(Pt::new(0.0, 11.0), Pt::new(20.0, 11.0)));
+        assert!(!hill.hits_segment(Pt::new(0.0, 12.0), Pt::new(20.0, 12.0)));
+        assert!(hill.overlaps_base(&unit(10.0, 12.4, 0.0)));
+        assert!(!hill.overlaps_base(&unit(10.0, 12.6, 0.0)));
+        assert!(hill.overlaps_base(&Base::new(Pt::new(10.0, 10.0), 0.0, 20.0, 20.0)));
+        let turned = Shape::Ellipse {
+            centre: Pt::new(10.0, 10.0),
+            rx: 4.0,
+            ry: 2.0,
+            angle: 90.0,
+        };
+        assert!(turned.contains(Pt::new(10.0, 13.9)));
+        let (lo, hi) = turned.bounds();
+        assert!(pt_close(lo, Pt::new(8.0, 6.0)) && pt_close(hi, Pt::new(12.0, 14.0)));
+    }
+
+    #[test]
+    fn band_terrain() {
+        let river = Shape::Band {
+            path: vec![Pt::new(0.0, 10.0), Pt::new(10.0, 10.0), Pt::new(20.0, 15.0)],
+            width: 1.0,
+        };
+        assert!(river.contains(Pt::new(5.0, 10.4)));
+        assert!(!river.contains(Pt::new(5.0, 10.6)));
+        assert!(river.hits_segment(Pt::new(5.0, 0.0), Pt::new(5.0, 20.0)));
+        assert!(!river.hits_segment(Pt::new(5.0, 0.0), Pt::new(5.0, 9.0)));
+        assert!(river.overlaps_base(&unit(5.0, 9.1, 0.0)));
+        assert!(!river.overlaps_base(&unit(5.0, 9.0, 0.0))); // touching
+        assert!(!river.overlaps_base(&unit(5.0, 8.9, 0.0)));
+        assert_eq!(river.height_at(Pt::new(5.0, 10.0)), 0.0);
+        let wall = Shape::Band {
+            path: vec![Pt::new(0.0, 5.0), Pt::new(10.0, 5.0)],
+            width: 0.0,
+        };
+        assert!(wall.hits_segment(Pt::new(5.0, 0.0), Pt::new(5.0, 9.0)));
+        assert!(wall.overlaps_base(&unit(5.0, 5.0, 0.0)));
+        let (lo, hi) = river.bounds();
+        assert!(pt_close(lo, Pt::new(-0.5, 9.5)) && pt_close(hi, Pt::new(20.5, 15.5)));
+    }
+
+    /// "Movement allowance": if any part of a move is in difficult terrain.
+    #[test]
+    fn moves_through_terrain() {
+        let wood = Shape::Rect {
+            centre: Pt::new(0.0, 5.0),
+            width: 4.0,
+            depth: 1.0,
+            angle: 0.0,
+        };
+        let a = unit(0.0, 0.0, 0.0);
+        assert!(path_touches(&wood, &[a, a.advanced(8.0)]));
+        assert!(!path_touches(&wood, &[a, a.advanced(3.0)]));
+        assert!(!path_touches(&wood, &[a]));
+        let b = unit(4.0, 0.0, 0.0);
+        assert!(!path_touches(&wood, &[b, b.advanced(8.0)]));
+        assert!(path_touches(
+            &wood,
+            &b.wheel_path(-45.0)
+                .into_iter()
+                .chain([b.wheeled(-45.0).advanced(6.0)])
+                .collect::<Vec<_>>()
+        ));
+    }
+}

@@ -1,0 +1,306 @@
+//! The field of a battle: the table, its terrain, and where each unit
+//! stands. Rules read it through the battlefield's measures (the builtins
+//! `distance`, `zone`, `in_terrain`, ...), evaluated here from the geometry
+//! of [`crate::battlefield`]. A fact derived `in battle:` is written over
+//! these measures, so one ruleset serves both odds situations (which state
+//! the facts) and battles (which measure them).
+
+use crate::battlefield::{Base, Pt, Shape, Zone};
+use crate::diagnostic::Diag;
+use crate::eval::{EvalError, R};
+use crate::ir::{Builtin, Ruleset};
+use crate::value::{Value, UNLIMITED};
+use crate::world::World;
+use std::sync::Arc;
+
+/// A terrain feature on the table.
+#[derive(Clone, Debug)]
+pub struct Feature {
+    pub name: String,
+    /// The `terrain` enum value (its symbol).
+    pub kind: u32,
+    pub kind_name: String,
+    pub shape: Shape,
+}
+
+/// Where everything is.
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub width: f64,
+    pub depth: f64,
+    pub terrain: Arc<Vec<Feature>>,
+    /// Per unit: its base.
+    pub bases: Vec<Base>,
+    /// Per unit: still on the table (not routed, destroyed or fled).
+    pub on_table: Vec<bool>,
+    /// Per unit: the y of its army's base edge.
+    pub edge: Vec<f64>,
+    /// Per unit: its command (numbered across both armies).
+    pub command: Vec<u16>,
+    /// While a move is being weighed: the moving unit and the bases along
+    /// its path (`touches_terrain` then looks along the whole path).
+    pub path: Option<(u16, Vec<Base>)>,
+    /// The symbols of core's `zone` values: front, flank, rear.
+    pub zone_syms: [u32; 3],
+}
+
+/// A distance as the rules see it: in 1/64ths of the measure, so that
+/// comparisons such as `distance(a, b) <= 3` are exact and float noise
+/// (2.9999999) does not decide a rule.
+pub fn to_value(x: f64) -> Value {
+    if x >= UNLIMITED as f64 {
+        return Value::Int(UNLIMITED);
+    }
+    Value::frac((x * 64.0).round() as i64, 64)
+}
+
+/// A number of the rules as a length.
+pub fn to_len(v: Value) -> Option<f64> {
+    v.as_frac().map(|(n, d)| n as f64 / d as f64)
+}
+
+fn fault(msg: String, help: &str) -> EvalError {
+    EvalError::Fault(Box::new(Diag::new("muster::runtime", msg).help(help)))
+}
+
+impl Field {
+    /// The symbols of `zone`'s values in a ruleset (core declares them).
+    pub fn zone_symbols(rs: &Ruleset) -> Option<[u32; 3]> {
+        let z = rs.enums.iter().find(|e| e.name == "zone")?;
+        let sym = |n: &str| {
+            z.variants
+                .iter()
+                .copied()
+                .find(|s| rs.symbols[*s as usize] == n)
+        };
+        Some([sym("to_front")?, sym("to_flank")?, sym("to_rear")?])
+    }
+
+    fn unit(&self, v: Value) -> R<usize> {
+        match v {
+            Value::Unit(u) if (u as usize) < self.bases.len() => Ok(u as usize),
+            Value::None => Err(fault(
+                "a measure of the table was asked about `none` instead of a unit".into(),
+                "guard the rule: e.g. `nearest_enemy(u) != none and ...`",
+            )),
+            other => Err(fault(
+                format!("expected a unit, found {other:?}"),
+                "this is a bug in the compiler's type checks",
+            )),
+        }
+    }
+
+    fn len(&self, v: Value) -> R<f64> {
+        to_len(v).ok_or_else(|| {
+            fault(
+                "a measure of the table needs a number".into(),
+                "a unit without this stat cannot take part; guard the rule with `!= none`",
+            )
+        })
+    }
+
+    /// The bases of the units on the table other than those listed.
+    fn others<'a>(&'a self, skip: &'a [usize]) -> impl Iterator<Item = (usize, &'a Base)> + 'a {
+        self.bases
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.on_table[*i] && !skip.contains(i))
+    }
+
+    fn features_of(&self, kind: Value) -> impl Iterator<Item = &Feature> + '_ {
+        let k = match kind {
+            Value::Sym(s) => s,
+            _ => u32::MAX,
+        };
+        self.terrain.iter().filter(move |f| f.kind == k)
+    }
+
+    fn nearest(&self, w: &World, u: usize, enemy: bool) -> Value {
+        let side = w.units[u].side;
+        let mut best: Option<(f64, usize)> = None;
+        for (i, b) in self.others(&[u]) {
+            if (w.units[i].side != side) != enemy {
+                continue;
+            }
+            let d = self.bases[u].distance(b);
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, i));
+            }
+        }
+        best.map_or(Value::None, |(_, i)| Value::Unit(i as u16))
+    }
+
+    /// Do the two bases have a narrower gap than `w` across the line from
+    /// `a` to `b` (between two other bases, or a base and a table edge)?
+    fn gap_narrower(&self, a: usize, b: usize, w: f64) -> bool {
+        let (p, q) = (self.bases[a].centre, self.bases[b].centre);
+        let (dx, dy) = (q.x - p.x, q.y - p.y);
+        let len = (dx * dx + dy * dy).sqrt();
+        if len < 1e-9 {
+            return false;
+        }
+        // Obstacles near the line, by side of the line and where along it.
+        let mut near: Vec<(f64, f64, &Base)> = Vec::new();
+        let skip = [a, b];
+        for (_, o) in self.others(&skip) {
+            let c = o.centre;
+            let t = ((c.x - p.x) * dx + (c.y - p.y) * dy) / (len * len);
+            if !(0.0..=1.0).contains(&t) {
+                continue;
+            }
+            let side = (dx * (c.y - p.y) - dy * (c.x - p.x)) / len;
+            near.push((t, side, o));
+        }
+        for (i, (_, s1, o1)) in near.iter().enumerate() {
+            for (_, s2, o2) in near.iter().skip(i + 1) {
+                if (*s1 > 0.0) != (*s2 > 0.0) && o1.distance(o2) < w {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Evaluate a measure of the table.
+    pub fn measure(&self, w: &World, b: Builtin, v: &[Value]) -> R<Value> {
+        use Builtin as B;
+        Ok(match b {
+            B::Distance => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                if !self.on_table[a] || !self.on_table[o] {
+                    return Ok(Value::Int(UNLIMITED));
+                }
+                to_value(self.bases[a].distance(&self.bases[o]))
+            }
+            B::Zone => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let z = self.bases[a].zone_of(&self.bases[o]);
+                Value::Sym(match z {
+                    Zone::Front => self.zone_syms[0],
+                    Zone::Flank => self.zone_syms[1],
+                    Zone::Rear => self.zone_syms[2],
+                })
+            }
+            B::SameFlank => {
+                let (a, x, y) = (self.unit(v[0])?, self.unit(v[1])?, self.unit(v[2])?);
+                let fx = self.bases[a].flank_side(&self.bases[x]);
+                fx.is_some() && fx == self.bases[a].flank_side(&self.bases[y])
+            }
+            .into(),
+            B::InFrontWithin => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let d = self.len(v[2])?;
+                (self.on_table[a]
+                    && self.on_table[o]
+                    && self.bases[a].in_front_within(&self.bases[o], d))
+                .into()
+            }
+            B::InContact => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                (a != o
+                    && self.on_table[a]
+                    && self.on_table[o]
+                    && self.bases[a].in_contact(&self.bases[o]))
+                .into()
+            }
+            B::Aligned => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                self.bases[a].aligned_with(&self.bases[o]).into()
+            }
+            B::NearestEnemy | B::NearestFriend => {
+                let a = self.unit(v[0])?;
+                self.nearest(w, a, b == B::NearestEnemy)
+            }
+            B::InTerrain => {
+                let a = self.unit(v[0])?;
+                let c = self.bases[a].centre;
+                self.features_of(v[1]).any(|f| f.shape.contains(c)).into()
+            }
+            B::TouchesTerrain => {
+                let a = self.unit(v[0])?;
+                match &self.path {
+                    Some((m, path)) if *m as usize == a => self
+                        .features_of(v[1])
+                        .any(|f| crate::battlefield::path_touches(&f.shape, path)),
+                    _ => self
+                        .features_of(v[1])
+                        .any(|f| f.shape.overlaps_base(&self.bases[a])),
+                }
+                .into()
+            }
+            B::Uphill => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let h = |p: Pt| {
+                    self.terrain
+                        .iter()
+                        .map(|f| f.shape.height_at(p))
+                        .fold(0.0f64, f64::max)
+                };
+                (h(self.bases[a].centre) > h(self.bases[o].centre) + 1e-9).into()
+            }
+            B::SightCrosses => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let (p, q) = (self.bases[a].centre, self.bases[o].centre);
+                self.features_of(v[2])
+                    .any(|f| {
+                        !f.shape.contains(p) && !f.shape.contains(q) && f.shape.hits_segment(p, q)
+                    })
+                    .into()
+            }
+            B::UnitsBetween => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let (p, q) = (self.bases[a].centre, self.bases[o].centre);
+                let skip = [a, o];
+                let hit = self.others(&skip).any(|(_, x)| x.segment_hits(p, q));
+                hit.into()
+            }
+            B::GapNarrower => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let wdt = self.len(v[2])?;
+                self.gap_narrower(a, o, wdt).into()
+            }
+            B::Reachable => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                if a == o || !self.on_table[a] || !self.on_table[o] {
+                    return Ok(false.into());
+                }
+                let reach = self.len(v[2])?;
+                let wheel = self.len(v[3])?;
+                let skip = [a, o];
+                let obstacles: Vec<Base> = self.others(&skip).map(|(_, b)| *b).collect();
+                crate::battlefield::charge_path(
+                    &self.bases[a],
+                    &self.bases[o],
+                    reach,
+                    wheel,
+                    &obstacles,
+                )
+                .is_some()
+                .into()
+            }
+            B::FromOwnEdge => {
+                let a = self.unit(v[0])?;
+                to_value((self.bases[a].centre.y - self.edge[a]).abs())
+            }
+            B::FromCentreLine => {
+                let a = self.unit(v[0])?;
+                to_value((self.bases[a].centre.x - self.width / 2.0).abs())
+            }
+            B::SameCommand => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                (self.command[a] == self.command[o]).into()
+            }
+            B::TableWidth => to_value(self.width),
+            B::TableDepth => to_value(self.depth),
+            B::Min | B::Max | B::Ceil | B::Floor | B::RollOff => {
+                unreachable!("arithmetic builtins are evaluated by eval::builtin")
+            }
+        })
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}

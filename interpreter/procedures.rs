@@ -1,0 +1,213 @@
+//! Running a procedure once, for real: its statements executed against a
+//! [`World`], dice from a [`DiceSource`] (the battle's seeded generator),
+//! unit and side state written back, facts noted. This is what a battle
+//! does at every step; `odds` instead specialises a procedure and counts
+//! every way it can come out.
+
+use crate::diagnostic::Diag;
+use crate::dice::DiceSource;
+use crate::eval::{Ctx, Eval, EvalError};
+use crate::ir::{DieDef, Id, ModOp, St};
+use crate::value::Value;
+use crate::world::World;
+
+/// What one run of a procedure produced.
+#[derive(Clone, Debug, Default)]
+pub struct Performed {
+    /// The procedure's outcomes, in declaration order.
+    pub outcomes: Vec<Value>,
+    /// Every die rolled, by face value, in order.
+    pub rolls: Vec<i64>,
+}
+
+/// Dice that remember what came up.
+struct Recorder<'a> {
+    inner: &'a mut dyn DiceSource,
+    rolls: Vec<i64>,
+}
+
+impl DiceSource for Recorder<'_> {
+    fn face(&mut self, die: &DieDef) -> Result<usize, String> {
+        let f = self.inner.face(die)?;
+        self.rolls.push(die.faces[f].1);
+        Ok(f)
+    }
+}
+
+fn fault_of(e: EvalError) -> Diag {
+    match e {
+        EvalError::Fault(d) => *d,
+        EvalError::NotStatic => Diag::new("muster::runtime", "a value could not be computed"),
+    }
+}
+
+/// Run procedure `proc` with `args` against the world.
+pub fn perform(
+    ev: &Eval,
+    w: &mut World,
+    proc: Id,
+    args: &[Value],
+    dice: &mut dyn DiceSource,
+) -> Result<Performed, Diag> {
+    let p = &ev.rs.procedures[proc as usize];
+    let mut outcomes: Vec<Value> = p
+        .outcomes
+        .iter()
+        .map(|o| crate::odds::default_outcome(&o.ty))
+        .collect();
+    let map: Vec<Option<u16>> = (0..outcomes.len() as u16).map(Some).collect();
+    let mut rec = Recorder {
+        inner: dice,
+        rolls: Vec::new(),
+    };
+    run(ev, w, proc, args, &map, &mut outcomes, &mut rec)?;
+    Ok(Performed {
+        outcomes,
+        rolls: rec.rolls,
+    })
+}
+
+fn run(
+    ev: &Eval,
+    w: &mut World,
+    proc: Id,
+    args: &[Value],
+    map: &[Option<u16>],
+    outcomes: &mut [Value],
+    dice: &mut dyn DiceSource,
+) -> Result<(), Diag> {
+    let p = &ev.rs.procedures[proc as usize];
+    let mut frame = vec![Value::None; (p.slots as usize).max(args.len())];
+    frame[..args.len()].copy_from_slice(args);
+    block(ev, w, proc, &p.body, &mut frame, map, outcomes, dice)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn block(
+    ev: &Eval,
+    w: &mut World,
+    proc: Id,
+    body: &[St],
+    frame: &mut [Value],
+    map: &[Option<u16>],
+    outcomes: &mut [Value],
+    dice: &mut dyn DiceSource,
+) -> Result<(), Diag> {
+    for st in body {
+        match st {
+            St::Let(slot, e) => {
+                frame[*slot as usize] = ev.eval(Ctx::new(w), e, frame, dice).map_err(fault_of)?;
+            }
+            St::Outcome(i, e) => {
+                let v = ev.eval(Ctx::new(w), e, frame, dice).map_err(fault_of)?;
+                if let Some(Some(j)) = map.get(*i as usize) {
+                    outcomes[*j as usize] = v;
+                }
+            }
+            St::Require(e, msg, span) => {
+                if !ev
+                    .eval(Ctx::new(w), e, frame, dice)
+                    .map_err(fault_of)?
+                    .as_bool()
+                {
+                    return Err(Diag::new(
+                        "muster::requirement",
+                        format!("a rule was broken during the battle: {msg}"),
+                    )
+                    .at(*span, "this requirement does not hold")
+                    .help("the decision that led here offered an option the procedure does not allow; make the decision's `where` condition imply the procedure's requirements"));
+                }
+            }
+            St::If(c, a, b) => {
+                let branch = if ev
+                    .eval(Ctx::new(w), c, frame, dice)
+                    .map_err(fault_of)?
+                    .as_bool()
+                {
+                    a
+                } else {
+                    b
+                };
+                block(ev, w, proc, branch, frame, map, outcomes, dice)?;
+            }
+            St::AssignState {
+                unit,
+                state,
+                op,
+                value,
+                span,
+            } => {
+                let u = ev.eval(Ctx::new(w), unit, frame, dice).map_err(fault_of)?;
+                let v = ev.eval(Ctx::new(w), value, frame, dice).map_err(fault_of)?;
+                let Value::Unit(u) = u else {
+                    return Err(Diag::new(
+                        "muster::runtime",
+                        "state of something that is not a unit",
+                    )
+                    .at(*span, "here"));
+                };
+                let i = u as usize * ev.rs.states.len() + *state as usize;
+                w.state[i] = apply(ev, *op, w.state[i], v).map_err(|d| d.at(*span, "here"))?;
+            }
+            St::AssignSideState {
+                side,
+                state,
+                op,
+                value,
+                span,
+            } => {
+                let s = ev.eval(Ctx::new(w), side, frame, dice).map_err(fault_of)?;
+                let v = ev.eval(Ctx::new(w), value, frame, dice).map_err(fault_of)?;
+                let Value::Side(s) = s else {
+                    return Err(Diag::new(
+                        "muster::runtime",
+                        "side state of something that is not a side",
+                    )
+                    .at(*span, "here"));
+                };
+                let i = s as usize * ev.rs.side_states.len() + *state as usize;
+                w.side_state[i] =
+                    apply(ev, *op, w.side_state[i], v).map_err(|d| d.at(*span, "here"))?;
+            }
+            St::Call(callee, args, _) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(ev.eval(Ctx::new(w), a, frame, dice).map_err(fault_of)?);
+                }
+                // The callee's outcomes feed the caller's of the same name.
+                let me = &ev.rs.procedures[proc as usize];
+                let cmap: Vec<Option<u16>> = ev.rs.procedures[*callee as usize]
+                    .outcomes
+                    .iter()
+                    .map(|o| {
+                        me.outcomes
+                            .iter()
+                            .position(|x| x.name == o.name)
+                            .and_then(|j| map.get(j).copied().flatten())
+                    })
+                    .collect();
+                run(ev, w, *callee, &vals, &cmap, outcomes, dice)?;
+            }
+            St::Note(f, args, v, _) => {
+                let mut key = Vec::with_capacity(args.len());
+                for a in args {
+                    key.push(ev.eval(Ctx::new(w), a, frame, dice).map_err(fault_of)?);
+                }
+                let v = ev.eval(Ctx::new(w), v, frame, dice).map_err(fault_of)?;
+                w.set_fact(*f, key, v);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn apply(ev: &Eval, op: ModOp, cur: Value, v: Value) -> Result<Value, Diag> {
+    Ok(match op {
+        ModOp::Set => v,
+        _ => {
+            let c = ev.num(cur, "the state being changed").map_err(fault_of)?;
+            let a = ev.num(v, "the amount").map_err(fault_of)?;
+            Value::Int(crate::dice::apply_op(op, c, a))
+        }
+    })
+}

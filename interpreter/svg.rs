@@ -1,0 +1,544 @@
+//! A picture of the battlefield as an SVG string (no dependencies): the
+//! table, its terrain coloured by kind, and the units as rotated bases with
+//! their front edges marked, their short names and resolve.
+//!
+//! The table is scaled to about 900 px wide and the y axis flipped, so that
+//! y = 0 (the first army's base edge) is at the bottom of the picture and a
+//! unit facing 0 faces up. Since compass bearings turn clockwise with y up,
+//! and SVG's `rotate` turns clockwise with y down, a facing of `a` degrees
+//! is drawn as `rotate(a)`.
+
+use crate::battlefield::{Base, Pt, Shape};
+use std::fmt::Write;
+
+/// A piece of terrain to draw.
+pub struct Feature<'a> {
+    /// Its name, written on it.
+    pub label: &'a str,
+    /// The kind of terrain, which picks the colour: `woods`, `village`,
+    /// `hill`, `difficult_hill`, `rough`, `river`, `road`, `fortification`
+    /// (or names containing those words); anything else is grey.
+    pub kind: &'a str,
+    pub shape: &'a Shape,
+}
+
+/// A unit to draw.
+pub struct UnitMark<'a> {
+    /// Its full name (shown as the tooltip).
+    pub label: &'a str,
+    /// Its short name written on the base, e.g. "P+S".
+    pub short: &'a str,
+    pub base: Base,
+    /// Its side, which picks the colour: 0 blue, 1 red, then green,
+    /// purple, orange.
+    pub side: usize,
+    /// Routed or removed: drawn dashed and transparent.
+    pub faded: bool,
+    /// Its resolve, written after the short name.
+    pub resolve: Option<i64>,
+}
+
+/// The width of the table in the picture, px.
+const TABLE_PX: f64 = 900.0;
+/// The margin around the table, px.
+const MARGIN: f64 = 24.0;
+/// The height of the legend line above the table, px.
+const LEGEND: f64 = 30.0;
+
+/// The colours of the sides, in turn.
+const SIDE_COLOURS: [&str; 5] = ["#1f4fbf", "#c62a1f", "#1f8f3f", "#7d3c98", "#d9771a"];
+
+/// How a kind of terrain is painted.
+struct Style {
+    fill: &'static str,
+    stroke: &'static str,
+    /// Outline width, px.
+    outline: f64,
+    /// Drawn as a band (a thick polyline) rather than an area.
+    line: bool,
+}
+
+fn style(kind: &str) -> Style {
+    let k = kind.to_ascii_lowercase();
+    let has = |w: &str| k.contains(w);
+    let area = |fill, stroke, outline| Style {
+        fill,
+        stroke,
+        outline,
+        line: false,
+    };
+    let band = |stroke| Style {
+        fill: "none",
+        stroke,
+        outline: 0.0,
+        line: true,
+    };
+    if has("difficult") && has("hill") {
+        area("#c9cc8f", "#5e6127", 3.0)
+    } else if has("hill") {
+        area("#d4d7a0", "#9a9d5c", 1.5)
+    } else if has("wood") || has("forest") {
+        area("#5f9e4a", "#3b6e2c", 1.5)
+    } else if has("village") || has("town") || has("build") {
+        area("#a38f7a", "#6e5c4b", 1.5)
+    } else if has("rough") || has("marsh") {
+        area("#c9b98a", "#9c8b5d", 1.0)
+    } else if has("river") || has("stream") || has("water") {
+        band("#4f86d6")
+    } else if has("road") || has("track") {
+        band("#d2b48c")
+    } else if has("fort") || has("works") || has("wall") {
+        band("#333333")
+    } else {
+        area("#b0b0b0", "#808080", 1.0)
+    }
+}
+
+/// Escape text for XML.
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+/// A number for an attribute: two decimals, trailing zeros dropped.
+fn num(v: f64) -> String {
+    let s = format!("{:.2}", v);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" || s.is_empty() {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Table coordinates to picture coordinates.
+struct View {
+    scale: f64,
+    depth: f64,
+}
+
+impl View {
+    fn x(&self, x: f64) -> f64 {
+        MARGIN + x * self.scale
+    }
+
+    fn y(&self, y: f64) -> f64 {
+        MARGIN + LEGEND + (self.depth - y) * self.scale
+    }
+
+    fn pt(&self, p: Pt) -> String {
+        format!("{},{}", num(self.x(p.x)), num(self.y(p.y)))
+    }
+
+    fn points(&self, ps: &[Pt]) -> String {
+        ps.iter().map(|p| self.pt(*p)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Draw the battlefield: a table `width` by `depth` (in the ruleset's
+/// measure), its terrain, its units, and a legend line with the title.
+pub fn render(
+    title: &str,
+    width: f64,
+    depth: f64,
+    features: &[Feature],
+    units: &[UnitMark],
+) -> String {
+    let width = if width > 0.0 { width } else { 1.0 };
+    let depth = if depth > 0.0 { depth } else { 1.0 };
+    let v = View {
+        scale: TABLE_PX / width,
+        depth,
+    };
+    let (pw, ph) = (
+        TABLE_PX + 2.0 * MARGIN,
+        depth * v.scale + 2.0 * MARGIN + LEGEND,
+    );
+    let mut o = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">"#,
+        w = num(pw),
+        h = num(ph)
+    );
+    let _ = writeln!(o, "<title>{}</title>", esc(title));
+    let _ = writeln!(
+        o,
+        r#"<rect width="{}" height="{}" fill="white"/>"#,
+        num(pw),
+        num(ph)
+    );
+    table(&mut o, &v, width, depth);
+    for f in features.iter().filter(|f| !style(f.kind).line) {
+        feature(&mut o, &v, f);
+    }
+    for f in features.iter().filter(|f| style(f.kind).line) {
+        feature(&mut o, &v, f);
+    }
+    for f in features {
+        let (lo, hi) = f.shape.bounds();
+        let c = Pt::new((lo.x + hi.x) * 0.5, (lo.y + hi.y) * 0.5);
+        let _ = writeln!(
+            o,
+            r##"<text x="{}" y="{}" font-size="11" font-style="italic" fill="#222" text-anchor="middle" opacity="0.8">{}</text>"##,
+            num(v.x(c.x)),
+            num(v.y(c.y)),
+            esc(f.label)
+        );
+    }
+    for u in units {
+        unit(&mut o, &v, u);
+    }
+    legend(&mut o, title, units);
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The table, a grid every unit of measure, and tick labels every 6.
+fn table(o: &mut String, v: &View, width: f64, depth: f64) {
+    let _ = writeln!(
+        o,
+        r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#eef2e2" stroke="#555" stroke-width="1.5"/>"##,
+        num(v.x(0.0)),
+        num(v.y(depth)),
+        num(width * v.scale),
+        num(depth * v.scale)
+    );
+    if width > 200.0 || depth > 200.0 {
+        return;
+    }
+    let _ = writeln!(o, r##"<g stroke="#d5dbc4" stroke-width="0.6">"##);
+    let mut x = 1.0;
+    while x < width {
+        let _ = writeln!(
+            o,
+            r#"<line x1="{0}" y1="{1}" x2="{0}" y2="{2}"/>"#,
+            num(v.x(x)),
+            num(v.y(0.0)),
+            num(v.y(depth))
+        );
+        x += 1.0;
+    }
+    let mut y = 1.0;
+    while y < depth {
+        let _ = writeln!(
+            o,
+            r#"<line x1="{1}" y1="{0}" x2="{2}" y2="{0}"/>"#,
+            num(v.y(y)),
+            num(v.x(0.0)),
+            num(v.x(width))
+        );
+        y += 1.0;
+    }
+    let _ = writeln!(o, "</g>");
+    let _ = writeln!(o, r##"<g font-size="9" fill="#666">"##);
+    let mut x = 0.0;
+    while x <= width {
+        let _ = writeln!(
+            o,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            num(v.x(x)),
+            num(v.y(0.0) + 12.0),
+            num(x)
+        );
+        x += 6.0;
+    }
+    let mut y = 0.0;
+    while y <= depth {
+        let _ = writeln!(
+            o,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+            num(v.x(0.0) - 4.0),
+            num(v.y(y) + 3.0),
+            num(y)
+        );
+        y += 6.0;
+    }
+    let _ = writeln!(o, "</g>");
+}
+
+/// One piece of terrain.
+fn feature(o: &mut String, v: &View, f: &Feature) {
+    let st = style(f.kind);
+    match f.shape {
+        Shape::Rect {
+            centre,
+            width,
+            depth,
+            angle,
+        } => {
+            let corners = Base::new(*centre, *angle, *width, *depth).corners();
+            let _ = writeln!(
+                o,
+                r#"<polygon class="terrain" points="{}" fill="{}" fill-opacity="0.85" stroke="{}" stroke-width="{}"/>"#,
+                v.points(&corners),
+                st.fill,
+                st.stroke,
+                num(st.outline)
+            );
+        }
+        Shape::Ellipse {
+            centre,
+            rx,
+            ry,
+            angle,
+        } => {
+            let (cx, cy) = (num(v.x(centre.x)), num(v.y(centre.y)));
+            let _ = writeln!(
+                o,
+                r#"<ellipse class="terrain" cx="{cx}" cy="{cy}" rx="{}" ry="{}" transform="rotate({} {cx} {cy})" fill="{}" fill-opacity="0.85" stroke="{}" stroke-width="{}"/>"#,
+                num(rx * v.scale),
+                num(ry * v.scale),
+                num(*angle),
+                st.fill,
+                st.stroke,
+                num(st.outline)
+            );
+        }
+        Shape::Band { path, width } => {
+            let (fill, stroke) = if st.line {
+                ("none", st.stroke)
+            } else {
+                ("none", st.fill)
+            };
+            let _ = writeln!(
+                o,
+                r#"<polyline class="terrain" points="{}" fill="{}" stroke="{}" stroke-width="{}" stroke-linecap="round" stroke-linejoin="round" stroke-opacity="0.9"/>"#,
+                v.points(path),
+                fill,
+                stroke,
+                num((width * v.scale).max(3.0))
+            );
+        }
+    }
+}
+
+/// One unit: its base rotated to its facing, its front edge drawn thick
+/// with an arrowhead inside the base pointing ahead, and its short name and
+/// resolve.
+fn unit(o: &mut String, v: &View, u: &UnitMark) {
+    let b = &u.base;
+    let colour = SIDE_COLOURS[u.side % SIDE_COLOURS.len()];
+    let (cx, cy) = (num(v.x(b.centre.x)), num(v.y(b.centre.y)));
+    let (w, d) = (b.width * v.scale, b.depth * v.scale);
+    let faded = if u.faded {
+        r#" opacity="0.35" stroke-dasharray="4 3""#
+    } else {
+        ""
+    };
+    let _ = writeln!(o, "<g{}>", if u.faded { r#" opacity="0.5""# } else { "" });
+    let _ = writeln!(o, "<title>{}</title>", esc(u.label));
+    let _ = writeln!(
+        o,
+        r#"<rect class="unit" x="{}" y="{}" width="{}" height="{}" transform="rotate({} {cx} {cy})" fill="{colour}" fill-opacity="0.45" stroke="{colour}" stroke-width="1.5"{faded}/>"#,
+        num(v.x(b.centre.x) - w * 0.5),
+        num(v.y(b.centre.y) - d * 0.5),
+        num(w),
+        num(d),
+        num(b.facing),
+    );
+    let [fl, fr, _, _] = b.corners();
+    let _ = writeln!(
+        o,
+        r#"<line class="front" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="4" stroke-linecap="round"/>"#,
+        num(v.x(fl.x)),
+        num(v.y(fl.y)),
+        num(v.x(fr.x)),
+        num(v.y(fr.y)),
+    );
+    let mid = (fl + fr) * 0.5;
+    let back = mid - b.forward() * (b.depth * 0.4);
+    let half = b.right() * (b.width * 0.12);
+    let _ = writeln!(
+        o,
+        r#"<polygon class="arrow" points="{}" fill="{colour}"/>"#,
+        v.points(&[mid, back + half, back - half]),
+    );
+    let text = match u.resolve {
+        Some(r) => format!("{} {}", u.short, r),
+        None => u.short.to_string(),
+    };
+    let _ = writeln!(
+        o,
+        r#"<text x="{cx}" y="{}" font-size="11" font-weight="bold" fill="black" stroke="white" stroke-width="2.5" paint-order="stroke" text-anchor="middle">{}</text>"#,
+        num(v.y(b.centre.y) + 4.0),
+        esc(&text)
+    );
+    let _ = writeln!(o, "</g>");
+}
+
+/// The legend line: the title, and a swatch for each side present.
+fn legend(o: &mut String, title: &str, units: &[UnitMark]) {
+    let _ = writeln!(
+        o,
+        r#"<text x="{}" y="{}" font-size="16" font-weight="bold">{}</text>"#,
+        num(MARGIN),
+        num(MARGIN + 4.0),
+        esc(title)
+    );
+    let mut sides: Vec<usize> = units.iter().map(|u| u.side).collect();
+    sides.sort_unstable();
+    sides.dedup();
+    let mut x = MARGIN + TABLE_PX;
+    for s in sides.iter().rev() {
+        x -= 70.0;
+        let colour = SIDE_COLOURS[s % SIDE_COLOURS.len()];
+        let _ = writeln!(
+            o,
+            r#"<rect x="{}" y="{}" width="14" height="10" fill="{colour}" fill-opacity="0.45" stroke="{colour}"/><text x="{}" y="{}" font-size="12">side {s}</text>"#,
+            num(x),
+            num(MARGIN - 5.0),
+            num(x + 18.0),
+            num(MARGIN + 4.0),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(short: &'static str, x: f64, y: f64, facing: f64, side: usize) -> UnitMark<'static> {
+        UnitMark {
+            label: short,
+            short,
+            base: Base::new(Pt::new(x, y), facing, 2.0, 1.0),
+            side,
+            faded: false,
+            resolve: Some(3),
+        }
+    }
+
+    /// The value of attribute `name` in the first element starting `start`.
+    fn attr(svg: &str, start: &str, name: &str) -> f64 {
+        let el = &svg[svg.find(start).unwrap()..];
+        let el = &el[..el.find('>').unwrap()];
+        let key = format!(" {name}=\"");
+        let at = el.find(&key).unwrap() + key.len();
+        el[at..at + el[at..].find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn well_formed_one_body_per_unit() {
+        let units = [
+            mark("P+S", 5.0, 5.0, 0.0, 0),
+            mark("H", 9.0, 20.0, 180.0, 1),
+        ];
+        let s = render("t", 48.0, 32.0, &[], &units);
+        assert!(s.starts_with("<svg"));
+        assert!(s.trim_end().ends_with("</svg>"));
+        assert_eq!(s.matches(r#"<rect class="unit""#).count(), 2);
+        assert_eq!(s.matches(r#"<line class="front""#).count(), 2);
+        assert_eq!(s.matches("<g").count(), s.matches("</g>").count());
+        assert!(s.contains(">P+S 3<"));
+    }
+
+    /// A unit facing 0 faces up the picture: its front edge is above (smaller
+    /// SVG y than) its centre; facing 90 it is to the right.
+    #[test]
+    fn front_edge_marks_the_facing() {
+        let s = render("t", 48.0, 32.0, &[], &[mark("A", 5.0, 5.0, 0.0, 0)]);
+        let cy = attr(&s, r#"<rect class="unit""#, "y")
+            + attr(&s, r#"<rect class="unit""#, "height") / 2.0;
+        let y1 = attr(&s, r#"<line class="front""#, "y1");
+        let y2 = attr(&s, r#"<line class="front""#, "y2");
+        assert!(y1 < cy && y2 < cy, "{y1} {y2} {cy}");
+        // y = 0 is at the bottom: a unit at y = 5 is below one at y = 20.
+        let t = render("t", 48.0, 32.0, &[], &[mark("A", 5.0, 20.0, 0.0, 0)]);
+        assert!(attr(&t, r#"<rect class="unit""#, "y") < attr(&s, r#"<rect class="unit""#, "y"));
+        let r = render("t", 48.0, 32.0, &[], &[mark("A", 5.0, 5.0, 90.0, 0)]);
+        let cx = attr(&r, r#"<rect class="unit""#, "x")
+            + attr(&r, r#"<rect class="unit""#, "width") / 2.0;
+        assert!(attr(&r, r#"<line class="front""#, "x1") > cx);
+        assert!(r.contains("rotate(90 "));
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let mut u = mark("A&B", 5.0, 5.0, 0.0, 0);
+        u.label = "<\"Tilly's\">";
+        let s = render("Breitenfeld <1631> & \"after\"", 48.0, 32.0, &[], &[u]);
+        assert!(s.contains("Breitenfeld &lt;1631&gt; &amp; &quot;after&quot;"));
+        assert!(s.contains("A&amp;B 3"));
+        assert!(s.contains("&lt;&quot;Tilly&apos;s&quot;&gt;"));
+        assert!(!s.contains("<1631>") && !s.contains("A&B"));
+    }
+
+    /// Writes /tmp/svg_check.svg, a picture to look at: a wood, a hill, a
+    /// river, and two units a side facing each other, one of them turned 45
+    /// degrees.
+    #[test]
+    fn example_picture() {
+        let wood = Shape::Rect {
+            centre: Pt::new(10.0, 16.0),
+            width: 6.0,
+            depth: 4.0,
+            angle: 30.0,
+        };
+        let hill = Shape::Ellipse {
+            centre: Pt::new(34.0, 18.0),
+            rx: 6.0,
+            ry: 3.0,
+            angle: 20.0,
+        };
+        let river = Shape::Band {
+            path: vec![Pt::new(0.0, 26.0), Pt::new(20.0, 24.0), Pt::new(48.0, 29.0)],
+            width: 1.0,
+        };
+        let road = Shape::Band {
+            path: vec![Pt::new(24.0, 0.0), Pt::new(24.0, 32.0)],
+            width: 0.6,
+        };
+        let features = [
+            Feature {
+                label: "Wood",
+                kind: "woods",
+                shape: &wood,
+            },
+            Feature {
+                label: "Hill",
+                kind: "difficult_hill",
+                shape: &hill,
+            },
+            Feature {
+                label: "River",
+                kind: "river",
+                shape: &river,
+            },
+            Feature {
+                label: "Road",
+                kind: "road",
+                shape: &road,
+            },
+        ];
+        let mut routed = mark("Sh", 40.0, 26.0, 180.0, 1);
+        routed.faded = true;
+        let units = [
+            mark("P+S", 20.0, 8.0, 0.0, 0),
+            mark("H", 28.0, 8.0, 45.0, 0),
+            mark("P+S", 20.0, 14.0, 180.0, 1),
+            mark("H", 30.0, 14.0, 180.0, 1),
+            routed,
+        ];
+        let s = render(
+            "Example: blue (bottom) faces red (top)",
+            48.0,
+            32.0,
+            &features,
+            &units,
+        );
+        assert_eq!(s.matches(r#"class="terrain""#).count(), 4);
+        std::fs::write("/tmp/svg_check.svg", &s).unwrap();
+    }
+}
