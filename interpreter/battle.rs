@@ -398,7 +398,14 @@ impl<'r> Prepared<'r> {
     /// Play one game with a seed; with `log`, keep the narrative and a
     /// picture of the table after every turn.
     pub fn play(&self, seed: u64, log: bool) -> Result<Game<'r>, Diag> {
-        let mut g = Game {
+        let mut g = self.start(seed, log);
+        g.run()?;
+        Ok(g)
+    }
+
+    /// A game set up and not yet begun (tests play single steps of it).
+    pub fn start(&self, seed: u64, log: bool) -> Game<'r> {
+        Game {
             rs: self.rs,
             ev: Eval::new(self.rs),
             world: self.world.clone(),
@@ -415,9 +422,7 @@ impl<'r> Prepared<'r> {
             snapshots: Vec::new(),
             army_names: self.army_names.clone(),
             result: None,
-        };
-        g.run()?;
-        Ok(g)
+        }
     }
 }
 
@@ -493,7 +498,8 @@ impl<'r> Game<'r> {
         s
     }
 
-    fn run(&mut self) -> Result<(), Diag> {
+    /// Play the game from the start of the sequence of play to its end.
+    pub fn run(&mut self) -> Result<(), Diag> {
         let graph = self.rs.graph.as_ref().expect("checked in Prepared::new");
         let mut node = graph.start;
         let limit = self.turn_limit.unwrap_or(DEFAULT_TURN_LIMIT);
@@ -1122,15 +1128,21 @@ impl<'r> Game<'r> {
 
     /// `move`: every legal unit of the side may move; the policy scores
     /// where each candidate move would leave it against staying put.
-    fn move_units(
+    /// Every move the rules allow unit `u` (with `frame` holding the
+    /// decision's arguments): (description, path, manoeuvre). Each has been
+    /// checked against the table's edges, other units (friends only where
+    /// `through` allows), the enemy buffer zone, an enemy zone of control
+    /// holding the unit (stand, close, or move directly away) and the
+    /// allowance over its actual path.
+    fn legal_moves(
         &mut self,
         ch: &ChoiceDef,
-        prefer: Option<&(Ex, u16)>,
-        mut frame: Vec<Value>,
-    ) -> Result<(), Diag> {
-        let u_slot = ch.vars[0] as usize;
+        u: u16,
+        frame: &mut [Value],
+    ) -> Result<Vec<(String, Vec<Base>, u32)>, Diag> {
+        let mut out = Vec::new();
         let Some((m_slot, m_ok)) = &ch.manoeuvre else {
-            return Ok(());
+            return Ok(out);
         };
         let all = [
             self.m.straight,
@@ -1143,6 +1155,96 @@ impl<'r> Game<'r> {
             self.m.pivot,
             self.m.free,
         ];
+        let start = self.field().bases[u as usize];
+        // Which enemy holds the unit in its zone of control (the closest).
+        let mut zoc: Option<(u16, f64)> = None;
+        if let Some((e_slot, cond)) = &ch.control {
+            for e in self.units_on_table() {
+                if self.world.units[e as usize].side == self.world.units[u as usize].side {
+                    continue;
+                }
+                frame[*e_slot as usize] = Value::Unit(e);
+                if self.eval(cond, frame)?.as_bool() {
+                    let d = start.distance(&self.field().bases[e as usize]);
+                    if zoc.is_none_or(|(_, bd)| d < bd) {
+                        zoc = Some((e, d));
+                    }
+                }
+            }
+        }
+        let buffer = match &ch.buffer {
+            Some(e) => to_len(self.eval(e, frame)?).unwrap_or(0.0),
+            None => 0.0,
+        };
+        for m in all {
+            frame[*m_slot as usize] = Value::Sym(m);
+            if !self.eval(m_ok, frame)?.as_bool() {
+                continue;
+            }
+            let Some(allowance) = ch
+                .allowance
+                .as_ref()
+                .map(|e| self.eval(e, frame))
+                .transpose()?
+                .and_then(to_len)
+            else {
+                continue;
+            };
+            let turns_only = m == self.m.pivot || m == self.m.turn || m == self.m.about_face;
+            if allowance <= 1e-9 && !turns_only {
+                continue;
+            }
+            let target = self.target_for(u, m);
+            for (how, path) in self.candidates(m, &start, allowance, target) {
+                let end = *path.last().expect("a path has an end");
+                if !self.path_clear(ch, u, &path, frame)?
+                    || !self.buffer_ok(u, &start, &end, buffer)
+                {
+                    continue;
+                }
+                if let Some((e, before)) = zoc {
+                    let eb = self.field().bases[e as usize];
+                    let after = end.distance(&eb);
+                    let away = battlefield::bearing(eb.centre, start.centre);
+                    let moved = end.centre.dist(start.centre);
+                    let dir = battlefield::bearing(start.centre, end.centre);
+                    let directly_away =
+                        moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
+                    if !(after < before - 1e-6 || directly_away) {
+                        continue;
+                    }
+                }
+                // The allowance again, now that the path is known.
+                self.field_mut().path = Some((u, path.clone()));
+                let allowed_now = ch
+                    .allowance
+                    .as_ref()
+                    .map(|e| self.eval(e, frame))
+                    .transpose();
+                self.field_mut().path = None;
+                let allowed_now = allowed_now?.and_then(to_len).unwrap_or(0.0);
+                let cost = path_cost(&path, m == self.m.wheel);
+                if cost > allowed_now + 1e-6 && !turns_only {
+                    continue;
+                }
+                out.push((how, path, m));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `move`: every legal unit of the side may move; the policy scores
+    /// where each legal move would leave it against staying put.
+    fn move_units(
+        &mut self,
+        ch: &ChoiceDef,
+        prefer: Option<&(Ex, u16)>,
+        mut frame: Vec<Value>,
+    ) -> Result<(), Diag> {
+        let u_slot = ch.vars[0] as usize;
+        let Some((m_slot, _)) = &ch.manoeuvre else {
+            return Ok(());
+        };
         for u in self.units_on_table() {
             if !self.field().on_table[u as usize] {
                 continue;
@@ -1153,97 +1255,19 @@ impl<'r> Game<'r> {
             }
             let start = self.field().bases[u as usize];
             let stay = self.score(prefer, &mut frame)?;
-            // Which enemy holds the unit in its zone of control (the closest).
-            let mut zoc: Option<(u16, f64)> = None;
-            if let Some((e_slot, cond)) = &ch.control {
-                for e in self.units_on_table() {
-                    if self.world.units[e as usize].side == self.world.units[u as usize].side {
-                        continue;
-                    }
-                    frame[*e_slot as usize] = Value::Unit(e);
-                    if self.eval(cond, &mut frame)?.as_bool() {
-                        let d = start.distance(&self.field().bases[e as usize]);
-                        if zoc.is_none_or(|(_, bd)| d < bd) {
-                            zoc = Some((e, d));
-                        }
-                    }
-                }
-            }
-            let buffer = match &ch.buffer {
-                Some(e) => to_len(self.eval(e, &mut frame)?).unwrap_or(0.0),
-                None => 0.0,
-            };
             let mut best: Option<(Value, String, Vec<Base>, u32)> = None;
-            for m in all {
+            for (how, path, m) in self.legal_moves(ch, u, &mut frame)? {
+                let end = *path.last().expect("a path has an end");
                 frame[*m_slot as usize] = Value::Sym(m);
-                if !self.eval(m_ok, &mut frame)?.as_bool() {
-                    continue;
-                }
-                let Some(allowance) = ch
-                    .allowance
+                self.field_mut().bases[u as usize] = end;
+                let s = self.score(prefer, &mut frame);
+                self.field_mut().bases[u as usize] = start;
+                let s = s?;
+                if best
                     .as_ref()
-                    .map(|e| self.eval(e, &mut frame))
-                    .transpose()?
-                    .and_then(to_len)
-                else {
-                    continue;
-                };
-                if allowance <= 1e-9
-                    && m != self.m.pivot
-                    && m != self.m.turn
-                    && m != self.m.about_face
+                    .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
                 {
-                    continue;
-                }
-                let target = self.target_for(u, m);
-                for (how, path) in self.candidates(m, &start, allowance, target) {
-                    let end = *path.last().unwrap();
-                    if !self.path_clear(ch, u, &path, &mut frame)?
-                        || !self.buffer_ok(u, &start, &end, buffer)
-                    {
-                        continue;
-                    }
-                    if let Some((e, before)) = zoc {
-                        let eb = self.field().bases[e as usize];
-                        let after = end.distance(&eb);
-                        let away = battlefield::bearing(eb.centre, start.centre);
-                        let moved = end.centre.dist(start.centre);
-                        let dir = battlefield::bearing(start.centre, end.centre);
-                        let directly_away =
-                            moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
-                        let still = moved < 1e-6 && (end.facing - start.facing).abs() < 1e-6;
-                        if !(after <= before + 1e-6 || directly_away || still) {
-                            continue;
-                        }
-                    }
-                    // The allowance again, now that the path is known.
-                    self.field_mut().path = Some((u, path.clone()));
-                    let allowed_now = ch
-                        .allowance
-                        .as_ref()
-                        .map(|e| self.eval(e, &mut frame))
-                        .transpose()?
-                        .and_then(to_len)
-                        .unwrap_or(0.0);
-                    let cost = path_cost(&path, m == self.m.wheel);
-                    self.field_mut().path = None;
-                    if cost > allowed_now + 1e-6
-                        && m != self.m.pivot
-                        && m != self.m.turn
-                        && m != self.m.about_face
-                    {
-                        continue;
-                    }
-                    self.field_mut().bases[u as usize] = end;
-                    let s = self.score(prefer, &mut frame);
-                    self.field_mut().bases[u as usize] = start;
-                    let s = s?;
-                    if best
-                        .as_ref()
-                        .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
-                    {
-                        best = Some((s, how, path, m));
-                    }
+                    best = Some((s, how, path, m));
                 }
             }
             let Some((s, how, path, m)) = best else {
@@ -1256,7 +1280,7 @@ impl<'r> Game<'r> {
             if !self.passes_check(ch, u, &mut frame)? {
                 continue;
             }
-            let end = *path.last().unwrap();
+            let end = *path.last().expect("a path has an end");
             self.field_mut().bases[u as usize] = end;
             let unit = self.world.units[u as usize].name.clone();
             self.note(|_| Event::Move {
@@ -1274,6 +1298,63 @@ impl<'r> Game<'r> {
             }
         }
         Ok(())
+    }
+
+    /// The moves the rules offer unit `u` under decision `name` (called
+    /// with `args`), as (description, where it would end): what a policy
+    /// chooses among. For tests and tools; a game does this itself.
+    pub fn offered_moves(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        u: u16,
+    ) -> Result<Vec<(String, Base)>, Diag> {
+        let rs = self.rs;
+        let Some(d) = rs.decisions.iter().position(|d| d.name == name) else {
+            return Err(Diag::new("muster::battle", format!("no decision `{name}`")));
+        };
+        let Some(ch) = &rs.decisions[d].choice else {
+            return Ok(Vec::new());
+        };
+        let mut frame = vec![Value::None; (ch.slots as usize).max(args.len() + 4)];
+        frame[..args.len()].copy_from_slice(args);
+        frame[ch.vars[0] as usize] = Value::Unit(u);
+        if !self.eval(&ch.legal, &mut frame)?.as_bool() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .legal_moves(ch, u, &mut frame)?
+            .into_iter()
+            .map(|(how, path, _)| (how, *path.last().expect("a path has an end")))
+            .collect())
+    }
+
+    /// Ask a decision of the ruleset by name now, with `args` (a step of
+    /// play does this; tests use it to play one step of a figure).
+    pub fn decide_named(&mut self, name: &str, args: &[Value]) -> Result<(), Diag> {
+        let Some(d) = self.rs.decisions.iter().position(|d| d.name == name) else {
+            return Err(Diag::new("muster::battle", format!("no decision `{name}`")));
+        };
+        self.decide(d as Id, args)?;
+        self.sync_off_table();
+        Ok(())
+    }
+
+    /// Run a procedure of the ruleset by name now, with `args`.
+    pub fn perform_named(
+        &mut self,
+        name: &str,
+        args: &[Value],
+    ) -> Result<crate::procedures::Performed, Diag> {
+        let Some(p) = self.rs.procedure(name) else {
+            return Err(Diag::new(
+                "muster::battle",
+                format!("no procedure `{name}`"),
+            ));
+        };
+        let r = self.perform(p, args)?;
+        self.sync_off_table();
+        Ok(r)
     }
 
     /// `charge`: legal charges in the rules' order, each by the cheapest

@@ -181,29 +181,38 @@ impl Build {
         s: &situation::Situation,
         expr: &str,
     ) -> Result<(value::Value, String), Vec<Diag>> {
+        self.query_world(&s.world, expr)
+    }
+
+    /// Evaluate an expression against a world (a situation's, or a battle's
+    /// with its table), with the world's units bound by name.
+    pub fn query_world(
+        &mut self,
+        world: &world::World,
+        expr: &str,
+    ) -> Result<(value::Value, String), Vec<Diag>> {
+        let s = &world;
         let file = self.sources.add("query", expr);
         let e = parse::parse_expr(expr, file, 0).map_err(|d| vec![d])?;
         let locals: Vec<(String, ir::Ty)> = s
-            .world
             .units
             .iter()
             .map(|u| (u.name.clone(), ir::Ty::Unit))
             .collect();
         let mut c = compile::Compiler::from_ruleset(&self.ruleset);
         let (ex, _, slots) = c.query(&e, &locals)?;
-        let mut frame: Vec<value::Value> = (0..s.world.units.len() as u16)
-            .map(value::Value::Unit)
-            .collect();
+        let mut frame: Vec<value::Value> =
+            (0..s.units.len() as u16).map(value::Value::Unit).collect();
         frame.resize(frame.len().max(slots as usize), value::Value::None);
         let v = eval::Eval::new(&self.ruleset)
-            .eval(eval::Ctx::new(&s.world), &ex, &mut frame, &mut eval::NoDice)
+            .eval(eval::Ctx::new(s), &ex, &mut frame, &mut eval::NoDice)
             .map_err(|e| match e {
                 eval::EvalError::Fault(d) => vec![*d],
                 eval::EvalError::NotStatic => {
                     vec![Diag::new("muster::query", "the query cannot be evaluated")]
                 }
             })?;
-        Ok((v, s.world.show(&self.ruleset, v)))
+        Ok((v, s.show(&self.ruleset, v)))
     }
 
     /// Sampled odds of a situation.

@@ -263,13 +263,22 @@ pub fn read(
 ) -> Result<Scenario, Vec<Diag>> {
     let file = sources.add(name, text);
     let f: FileToml = toml::from_str(text).map_err(|e| {
+        // toml's span, kept inside the text, on character boundaries, and
+        // at least one character long where the text allows.
         let s = e.span().unwrap_or(0..0);
-        let end = s.end.max(s.start + 1).min(text.len()).max(s.start);
+        let mut start = s.start.min(text.len());
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = s.end.max(start + 1).min(text.len()).max(start);
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
         vec![Diag::new(
             CODE,
             format!("the scenario file is not valid: {}", e.message().trim_end()),
         )
-        .at(Span::new(file, s.start, end), "here")
+        .at(Span::new(file, start, end), "here")
         .help(
             "a scenario has `[table] width = W  depth = D`, `[[terrain]]` tables with `kind` and \
              one of `rect`, `ellipse` or `band`, and two `[[army]]` tables, each with \
@@ -304,19 +313,16 @@ pub fn read(
     // The turn limit.
     let turn_limit = match &f.turn_limit {
         None => None,
-        Some(t) => {
-            match u32::try_from(*t.get_ref()) {
-                Ok(n) if n >= 1 => Some(n),
-                _ => {
-                    diags.push(
-                    Diag::new(CODE, format!("a turn limit of {} turns", t.get_ref()))
-                        .at(span_of(file, t), "not a number of turns")
-                        .help("give a whole number of turns, at least 1, or leave `turn_limit` out"),
-                );
-                    None
-                }
+        Some(t) => match u32::try_from(*t.get_ref()) {
+            Ok(n) if n >= 1 => Some(n),
+            _ => {
+                let d = Diag::new(CODE, format!("a turn limit of {} turns", t.get_ref()))
+                    .at(span_of(file, t), "not a number of turns")
+                    .help("give a whole number of turns, at least 1; or leave it out");
+                diags.push(d);
+                None
             }
-        }
+        },
     };
 
     // Terrain.
@@ -339,11 +345,18 @@ pub fn read(
                 CODE,
                 format!(
                     "a scenario needs two armies, but this one has {}",
-                    if f.army.is_empty() { "none" } else { "only one" }
+                    if f.army.is_empty() {
+                        "none"
+                    } else {
+                        "only one"
+                    }
                 ),
             )
             .at(whole, "in this scenario")
-            .help("add an `[[army]]` table (with `name` and its `[[army.command]]` tables) for each side");
+            .help(
+                "add an `[[army]]` table (with `name` and its `[[army.command]]` tables) \
+                 for each side",
+            );
             if let Some(a) = f.army.first() {
                 d = d.note(span_of(file, &a.get_ref().name), "the only army");
             }
@@ -567,7 +580,14 @@ fn positive(file: FileId, v: &Spanned<f64>, what: &str, diags: &mut Vec<Diag>) -
     } else {
         diags.push(
             Diag::new(CODE, format!("{what} must be more than 0"))
-                .at(span_of(file, v), format!("{} here", num(x)))
+                .at(
+                    span_of(file, v),
+                    if x.is_finite() {
+                        format!("{} here", num(x))
+                    } else {
+                        "not a finite number".to_string()
+                    },
+                )
                 .help("give a positive size, in the ruleset's measure"),
         );
         1.0
@@ -622,7 +642,10 @@ fn read_terrain(
                 diags.push(
                     Diag::new(CODE, "the ruleset has no terrain")
                         .at(span_of(file, &tt.kind), "a terrain feature")
-                        .help("the ruleset must declare `enum terrain = ...` for a scenario to place terrain; or leave the `[[terrain]]` tables out"),
+                        .help(
+                            "the ruleset must declare `enum terrain = ...` (or `import battle`) \
+                             for a scenario to place terrain; or leave the `[[terrain]]` tables out",
+                        ),
                 );
                 None
             }
@@ -701,10 +724,16 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
         [_] => {}
         [(first, fs), (second, ss), ..] => {
             diags.push(
-                Diag::new(CODE, format!("this terrain feature has both a {first} and a {second}"))
-                    .at(*ss, format!("a second shape ({second})"))
-                    .note(*fs, format!("the first shape ({first})"))
-                    .help("a terrain feature has exactly one shape: `rect`, `ellipse` or `band`; make the other shape a feature of its own"),
+                Diag::new(
+                    CODE,
+                    format!("this terrain feature has both a {first} and a {second}"),
+                )
+                .at(*ss, format!("a second shape ({second})"))
+                .note(*fs, format!("the first shape ({first})"))
+                .help(
+                    "a terrain feature has exactly one shape: `rect`, `ellipse` or `band`; \
+                         make the other shape a feature of its own",
+                ),
             );
             return None;
         }
@@ -750,7 +779,10 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
                             _ => "only one point",
                         },
                     )
-                    .help("give the points it runs through, e.g. `path = [[0, 12], [45, 14]]` from one table edge to the other"),
+                    .help(
+                        "give the points it runs through, e.g. `path = [[0, 12], [45, 14]]` \
+                         from one table edge to the other",
+                    ),
             );
         }
         Shape::Band {
@@ -932,7 +964,10 @@ fn read_unit(
                     Diag::new(CODE, "one name for several units")
                         .at(span_of(file, nm), format!("the name of all {n}"))
                         .note(span_of(file, c), "several units")
-                        .help("leave the name out (the units are then numbered), or give each unit an entry of its own"),
+                        .help(
+                            "leave the name out (the units are then numbered), or give each \
+                             unit an entry of its own",
+                        ),
                 );
             }
             n.clamp(1, MAX_COUNT) as usize
