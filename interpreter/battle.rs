@@ -307,25 +307,25 @@ impl<'r> Prepared<'r> {
                 shape: t.shape.clone(),
             })
             .collect();
-        let n = world.units.len();
-        world.field = Some(Box::new(Field {
-            width: sc.width,
-            depth: sc.depth,
-            terrain: Arc::new(terrain),
-            bases: placed.into_iter().map(|b| b.unwrap()).collect(),
-            on_table: vec![true; n],
-            edge: army_of
+        world.field = Some(Box::new(Field::new(
+            sc.width,
+            sc.depth,
+            Arc::new(terrain),
+            placed
+                .into_iter()
+                .map(|b| b.expect("every unit is placed"))
+                .collect(),
+            army_of
                 .iter()
                 .map(|a| if *a == 0 { 0.0 } else { sc.depth })
                 .collect(),
-            command: army_of
+            army_of
                 .iter()
                 .zip(&command_of)
                 .map(|(a, c)| (*a * 1000 + *c) as u16)
                 .collect(),
-            path: None,
             zone_syms,
-        }));
+        )));
         // Deployment rules the ruleset states.
         if let Some(f) = rs.defines.iter().find(|f| f.name == "legal_deployment") {
             let mut diags = Vec::new();
@@ -407,7 +407,7 @@ impl<'r> Prepared<'r> {
     pub fn start(&self, seed: u64, log: bool) -> Game<'r> {
         Game {
             rs: self.rs,
-            ev: Eval::new(self.rs),
+            ev: Eval::remembering(self.rs),
             world: self.world.clone(),
             rng: Rng::new(seed),
             log: Vec::new(),
@@ -456,7 +456,13 @@ impl<'r> Game<'r> {
         self.world.field.as_ref().expect("a battle has a field")
     }
     fn field_mut(&mut self) -> &mut Field {
+        self.ev.forget();
         self.world.field.as_mut().expect("a battle has a field")
+    }
+
+    /// Put a unit on a new base.
+    pub fn set_base(&mut self, u: usize, b: Base) {
+        self.field_mut().set_base(u, b);
     }
 
     fn note(&mut self, e: impl FnOnce(&Self) -> Event) {
@@ -603,6 +609,7 @@ impl<'r> Game<'r> {
     }
 
     fn start_turn(&mut self) -> Result<(), Diag> {
+        self.ev.forget();
         self.turn += 1;
         let turn = self.turn;
         self.note(|_| Event::Turn { turn });
@@ -614,6 +621,17 @@ impl<'r> Game<'r> {
                         .ev
                         .call_init(&self.world, &s.init, Value::Unit(u as u16))?;
                     self.world.state[u * ns + i] = v;
+                }
+            }
+        }
+        let nss = self.rs.side_states.len();
+        for (i, s) in self.rs.side_states.iter().enumerate() {
+            if s.each_turn {
+                for sd in 0..self.world.side_names.len() {
+                    let v = self
+                        .ev
+                        .call_init(&self.world, &s.init, Value::Side(sd as u16))?;
+                    self.world.side_state[sd * nss + i] = v;
                 }
             }
         }
@@ -679,11 +697,27 @@ impl<'r> Game<'r> {
     }
 
     fn perform(&mut self, proc: Id, args: &[Value]) -> Result<crate::procedures::Performed, Diag> {
-        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng)?;
+        // What the log shows: procedures that rolled or changed something.
+        let before = self.logging.then(|| {
+            (
+                self.world.state.clone(),
+                self.world.side_state.clone(),
+                self.world.facts.iter().map(|f| f.len()).sum::<usize>(),
+            )
+        });
+        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng);
+        self.ev.forget();
+        let p = p?;
         if self.turn == 0 {
             self.settle_sides(&p.outcomes);
         }
-        if self.logging {
+        let changed = before.is_some_and(|(st, sst, nf)| {
+            !p.rolls.is_empty()
+                || st != self.world.state
+                || sst != self.world.side_state
+                || nf != self.world.facts.iter().map(|f| f.len()).sum::<usize>()
+        });
+        if changed {
             let pd = &self.rs.procedures[proc as usize];
             let ev = Event::Procedure {
                 name: pd.name.clone(),
@@ -779,87 +813,84 @@ impl<'r> Game<'r> {
     /// `pick`: take legal options one at a time (each at most once), the
     /// ones the rules say must be taken first, then the policy's favourite
     /// while it scores 0 or more.
+    #[inline(never)]
     fn pick(
         &mut self,
         ch: &ChoiceDef,
         prefer: Option<&(Ex, u16)>,
         mut frame: Vec<Value>,
     ) -> Result<(), Diag> {
-        let units = self.units_on_table();
+        use std::cmp::Ordering::{Equal, Greater, Less};
         let n = ch.vars.len();
         let mut taken: Vec<Vec<u16>> = Vec::new();
-        let cap = units.len().pow(n as u32).min(100_000) + 1;
+        // The options found legal so far; after each one taken only these
+        // are checked again, and the whole table once more when they run
+        // out (an action can make a new option legal: a rout opens a line
+        // of fire).
+        let mut known: Vec<Vec<u16>> = Vec::new();
+        let mut failed: Vec<u16> = Vec::new();
+        let mut rescanned = false;
+        let cap = self.world.units.len().pow(n as u32).min(100_000) + 1;
         for _ in 0..cap {
             let mut best: Option<(bool, Value, Value, Vec<u16>)> = None;
-            let mut idx = vec![0usize; n];
-            if units.is_empty() {
-                break;
+            let mut still = Vec::with_capacity(known.len());
+            for opt in std::mem::take(&mut known) {
+                if !opt.iter().all(|u| self.field().on_table[*u as usize]) {
+                    continue;
+                }
+                for (k, s) in ch.vars.iter().enumerate() {
+                    frame[*s as usize] = Value::Unit(opt[k]);
+                }
+                if !self.eval(&ch.legal, &mut frame)?.as_bool() {
+                    continue;
+                }
+                let must = match &ch.must {
+                    Some(m) => self.eval(m, &mut frame)?.as_bool(),
+                    None => false,
+                };
+                let order = match &ch.order {
+                    Some(o) => self.eval(o, &mut frame)?,
+                    None => Value::Int(0),
+                };
+                let score = self.score(prefer, &mut frame)?;
+                still.push(opt.clone());
+                if !(must || score.num_cmp(Value::Int(0)) != Some(Less)) {
+                    continue;
+                }
+                let better = match &best {
+                    None => true,
+                    Some((bm, bo, bs, _)) => {
+                        (must && !bm)
+                            || (must == *bm
+                                && (order.num_cmp(*bo) == Some(Less)
+                                    || (order.num_cmp(*bo) == Some(Equal)
+                                        && score.num_cmp(*bs) == Some(Greater))))
+                    }
+                };
+                if better {
+                    best = Some((must, order, score, opt));
+                }
             }
-            loop {
-                let opt: Vec<u16> = idx.iter().map(|i| units[*i]).collect();
-                if !taken.contains(&opt) {
-                    for (k, s) in ch.vars.iter().enumerate() {
-                        frame[*s as usize] = Value::Unit(opt[k]);
-                    }
-                    if self.eval(&ch.legal, &mut frame)?.as_bool() {
-                        let must = match &ch.must {
-                            Some(m) => self.eval(m, &mut frame)?.as_bool(),
-                            None => false,
-                        };
-                        let order = match &ch.order {
-                            Some(o) => self.eval(o, &mut frame)?,
-                            None => Value::Int(0),
-                        };
-                        let score = self.score(prefer, &mut frame)?;
-                        let acceptable =
-                            must || score.num_cmp(Value::Int(0)) != Some(std::cmp::Ordering::Less);
-                        if acceptable {
-                            let better = match &best {
-                                None => true,
-                                Some((bm, bo, bs, _)) => {
-                                    (must && !bm)
-                                        || (must == *bm
-                                            && (order.num_cmp(*bo)
-                                                == Some(std::cmp::Ordering::Less)
-                                                || (order.num_cmp(*bo)
-                                                    == Some(std::cmp::Ordering::Equal)
-                                                    && score.num_cmp(*bs)
-                                                        == Some(std::cmp::Ordering::Greater))))
-                                }
-                            };
-                            if better {
-                                best = Some((must, order, score, opt.clone()));
-                            }
-                        }
-                    }
-                }
-                // Next tuple.
-                let mut k = n;
-                loop {
-                    if k == 0 {
-                        break;
-                    }
-                    k -= 1;
-                    idx[k] += 1;
-                    if idx[k] < units.len() {
-                        break;
-                    }
-                    idx[k] = 0;
-                    if k == 0 {
-                        k = usize::MAX;
-                        break;
-                    }
-                }
-                if k == usize::MAX || n == 0 {
+            known = still;
+            let Some((_, _, _, opt)) = best else {
+                if rescanned {
                     break;
                 }
-            }
-            let Some((_, _, _, opt)) = best else { break };
+                known = self.scan(ch, &mut frame, &taken)?;
+                known.retain(|o| !failed.contains(&o[0]));
+                rescanned = true;
+                continue;
+            };
+            rescanned = false;
+            known.retain(|o| *o != opt);
             for (k, s) in ch.vars.iter().enumerate() {
                 frame[*s as usize] = Value::Unit(opt[k]);
             }
             taken.push(opt.clone());
             if !self.passes_check(ch, opt[0], &mut frame)? {
+                // A check is the unit's: failed, it takes no other option.
+                known.retain(|o| o[0] != opt[0]);
+                failed.push(opt[0]);
                 continue;
             }
             if let Some((p, args)) = &ch.then {
@@ -872,6 +903,46 @@ impl<'r> Game<'r> {
             }
         }
         Ok(())
+    }
+
+    /// Every legal option of a `pick` not yet taken, in the units' order.
+    fn scan(
+        &mut self,
+        ch: &ChoiceDef,
+        frame: &mut [Value],
+        taken: &[Vec<u16>],
+    ) -> Result<Vec<Vec<u16>>, Diag> {
+        let units = self.units_on_table();
+        let n = ch.vars.len();
+        let mut out = Vec::new();
+        if units.is_empty() || n == 0 {
+            return Ok(out);
+        }
+        let mut idx = vec![0usize; n];
+        'all: loop {
+            let opt: Vec<u16> = idx.iter().map(|i| units[*i]).collect();
+            if !taken.contains(&opt) {
+                for (k, s) in ch.vars.iter().enumerate() {
+                    frame[*s as usize] = Value::Unit(opt[k]);
+                }
+                if self.eval(&ch.legal, frame)?.as_bool() {
+                    out.push(opt);
+                }
+            }
+            let mut k = n;
+            loop {
+                if k == 0 {
+                    break 'all;
+                }
+                k -= 1;
+                idx[k] += 1;
+                if idx[k] < units.len() {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        Ok(out)
     }
 
     /// A decision's `check PROC(args) unless COND`: may unit `u` take the
@@ -1134,6 +1205,7 @@ impl<'r> Game<'r> {
     /// `through` allows), the enemy buffer zone, an enemy zone of control
     /// holding the unit (stand, close, or move directly away) and the
     /// allowance over its actual path.
+    #[inline(never)]
     fn legal_moves(
         &mut self,
         ch: &ChoiceDef,
@@ -1224,7 +1296,7 @@ impl<'r> Game<'r> {
                 self.field_mut().path = None;
                 let allowed_now = allowed_now?.and_then(to_len).unwrap_or(0.0);
                 let cost = path_cost(&path, m == self.m.wheel);
-                if cost > allowed_now + 1e-6 && !turns_only {
+                if cost > allowed_now + 1e-6 && cost > 1e-9 {
                     continue;
                 }
                 out.push((how, path, m));
@@ -1235,6 +1307,7 @@ impl<'r> Game<'r> {
 
     /// `move`: every legal unit of the side may move; the policy scores
     /// where each legal move would leave it against staying put.
+    #[inline(never)]
     fn move_units(
         &mut self,
         ch: &ChoiceDef,
@@ -1259,9 +1332,9 @@ impl<'r> Game<'r> {
             for (how, path, m) in self.legal_moves(ch, u, &mut frame)? {
                 let end = *path.last().expect("a path has an end");
                 frame[*m_slot as usize] = Value::Sym(m);
-                self.field_mut().bases[u as usize] = end;
+                self.set_base(u as usize, end);
                 let s = self.score(prefer, &mut frame);
-                self.field_mut().bases[u as usize] = start;
+                self.set_base(u as usize, start);
                 let s = s?;
                 if best
                     .as_ref()
@@ -1281,7 +1354,7 @@ impl<'r> Game<'r> {
                 continue;
             }
             let end = *path.last().expect("a path has an end");
-            self.field_mut().bases[u as usize] = end;
+            self.set_base(u as usize, end);
             let unit = self.world.units[u as usize].name.clone();
             self.note(|_| Event::Move {
                 unit,
@@ -1360,6 +1433,7 @@ impl<'r> Game<'r> {
     /// `charge`: legal charges in the rules' order, each by the cheapest
     /// wheel-then-straight path into contact; two units charging each other
     /// meet half way.
+    #[inline(never)]
     fn charges(&mut self, ch: &ChoiceDef, mut frame: Vec<Value>) -> Result<(), Diag> {
         let (c_slot, t_slot) = (ch.vars[0] as usize, ch.vars[1] as usize);
         let units = self.units_on_table();
@@ -1427,7 +1501,7 @@ impl<'r> Game<'r> {
                 } else {
                     path.end
                 };
-                self.field_mut().bases[c as usize] = end;
+                self.set_base(c as usize, end);
                 moved.push(c);
                 let how = if mutual {
                     format!("charges {target}, meeting half way")
@@ -1442,7 +1516,9 @@ impl<'r> Game<'r> {
                     from: place(&cb),
                     to: place(&end),
                 });
-                if !end.in_contact(&tb) {
+                // A charge that stopped short (meeting half way: the target
+                // comes the rest) still charged.
+                if !end.in_contact(&tb) && !mutual {
                     continue;
                 }
             }
@@ -1459,6 +1535,7 @@ impl<'r> Game<'r> {
 
     /// `retire`: units go straight back `distance`, through friends where
     /// `through` allows, stopping short where the way is blocked.
+    #[inline(never)]
     fn retire(
         &mut self,
         ch: &ChoiceDef,
@@ -1502,7 +1579,7 @@ impl<'r> Game<'r> {
             let unit = self.world.units[u as usize].name.clone();
             match done {
                 Some((dist, end)) => {
-                    self.field_mut().bases[u as usize] = end;
+                    self.set_base(u as usize, end);
                     self.note(|_| Event::Move {
                         unit,
                         how: format!("falls back {dist:.1}"),

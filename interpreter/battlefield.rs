@@ -526,6 +526,10 @@ pub struct Base {
     pub width: f64,
     /// From the front edge to the rear edge.
     pub depth: f64,
+    /// The unit vector of `facing`, computed once (the hot path asks for it
+    /// constantly). Build bases with [`Base::new`] or the movement methods,
+    /// which keep it in step with `facing`.
+    fwd: Pt,
 }
 
 impl Base {
@@ -537,12 +541,30 @@ impl Base {
             facing,
             width,
             depth,
+            fwd: Pt::from_bearing(facing),
         }
     }
 
+    /// The same base turned to face `facing`.
+    pub fn facing_to(&self, facing: f64) -> Base {
+        Base::new(self.centre, facing, self.width, self.depth)
+    }
+
+    /// The same base with another width (and depth).
+    pub fn sized(&self, width: f64, depth: f64) -> Base {
+        Base::new(self.centre, self.facing, width, depth)
+    }
+
     /// The unit vector the base faces.
+    #[inline]
     pub fn forward(&self) -> Pt {
-        Pt::from_bearing(self.facing)
+        self.fwd
+    }
+
+    /// Half the diagonal: no point of the base is further from its centre.
+    #[inline]
+    fn radius(&self) -> f64 {
+        0.5 * (self.width * self.width + self.depth * self.depth).sqrt()
     }
 
     /// The unit vector to the unit's right (its facing turned 90 degrees
@@ -583,6 +605,10 @@ impl Base {
     /// Whether the interiors of the two bases intersect by more than
     /// [`EPS`]; bases that only touch do not overlap.
     pub fn overlaps(&self, o: &Base) -> bool {
+        let reach = self.radius() + o.radius();
+        if self.centre.dist(o.centre) >= reach {
+            return false;
+        }
         sat_gap(&self.corners(), &o.corners(), &self.axes(o)) < -EPS
     }
 
@@ -740,7 +766,7 @@ impl Base {
         }
         let [fl, fr, _, _] = self.corners();
         let facing = norm_bearing(self.facing + angle);
-        let moved = Base { facing, ..*self };
+        let moved = self.facing_to(facing);
         let f = moved.forward() * (self.depth * 0.5);
         let r = moved.right() * (self.width * 0.5);
         let centre = if angle > 0.0 { fr - f - r } else { fl - f + r };
@@ -767,10 +793,7 @@ impl Base {
     /// positive): a cannon's pivot, a turn (+-90), an about face (180). The
     /// new facing is in [0, 360).
     pub fn pivoted(&self, angle: f64) -> Base {
-        Base {
-            facing: norm_bearing(self.facing + angle),
-            ..*self
-        }
+        self.facing_to(norm_bearing(self.facing + angle))
     }
 
     /// How far this base must advance straight ahead until it first touches
@@ -1155,11 +1178,12 @@ pub fn path_touches(shape: &Shape, path: &[Base]) -> bool {
             .clamp(1.0, 100_000.0) as usize;
         (0..=n).any(|k| {
             let t = k as f64 / n as f64;
-            let s = Base {
-                centre: a.centre + (b.centre - a.centre) * t,
-                facing: a.facing + turn * t,
-                ..a
-            };
+            let s = Base::new(
+                a.centre + (b.centre - a.centre) * t,
+                a.facing + turn * t,
+                a.width,
+                a.depth,
+            );
             shape.overlaps_base(&s)
         })
     })
@@ -1531,10 +1555,7 @@ mod tests {
         assert!(front.aligned_with(&behind.pivoted(180.0)));
         assert!(!front.aligned_with(&behind.shifted(0.5)));
         assert!(!front.aligned_with(&behind.pivoted(10.0)));
-        assert!(!front.aligned_with(&Base {
-            width: 1.5,
-            ..behind
-        }));
+        assert!(!front.aligned_with(&behind.sized(1.5, behind.depth)));
     }
 
     /// Touching is contact, not overlap.

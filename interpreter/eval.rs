@@ -66,6 +66,37 @@ impl DiceSource for NoDice {
 
 pub struct Eval<'r> {
     pub rs: &'r Ruleset,
+    /// In a battle: values of the defines that range over units (`any e:`),
+    /// remembered until the world changes (the battle clears it then).
+    memo: Option<Memo>,
+}
+
+/// Remembered define values: (define, arguments) -> value.
+#[derive(Default)]
+struct Memo {
+    /// Per define: does its body range over units (directly or through
+    /// another define)? Only those are worth remembering.
+    worth: Vec<bool>,
+    values: std::cell::RefCell<std::collections::HashMap<(Id, [Value; 3]), Value>>,
+}
+
+/// Does evaluating `e` range over the units or sides, or measure the table?
+fn ranges(rs: &Ruleset, e: &Ex, seen: &mut Vec<bool>) -> bool {
+    match e {
+        Ex::Quant(..) => true,
+        Ex::Builtin(b, _) if b.measures_table() => true,
+        Ex::Define(d, a) => {
+            let d = *d as usize;
+            if !seen[d] {
+                seen[d] = true;
+                if ranges(rs, &rs.defines[d].body, seen) {
+                    return true;
+                }
+            }
+            a.iter().any(|x| ranges(rs, x, seen))
+        }
+        e => e.any_child(&mut |c| ranges(rs, c, seen)),
+    }
 }
 
 fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
@@ -74,7 +105,34 @@ fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
 
 impl<'r> Eval<'r> {
     pub fn new(rs: &'r Ruleset) -> Self {
-        Eval { rs }
+        Eval { rs, memo: None }
+    }
+
+    /// An evaluator that remembers the values of defines ranging over the
+    /// units until [`Eval::forget`] is called (a battle calls it whenever
+    /// the world changes).
+    pub fn remembering(rs: &'r Ruleset) -> Self {
+        let worth = (0..rs.defines.len())
+            .map(|d| {
+                let mut seen = vec![false; rs.defines.len()];
+                seen[d] = true;
+                ranges(rs, &rs.defines[d].body, &mut seen)
+            })
+            .collect();
+        Eval {
+            rs,
+            memo: Some(Memo {
+                worth,
+                values: Default::default(),
+            }),
+        }
+    }
+
+    /// Forget remembered values: the world has changed.
+    pub fn forget(&self) {
+        if let Some(m) = &self.memo {
+            m.values.borrow_mut().clear();
+        }
     }
 
     /// Evaluate a state initialiser for one unit or side.
@@ -191,7 +249,21 @@ impl<'r> Eval<'r> {
             }
             Ex::Define(d, args) => {
                 let f = &self.rs.defines[*d as usize];
-                self.call(c, f, args, frame, dice)?
+                match &self.memo {
+                    Some(m) if m.worth[*d as usize] && args.len() <= 3 && c.dirty.is_none() => {
+                        let mut key = [Value::None; 3];
+                        for (i, a) in args.iter().enumerate() {
+                            key[i] = self.eval(c, a, frame, dice)?;
+                        }
+                        if let Some(v) = m.values.borrow().get(&(*d, key)) {
+                            return Ok(*v);
+                        }
+                        let v = self.call_values(c, f, &key[..args.len()], dice)?;
+                        m.values.borrow_mut().insert((*d, key), v);
+                        v
+                    }
+                    _ => self.call(c, f, args, frame, dice)?,
+                }
             }
             Ex::Table(t, args) => {
                 let f = &self.rs.tables[*t as usize];
@@ -365,6 +437,21 @@ impl<'r> Eval<'r> {
         })
     }
 
+    /// Call a function with its arguments' values.
+    fn call_values(&self, c: Ctx, f: &Func, args: &[Value], dice: &mut dyn DiceSource) -> R<Value> {
+        let n = (f.slots as usize).max(args.len());
+        let mut small = [Value::None; 12];
+        let mut big;
+        let inner: &mut [Value] = if n <= small.len() {
+            &mut small[..n]
+        } else {
+            big = vec![Value::None; n];
+            &mut big
+        };
+        inner[..args.len()].copy_from_slice(args);
+        self.eval(c, &f.body, inner, dice)
+    }
+
     fn call(
         &self,
         c: Ctx,
@@ -373,11 +460,20 @@ impl<'r> Eval<'r> {
         frame: &mut [Value],
         dice: &mut dyn DiceSource,
     ) -> R<Value> {
-        let mut inner = vec![Value::None; f.slots as usize];
+        // Small frames live on the stack: rules call defines constantly.
+        let n = f.slots as usize;
+        let mut small = [Value::None; 12];
+        let mut big;
+        let inner: &mut [Value] = if n <= small.len() {
+            &mut small[..n.max(args.len())]
+        } else {
+            big = vec![Value::None; n];
+            &mut big
+        };
         for (i, a) in args.iter().enumerate() {
             inner[i] = self.eval(c, a, frame, dice)?;
         }
-        self.eval(c, &f.body, &mut inner, dice)
+        self.eval(c, &f.body, inner, dice)
     }
 }
 

@@ -23,6 +23,69 @@ pub struct Feature {
     pub shape: Shape,
 }
 
+/// Distances between bases, remembered until either base moves: rules ask
+/// for the same distances many times over (every `any e:` over the units).
+/// Atomics only so that a prepared field can be shared between threads;
+/// each game has its own.
+#[derive(Debug, Default)]
+pub struct DistanceCache {
+    n: usize,
+    /// f64 bits; NaN when not known.
+    cells: Vec<std::sync::atomic::AtomicU64>,
+}
+
+const UNKNOWN: u64 = 0x7FF8_0000_0000_0001;
+
+impl DistanceCache {
+    fn new(n: usize) -> Self {
+        DistanceCache {
+            n,
+            cells: (0..n * n)
+                .map(|_| std::sync::atomic::AtomicU64::new(UNKNOWN))
+                .collect(),
+        }
+    }
+    fn get(&self, a: usize, b: usize) -> Option<f64> {
+        let bits = self
+            .cells
+            .get(a * self.n + b)?
+            .load(std::sync::atomic::Ordering::Relaxed);
+        (bits != UNKNOWN).then(|| f64::from_bits(bits))
+    }
+    fn put(&self, a: usize, b: usize, d: f64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let (Some(x), Some(y)) = (
+            self.cells.get(a * self.n + b),
+            self.cells.get(b * self.n + a),
+        ) {
+            x.store(d.to_bits(), Relaxed);
+            y.store(d.to_bits(), Relaxed);
+        }
+    }
+    /// Forget every distance from unit `u`.
+    fn forget(&self, u: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for o in 0..self.n {
+            self.cells[u * self.n + o].store(UNKNOWN, Relaxed);
+            self.cells[o * self.n + u].store(UNKNOWN, Relaxed);
+        }
+    }
+}
+
+impl Clone for DistanceCache {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        DistanceCache {
+            n: self.n,
+            cells: self
+                .cells
+                .iter()
+                .map(|c| AtomicU64::new(c.load(Relaxed)))
+                .collect(),
+        }
+    }
+}
+
 /// Where everything is.
 #[derive(Clone, Debug)]
 pub struct Field {
@@ -42,6 +105,8 @@ pub struct Field {
     pub path: Option<(u16, Vec<Base>)>,
     /// The symbols of core's `zone` values: front, flank, rear.
     pub zone_syms: [u32; 3],
+    /// Distances between bases, as far as known.
+    pub cache: DistanceCache,
 }
 
 /// A distance as the rules see it: in 1/64ths of the measure, so that
@@ -64,6 +129,50 @@ fn fault(msg: String, help: &str) -> EvalError {
 }
 
 impl Field {
+    /// A field with the units' bases.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        width: f64,
+        depth: f64,
+        terrain: Arc<Vec<Feature>>,
+        bases: Vec<Base>,
+        edge: Vec<f64>,
+        command: Vec<u16>,
+        zone_syms: [u32; 3],
+    ) -> Field {
+        let n = bases.len();
+        Field {
+            width,
+            depth,
+            terrain,
+            on_table: vec![true; n],
+            bases,
+            edge,
+            command,
+            path: None,
+            zone_syms,
+            cache: DistanceCache::new(n),
+        }
+    }
+
+    /// Put unit `u` on a new base (its remembered distances are forgotten).
+    pub fn set_base(&mut self, u: usize, b: Base) {
+        if self.bases[u] != b {
+            self.bases[u] = b;
+            self.cache.forget(u);
+        }
+    }
+
+    /// The closest distance between two units' bases.
+    pub fn dist(&self, a: usize, b: usize) -> f64 {
+        if let Some(d) = self.cache.get(a, b) {
+            return d;
+        }
+        let d = self.bases[a].distance(&self.bases[b]);
+        self.cache.put(a, b, d);
+        d
+    }
+
     /// The symbols of `zone`'s values in a ruleset (core declares them).
     pub fn zone_symbols(rs: &Ruleset) -> Option<[u32; 3]> {
         let z = rs.enums.iter().find(|e| e.name == "zone")?;
@@ -118,11 +227,11 @@ impl Field {
     fn nearest(&self, w: &World, u: usize, enemy: bool) -> Value {
         let side = w.units[u].side;
         let mut best: Option<(f64, usize)> = None;
-        for (i, b) in self.others(&[u]) {
+        for (i, _) in self.others(&[u]) {
             if (w.units[i].side != side) != enemy {
                 continue;
             }
-            let d = self.bases[u].distance(b);
+            let d = self.dist(u, i);
             if best.is_none_or(|(bd, _)| d < bd) {
                 best = Some((d, i));
             }
@@ -170,7 +279,7 @@ impl Field {
                 if !self.on_table[a] || !self.on_table[o] {
                     return Ok(Value::Int(UNLIMITED));
                 }
-                to_value(self.bases[a].distance(&self.bases[o]))
+                to_value(self.dist(a, o))
             }
             B::Zone => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
@@ -200,8 +309,8 @@ impl Field {
                 (a != o
                     && self.on_table[a]
                     && self.on_table[o]
-                    && self.bases[a].in_contact(&self.bases[o]))
-                .into()
+                    && self.dist(a, o) <= crate::battlefield::CONTACT)
+                    .into()
             }
             B::Aligned => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
@@ -230,9 +339,12 @@ impl Field {
             }
             B::Uphill => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                // Hills are the features whose kind is a hill (`gentle_hill`,
+                // `difficult_hill` in stdlib battle).
                 let h = |p: Pt| {
                     self.terrain
                         .iter()
+                        .filter(|f| f.kind_name.ends_with("hill"))
                         .map(|f| f.shape.height_at(p))
                         .fold(0.0f64, f64::max)
                 };

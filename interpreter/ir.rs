@@ -409,23 +409,25 @@ pub enum Builtin {
     /// `touches_terrain(a, kind)`: any part of a is in such a feature; while
     /// a move is being weighed, any part of its path.
     TouchesTerrain,
-    /// `uphill(a, b)`: a's centre is higher than b's.
+    /// `uphill(a, b)`: a's centre is higher than b's (heights from the
+    /// features whose terrain kind is a hill: highest at the centre).
     Uphill,
     /// `sight_crosses(a, b, kind)`: the line between the centres crosses a
     /// feature of that kind that holds neither centre.
     SightCrosses,
     /// `units_between(a, b)`: another unit's base lies across the line between the centres.
     UnitsBetween,
-    /// `gap_narrower(a, b, w)`: the line passes between two other bases (or
-    /// a base and the table edge) less than w apart.
+    /// `gap_narrower(a, b, w)`: the line between the centres passes between
+    /// two other bases less than w apart (one on each side of the line).
     GapNarrower,
     /// `reachable(a, b, reach, wheel)`: a charge (a wheel of at most `wheel`
     /// degrees, then straight) costing at most `reach` brings a into contact with b.
     Reachable,
     /// `from_own_edge(a)`: how far a's centre is from its army's base edge.
     FromOwnEdge,
-    /// `from_centre_line(a)`: how far a's centre is from the line down the
-    /// middle of the table, between the armies.
+    /// `from_centre_line(a)`: how far a's centre is from the line that runs
+    /// from one base edge to the other through the middle of the table
+    /// (x = width / 2): how far out from the centre zone's middle.
     FromCentreLine,
     /// `same_command(a, b)`: the scenario puts both in one command.
     SameCommand,

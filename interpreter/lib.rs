@@ -110,7 +110,16 @@ impl Build {
                     )
                     .help("give one with `--scenario FILE`, or declare `default_scenario \"FILE\"` in the ruleset")]);
                 };
-                let full = self.dir.clone().unwrap_or_default().join(&rel);
+                // Relative to the file that declares it (a house rule
+                // extending a ruleset plays the ruleset's default).
+                let declared = std::path::Path::new(&self.sources.get(span.file).name)
+                    .parent()
+                    .map(|p| p.to_path_buf());
+                let base = match declared {
+                    Some(d) if d.join(&rel).exists() => d,
+                    _ => self.dir.clone().unwrap_or_default(),
+                };
+                let full = base.join(&rel);
                 if !full.exists() {
                     return Err(vec![Diag::new(
                         "muster::scenario",

@@ -148,6 +148,7 @@ fn block(
                 };
                 let i = u as usize * ev.rs.states.len() + *state as usize;
                 w.state[i] = apply(ev, *op, w.state[i], v).map_err(|d| d.at(*span, "here"))?;
+                ev.forget();
             }
             St::AssignSideState {
                 side,
@@ -168,6 +169,7 @@ fn block(
                 let i = s as usize * ev.rs.side_states.len() + *state as usize;
                 w.side_state[i] =
                     apply(ev, *op, w.side_state[i], v).map_err(|d| d.at(*span, "here"))?;
+                ev.forget();
             }
             St::Call(callee, args, _) => {
                 let mut vals = Vec::with_capacity(args.len());
@@ -195,6 +197,7 @@ fn block(
                 }
                 let v = ev.eval(Ctx::new(w), v, frame, dice).map_err(fault_of)?;
                 w.set_fact(*f, key, v);
+                ev.forget();
             }
         }
     }
