@@ -155,6 +155,9 @@ pub struct Prepared<'r> {
     /// Per army: the policy it plays (index into `rs.policies`).
     pub policy: Vec<Option<usize>>,
     pub turn_limit: Option<u32>,
+    /// Remember define values between changes of the world (on by
+    /// default; a test plays with it off to show it changes nothing).
+    pub remember: bool,
     off_table: Option<Id>,
     manoeuvres: Manoeuvres,
 }
@@ -390,6 +393,7 @@ impl<'r> Prepared<'r> {
             army_names: sc.armies.iter().map(|a| a.name.clone()).collect(),
             policy,
             turn_limit: sc.turn_limit,
+            remember: true,
             off_table: rs.state("off_table"),
             manoeuvres,
         })
@@ -407,7 +411,11 @@ impl<'r> Prepared<'r> {
     pub fn start(&self, seed: u64, log: bool) -> Game<'r> {
         Game {
             rs: self.rs,
-            ev: Eval::remembering(self.rs),
+            ev: if self.remember {
+                Eval::remembering(self.rs)
+            } else {
+                Eval::new(self.rs)
+            },
             world: self.world.clone(),
             rng: Rng::new(seed),
             log: Vec::new(),
@@ -835,9 +843,6 @@ impl<'r> Game<'r> {
             let mut best: Option<(bool, Value, Value, Vec<u16>)> = None;
             let mut still = Vec::with_capacity(known.len());
             for opt in std::mem::take(&mut known) {
-                if !opt.iter().all(|u| self.field().on_table[*u as usize]) {
-                    continue;
-                }
                 for (k, s) in ch.vars.iter().enumerate() {
                     frame[*s as usize] = Value::Unit(opt[k]);
                 }
@@ -906,13 +911,15 @@ impl<'r> Game<'r> {
     }
 
     /// Every legal option of a `pick` not yet taken, in the units' order.
+    /// Units off the table are among the options (a routed enemy is what
+    /// heroics reward); the rules' `where` says which may take part.
     fn scan(
         &mut self,
         ch: &ChoiceDef,
         frame: &mut [Value],
         taken: &[Vec<u16>],
     ) -> Result<Vec<Vec<u16>>, Diag> {
-        let units = self.units_on_table();
+        let units: Vec<u16> = (0..self.world.units.len() as u16).collect();
         let n = ch.vars.len();
         let mut out = Vec::new();
         if units.is_empty() || n == 0 {
@@ -1060,7 +1067,9 @@ impl<'r> Game<'r> {
                 .map(|k| from.advanced(d * k as f64 / steps as f64))
                 .collect::<Vec<_>>()
         };
-        let fractions = [1.0, 2.0 / 3.0, 1.0 / 3.0];
+        // A handful of moves per manoeuvre: the whole allowance and half of
+        // it (the policy picks among them; a finer grid costs time).
+        let fractions = [1.0, 0.5];
         if m == mm.straight {
             for fr in fractions {
                 out.push((
@@ -1069,14 +1078,14 @@ impl<'r> Game<'r> {
                 ));
             }
         } else if m == mm.wheel {
-            for w in [-45.0, -30.0, -15.0, 15.0, 30.0, 45.0] {
+            for w in [-45.0, -22.5, 22.5, 45.0] {
                 let cost = b.wheel_cost(w);
                 if cost > allowance + 1e-9 {
                     continue;
                 }
                 let mut path = b.wheel_path(w);
                 let end = *path.last().unwrap();
-                for fr in [1.0, 0.5, 0.0] {
+                for fr in [1.0, 0.5] {
                     let d = (allowance - cost) * fr;
                     let mut p = path.clone();
                     if d > 1e-9 {
@@ -1095,15 +1104,13 @@ impl<'r> Game<'r> {
                 out.push((format!("about faces and advances {:.1}", allowance * fr), p));
             }
         } else if m == mm.oblique {
-            for a in [-45.0, -22.5, 22.5, 45.0] {
-                for fr in [1.0, 0.5] {
-                    let d = allowance * fr;
-                    let steps = (d / 0.5).ceil().max(1.0) as usize;
-                    let p = (0..=steps)
-                        .map(|k| b.oblique(a, d * k as f64 / steps as f64))
-                        .collect();
-                    out.push((format!("advances obliquely {a:+.0} {d:.1}"), p));
-                }
+            for a in [-45.0, 45.0] {
+                let d = allowance;
+                let steps = (d / 0.5).ceil().max(1.0) as usize;
+                let p = (0..=steps)
+                    .map(|k| b.oblique(a, d * k as f64 / steps as f64))
+                    .collect();
+                out.push((format!("advances obliquely {a:+.0} {d:.1}"), p));
             }
         } else if m == mm.turn {
             for a in [-90.0, 90.0] {

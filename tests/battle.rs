@@ -1,0 +1,211 @@
+//! Whole battles of Tilly's Very Bad Day on its default scenario: a seeded
+//! narrative pinned as a snapshot, determinism across thread counts, the
+//! engine's remembered values changing nothing, and bad scenarios reported
+//! with the file and the entry.
+
+#![allow(clippy::result_large_err)]
+
+use muster::battle::{Event, Prepared, Result_};
+use muster::diagnostic::render_plain;
+use muster::Build;
+use std::path::Path;
+
+const TVBD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/rules/tillys_very_bad_day.muster"
+);
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+
+fn tvbd() -> Build {
+    match muster::build(Path::new(TVBD)) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", render_plain(&d, &s)),
+    }
+}
+
+/// The default scenario's battle with seed 7, as a wargamer reads it. The
+/// snapshot pins every move, roll and rout: review a change to it as a reader
+/// of the rules would.
+#[test]
+fn seeded_battle_log() {
+    let mut b = tvbd();
+    let sc = b.scenario(None).expect("the default scenario reads");
+    let prep = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
+    let game = prep.play(7, true).expect("the battle plays");
+    let text = game.narrative();
+    // The log is a real game: turns, moves, shots, melees and an ending.
+    assert!(text.contains("=== Turn 1 ==="));
+    assert!(text.contains("shoot("));
+    assert!(text.contains("=== End after"));
+    let s = game.summary();
+    assert!(s.turns >= 1);
+    insta::assert_snapshot!("tvbd_default_seed_7", text);
+}
+
+/// The JSON log is the same events as data.
+#[test]
+fn json_log_is_the_same_events() {
+    let mut b = tvbd();
+    let sc = b.scenario(None).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let game = prep.play(7, true).unwrap();
+    let json = serde_json::to_value(&game.log).unwrap();
+    let events = json.as_array().unwrap();
+    assert_eq!(events.len(), game.log.len());
+    let turns = game
+        .log
+        .iter()
+        .filter(|e| matches!(e, Event::Turn { .. }))
+        .count();
+    assert_eq!(
+        events.iter().filter(|e| e["event"] == "turn").count(),
+        turns
+    );
+}
+
+/// The same seed and runs give the same summary on 1 thread and on 2.
+#[test]
+fn simulate_is_the_same_on_any_thread_count() {
+    let mut b = tvbd();
+    let sc = b.scenario(None).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| muster::simulate::run(&prep, 12, 42, &|| {}))
+            .unwrap()
+    };
+    let one = run(1);
+    let two = run(2);
+    assert_eq!(one, two);
+    assert_eq!(one.games, 12);
+    let decided: u64 =
+        one.wins.iter().map(|w| w.count).sum::<u64>() + one.draws.count + one.turn_limit.count;
+    assert_eq!(decided, 12);
+    // And a different seed plays different games.
+    let other = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap()
+        .install(|| muster::simulate::run(&prep, 12, 43, &|| {}))
+        .unwrap();
+    assert_ne!(one.length, other.length);
+}
+
+/// Remembering define values between changes of the world is only a speed-up:
+/// the same seed plays the same battle with it off.
+#[test]
+fn remembered_values_change_nothing() {
+    let mut b = tvbd();
+    let sc = b.scenario(None).unwrap();
+    let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    for seed in [1, 2] {
+        prep.remember = true;
+        let with = prep.play(seed, true).unwrap().narrative();
+        prep.remember = false;
+        let without = prep.play(seed, true).unwrap().narrative();
+        assert_eq!(with, without, "seed {seed}");
+    }
+}
+
+/// A game ends by army morale (TVBD §Step 4.4): the loser has lost at least a
+/// third of its units.
+#[test]
+fn a_game_ends_by_army_morale() {
+    let mut b = tvbd();
+    let sc = b.scenario(None).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let game = prep.play(7, false).unwrap();
+    let s = game.summary();
+    let lost: Vec<u32> = s.lost.iter().map(|l| l.iter().sum()).collect();
+    match s.result {
+        Result_::Won(a) => {
+            let loser = 1 - a;
+            // 18 units a side: 6 lost breaks an army.
+            assert!(lost[loser] >= 6, "{lost:?}");
+        }
+        Result_::Draw => assert!(lost[0] >= 6 && lost[1] >= 6, "{lost:?}"),
+        Result_::TurnLimit => panic!("the default scenario ended at its turn limit"),
+    }
+}
+
+/// A turn limit the scenario sets ends the game, reported as such.
+#[test]
+fn the_turn_limit_ends_a_game() {
+    let mut b = tvbd();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_default.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("turn_limit = 20", "turn_limit = 1");
+    let sc = muster::scenario::read(&b.ruleset, "short.toml", &text, &mut b.sources).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let game = prep.play(7, true).unwrap();
+    let s = game.summary();
+    assert_eq!(s.turns, 1);
+    assert_eq!(s.result, Result_::TurnLimit);
+    assert!(game.narrative().contains("the turn limit is reached"));
+}
+
+fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
+    let mut b = tvbd();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_default.toml");
+    let text = edit(std::fs::read_to_string(&path).unwrap());
+    let diags = match muster::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
+        Err(d) => d,
+        Ok(sc) => match Prepared::new(&b.ruleset, &sc) {
+            Err(d) => d,
+            Ok(_) => panic!("the scenario was accepted"),
+        },
+    };
+    for d in &diags {
+        assert!(d.span.is_some(), "{d:?}");
+        assert!(d.help.is_some(), "{d:?}");
+    }
+    render_plain(&diags, &b.sources).replace(ROOT, "")
+}
+
+/// §Deployment: pike+shot deploy in the centre zone; one moved out to a wing
+/// is reported at its entry in the file.
+#[test]
+fn pike_and_shot_outside_the_centre_zone() {
+    let out = setup_problem("bad_deployment.toml", |t| {
+        t.replacen(
+            r#"{ type = "Pike+Shot", quality = "superior", at = [22.5, 10] }"#,
+            r#"{ type = "Pike+Shot", quality = "superior", at = [40, 10] }"#,
+            1,
+        )
+    });
+    assert!(
+        out.contains("deployed where the rules do not allow"),
+        "{out}"
+    );
+    insta::assert_snapshot!("pike_and_shot_outside_the_centre_zone", out);
+}
+
+/// A unit over the table's edge.
+#[test]
+fn unit_off_the_table() {
+    let out = setup_problem("off_table.toml", |t| {
+        t.replacen(
+            r#"{ type = "Pike+Shot", quality = "superior", at = [22.5, 10] }"#,
+            r#"{ type = "Pike+Shot", quality = "superior", at = [22.5, 0.3] }"#,
+            1,
+        )
+    });
+    assert!(
+        out.contains("off the table") || out.contains("not wholly on the table"),
+        "{out}"
+    );
+}
+
+/// A policy the ruleset does not have.
+#[test]
+fn unknown_policy() {
+    let out = setup_problem("policy.toml", |t| {
+        t.replacen("[[army]]\n", "[[army]]\npolicy = \"cautios\"\n", 1)
+    });
+    assert!(out.contains("unknown policy `cautios`"), "{out}");
+    assert!(out.contains("did you mean \"cautious\"?"), "{out}");
+}
