@@ -1274,7 +1274,31 @@ impl<'r> Game<'r> {
                 continue;
             }
             let target = self.target_for(u, m);
-            for (how, path) in self.candidates(m, &start, allowance, target) {
+            let mut cands = self.candidates(m, &start, allowance, target);
+            if m == self.m.straight {
+                // As far ahead as the unit may go (up to the enemy buffer
+                // zone, a friend, the table's edge), in quarters of the measure.
+                let mut d = (allowance * 4.0).floor() / 4.0;
+                while d > 0.0 {
+                    let steps = (d / 0.5).ceil().max(1.0) as usize;
+                    let path: Vec<Base> = (0..=steps)
+                        .map(|k| start.advanced(d * k as f64 / steps as f64))
+                        .collect();
+                    let end = *path.last().expect("a path has an end");
+                    if self.path_clear(ch, u, &path, frame)?
+                        && self.buffer_ok(u, &start, &end, buffer)
+                    {
+                        if d < allowance * 0.5 - 1e-9
+                            || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
+                        {
+                            cands.push((format!("advances {d:.2}"), path));
+                        }
+                        break;
+                    }
+                    d -= 0.25;
+                }
+            }
+            for (how, path) in cands {
                 let end = *path.last().expect("a path has an end");
                 if !self.path_clear(ch, u, &path, frame)?
                     || !self.buffer_ok(u, &start, &end, buffer)

@@ -1,0 +1,866 @@
+//! Tilly's Very Bad Day v1 played on the table: the book's figures of
+//! charges, point blank shooting and rallying back (Figures 11, 12 and 14),
+//! and the facts the table measures (command range, zones of control,
+//! position, blocking terrain, difficult terrain, hills), each run through
+//! the ruleset's own decisions and procedures on a scenario of its own
+//! (tests/scenarios/tvbd_*.toml).
+//!
+//! The book's figures are lost from its text: each scenario reconstructs its
+//! figure from the book's words and says so.
+//!
+//! §Deployment keeps both armies out of the 8 TUM neutral zone across the
+//! middle of the table (the ruleset's `legal_deployment`), so two enemies
+//! never deploy closer than 8 TUM, while the figures need them within charge
+//! reach (3 TUM). So every scenario writes the second army's units
+//! `FIGURE_SHIFT` (10) TUM further back than the figure has them, and
+//! [`Figure::open`] moves each of them 10 TUM toward the first army after
+//! `Prepared::new` has checked the deployment (writing the bases of
+//! `game.world.field`), before anything is played.
+
+use muster::battle::{Event, Game, Prepared};
+use muster::battlefield::{bearing, norm_angle, Base, Pt};
+use muster::diagnostic::render_plain;
+use muster::ir::Ruleset;
+use muster::value::Value;
+use muster::Build;
+use std::path::Path;
+
+const RULES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/rules/tillys_very_bad_day.muster"
+);
+const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios/");
+
+/// How far each scenario writes the second army's units behind where its
+/// figure has them (see the module doc).
+const FIGURE_SHIFT: f64 = 10.0;
+
+/// Positions are asserted to this much (TUM).
+const TOL: f64 = 0.05;
+
+/// A figure on the table: a game set up from a scenario and not yet begun
+/// (army 0 the attacker, army 1 the defender), and a build to ask questions
+/// of its world in the language.
+struct Figure {
+    build: Build,
+    game: Game<'static>,
+}
+
+/// One `Move` of the log: unit, how, from and to as (x, y, facing).
+#[derive(Debug)]
+struct Moved {
+    unit: String,
+    how: String,
+    from: [f64; 3],
+    to: [f64; 3],
+}
+
+impl Figure {
+    fn open(file: &str) -> Figure {
+        Figure::open_with_seed(file, 1)
+    }
+
+    fn open_with_seed(file: &str, seed: u64) -> Figure {
+        let mut build = match muster::build(Path::new(RULES)) {
+            Ok(b) => b,
+            Err((d, s)) => panic!("{}", render_plain(&d, &s)),
+        };
+        let path = format!("{SCENARIOS}{file}");
+        let sc = match build.scenario(Some(Path::new(&path))) {
+            Ok(s) => s,
+            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
+        };
+        // The game keeps its own copy of the ruleset, so that the build
+        // stays free to compile queries against the game's world.
+        let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
+        let prep = match Prepared::new(rs, &sc) {
+            Ok(p) => p,
+            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
+        };
+        let mut game = prep.start(seed, true);
+        // Close up: the second army to where its figure has it.
+        let w = &mut game.world;
+        let field = w.field.as_mut().expect("a battle has a field");
+        for (u, unit) in w.units.iter().enumerate() {
+            assert_eq!(unit.side, (field.edge[u] > 0.0) as u16, "army 0 attacks");
+            if unit.side == 1 {
+                field.bases[u].centre.y -= FIGURE_SHIFT;
+            }
+        }
+        let f = Figure { build, game };
+        f.assert_no_overlaps();
+        f
+    }
+
+    fn u(&self, name: &str) -> u16 {
+        self.game
+            .world
+            .units
+            .iter()
+            .position(|u| u.name == name)
+            .unwrap_or_else(|| panic!("no unit `{name}`")) as u16
+    }
+
+    fn unit(&self, name: &str) -> Value {
+        Value::Unit(self.u(name))
+    }
+
+    /// Evaluate an expression of the language against the game's world,
+    /// units bound by name: (value, as shown).
+    fn eval(&mut self, expr: &str) -> (Value, String) {
+        match self.build.query_world(&self.game.world, expr) {
+            Ok(v) => v,
+            Err(d) => panic!("{expr}: {}", render_plain(&d, &self.build.sources)),
+        }
+    }
+
+    fn holds(&mut self, expr: &str) -> bool {
+        match self.eval(expr).0 {
+            Value::Bool(b) => b,
+            other => panic!("{expr} is {other:?}, not true or false"),
+        }
+    }
+
+    fn shown(&mut self, expr: &str) -> String {
+        self.eval(expr).1
+    }
+
+    fn base(&self, name: &str) -> Base {
+        self.game.world.field.as_ref().unwrap().bases[self.u(name) as usize]
+    }
+
+    fn on_table(&self, name: &str) -> bool {
+        self.game.world.field.as_ref().unwrap().on_table[self.u(name) as usize]
+    }
+
+    fn set_state(&mut self, name: &str, state: &str, v: Value) {
+        let rs = &self.build.ruleset;
+        let s = rs
+            .state(state)
+            .unwrap_or_else(|| panic!("no state `{state}`")) as usize;
+        let i = self.u(name) as usize * rs.states.len() + s;
+        self.game.world.state[i] = v;
+    }
+
+    fn perform(&mut self, proc: &str, units: &[&str]) {
+        let args: Vec<Value> = units.iter().map(|n| self.unit(n)).collect();
+        if let Err(d) = self.game.perform_named(proc, &args) {
+            panic!("{proc}: {}", render_plain(&[d], &self.build.sources));
+        }
+    }
+
+    fn decide(&mut self, decision: &str, args: &[Value]) {
+        if let Err(d) = self.game.decide_named(decision, args) {
+            panic!("{decision}: {}", render_plain(&[d], &self.build.sources));
+        }
+    }
+
+    /// The `Move` events of the log, in order.
+    fn moves(&self) -> Vec<Moved> {
+        self.game
+            .log
+            .iter()
+            .filter_map(|e| match e {
+                Event::Move {
+                    unit,
+                    how,
+                    from,
+                    to,
+                } => Some(Moved {
+                    unit: unit.clone(),
+                    how: how.clone(),
+                    from: *from,
+                    to: *to,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The arguments of every run of procedure `name` in the log.
+    fn runs_of(&self, name: &str) -> Vec<Vec<String>> {
+        self.game
+            .log
+            .iter()
+            .filter_map(|e| match e {
+                Event::Procedure { name: n, args, .. } if n == name => Some(args.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// No two bases on the table overlap (touching is allowed).
+    fn assert_no_overlaps(&self) {
+        let f = self.game.world.field.as_ref().unwrap();
+        let units = &self.game.world.units;
+        for a in 0..f.bases.len() {
+            for b in 0..a {
+                if f.on_table[a] && f.on_table[b] {
+                    assert!(
+                        !f.bases[a].overlaps(&f.bases[b]),
+                        "{} and {} overlap: {:?} / {:?}",
+                        units[a].name,
+                        units[b].name,
+                        f.bases[a],
+                        f.bases[b]
+                    );
+                }
+            }
+        }
+    }
+
+    fn narrative(&self) -> String {
+        self.game.narrative()
+    }
+}
+
+fn assert_at(f: &Figure, name: &str, x: f64, y: f64, facing: f64) {
+    let b = f.base(name);
+    assert!(
+        (b.centre.x - x).abs() <= TOL
+            && (b.centre.y - y).abs() <= TOL
+            && norm_angle(b.facing - facing).abs() <= 0.5,
+        "{name} is at ({:.3}, {:.3}) facing {:.1}, expected ({x}, {y}) facing {facing}",
+        b.centre.x,
+        b.centre.y,
+        b.facing
+    );
+}
+
+const ATTACKER: Value = Value::Side(0);
+const DEFENDER: Value = Value::Side(1);
+
+// ---------------------------------------------------------------- Figure 11
+
+/// §Step 3.2 Charge, Figure 11 (A): "the Imperialist horse and Weimarian
+/// horse declare charges on each other. Both charges happen, with the
+/// Weimarians as the attacker moving first, and the two units meet half way."
+#[test]
+fn figure_11a_horse_charging_each_other_meet_half_way() {
+    let mut f = Figure::open("tvbd_fig11a_horse_meet_half_way.toml");
+    assert!(f.holds("may_declare_charge(weimarian_horse, imperialist_horse)"));
+    assert!(f.holds("may_declare_charge(imperialist_horse, weimarian_horse)"));
+    assert_eq!(f.shown("distance(weimarian_horse, imperialist_horse)"), "2");
+
+    f.perform("declare_charge", &["weimarian_horse", "imperialist_horse"]);
+    f.perform("declare_charge", &["imperialist_horse", "weimarian_horse"]);
+    // Both charges happen: neither cancels the other (front on, horse on horse).
+    assert!(f.holds("charges(weimarian_horse, imperialist_horse)"));
+    assert!(f.holds("charges(imperialist_horse, weimarian_horse)"));
+    assert!(!f.holds("charge_cancelled(weimarian_horse)"));
+    assert!(!f.holds("charge_cancelled(imperialist_horse)"));
+    // §Conduct charges: attacker cavalry (1) before defender cavalry (2).
+    assert_eq!(f.shown("charge_order(weimarian_horse)"), "1");
+    assert_eq!(f.shown("charge_order(imperialist_horse)"), "2");
+
+    f.decide("charge_moves", &[]);
+
+    // The attacker's horse moved first, then the defender's.
+    let moves = f.moves();
+    let who: Vec<&str> = moves.iter().map(|m| m.unit.as_str()).collect();
+    assert_eq!(who, ["weimarian_horse", "imperialist_horse"], "{moves:?}");
+    // Each covered half the 2 TUM between them, straight ahead: the front
+    // edges meet at y = 10.5, half way between 9.5 and 11.5.
+    assert_at(&f, "weimarian_horse", 22.5, 10.0, 0.0);
+    assert_at(&f, "imperialist_horse", 22.5, 11.0, 180.0);
+    for m in &moves {
+        let d = Pt::new(m.from[0], m.from[1]).dist(Pt::new(m.to[0], m.to[1]));
+        assert!((d - 1.0).abs() <= TOL, "{} moved {d}", m.unit);
+    }
+    assert!(f.holds("in_contact(weimarian_horse, imperialist_horse)"));
+    f.assert_no_overlaps();
+}
+
+/// §Step 3.2 and §Step 3.4: both horse of Figure 11 (A) charged, so both are
+/// charging in the melee that follows (Table 1 note 2: horse charging
+/// anything but the front of pike+shot hit on 4-6), and the two fight one
+/// melee. (At commit 3478fd4 the horse that moved first, stopping short of
+/// contact half way, was never noted as charging.)
+#[test]
+fn figure_11a_both_horse_count_as_charging() {
+    let mut f = Figure::open("tvbd_fig11a_horse_meet_half_way.toml");
+    f.perform("declare_charge", &["weimarian_horse", "imperialist_horse"]);
+    f.perform("declare_charge", &["imperialist_horse", "weimarian_horse"]);
+    f.decide("charge_moves", &[]);
+    assert!(f.holds("charging(imperialist_horse)"));
+    assert!(f.holds("charging(weimarian_horse)"));
+    assert_eq!(
+        f.shown("melee_to_hit(weimarian_horse, imperialist_horse)"),
+        "4"
+    );
+    assert_eq!(
+        f.shown("melee_to_hit(imperialist_horse, weimarian_horse)"),
+        "4"
+    );
+    f.decide("fight_melees", &[]);
+    assert_eq!(
+        f.runs_of("melee"),
+        [vec![
+            "weimarian_horse".to_string(),
+            "imperialist_horse".to_string()
+        ]]
+    );
+}
+
+/// §Step 3.2 Charge, Figure 11 (B): the French horse charges the Spanish
+/// pike+shot and shot side by side; the Spanish do not bother declaring;
+/// the pike+shot has already fired and cannot shoot point blank, the shot
+/// reserved its fire and can.
+///
+/// The ruleset's `declare_charges` takes one target per charger (the book's
+/// horse "declare a charge on the two Spanish infantry units"). The default
+/// policy's `charge_prospect` declares on the shot (3 dice at 4-6 against
+/// 3 at 6: 9 - 3 = 6) rather than the pike+shot (3 at 5-6 against its front,
+/// 4 at 5-6: 6 - 8 = -2). The charge straight ahead then contacts both.
+#[test]
+fn figure_11b_horse_charges_two_foot_and_only_the_shot_may_fire() {
+    let mut f = Figure::open("tvbd_fig11b_horse_charges_two_foot.toml");
+    // The Spanish pike+shot has already fired this turn.
+    f.set_state("spanish_pike_shot", "shot_this_turn", Value::Bool(true));
+
+    assert!(f.holds("may_declare_charge(french_horse, spanish_pike_shot)"));
+    assert!(f.holds("may_declare_charge(french_horse, spanish_shot)"));
+    assert_eq!(f.shown("charge_prospect(french_horse, spanish_shot)"), "6");
+    assert_eq!(
+        f.shown("charge_prospect(french_horse, spanish_pike_shot)"),
+        "-2"
+    );
+    f.decide("declare_charges", &[ATTACKER]);
+    assert!(f.holds("declared_charge(french_horse, spanish_shot)"));
+    assert!(!f.holds("declared_charge(french_horse, spanish_pike_shot)"));
+
+    // The Spanish player does not bother: the pike+shot may not (it shot),
+    // and the shot's charge would be pre-empted by the cavalry charge on it.
+    assert!(!f.holds("may_declare_charge(spanish_pike_shot, french_horse)"));
+    f.decide("declare_charges", &[DEFENDER]);
+    assert!(!f
+        .holds("any x: declared_charge(spanish_shot, x) or declared_charge(spanish_pike_shot, x)"));
+    assert!(f.holds("charge_cancelled(spanish_shot)"));
+
+    f.decide("charge_moves", &[]);
+    // Straight ahead 2 TUM, across the join: in contact with both.
+    let moves = f.moves();
+    assert_eq!(moves.len(), 1, "{moves:?}");
+    assert_eq!(moves[0].unit, "french_horse");
+    assert_at(&f, "french_horse", 22.5, 11.0, 0.0);
+    assert!(f.holds("engaged(spanish_shot, french_horse)"));
+    assert!(f.holds("engaged(spanish_pike_shot, french_horse)"));
+    assert!(f.holds("charging(french_horse)"));
+    f.assert_no_overlaps();
+
+    // §Step 3.3: the shot reserved its fire and may shoot point blank; the
+    // pike+shot has already shot.
+    assert!(f.holds("may_shoot_point_blank(spanish_shot, french_horse)"));
+    assert!(!f.holds("may_shoot_point_blank(spanish_pike_shot, french_horse)"));
+}
+
+/// Figure 11 (B) when the horse's declaration names the pike+shot (as legal
+/// a declaration as on the shot): the charge still meets both units, and in
+/// the book the horse charges both, so the shot, which reserved its fire, may
+/// still shoot point blank (the ruleset's reading in `charged_by`).
+#[test]
+fn figure_11b_the_other_unit_the_charge_meets_is_also_its_target() {
+    let mut f = Figure::open("tvbd_fig11b_horse_charges_two_foot.toml");
+    f.set_state("spanish_pike_shot", "shot_this_turn", Value::Bool(true));
+    assert!(f.holds("may_declare_charge(french_horse, spanish_pike_shot)"));
+    f.perform("declare_charge", &["french_horse", "spanish_pike_shot"]);
+    f.decide("charge_moves", &[]);
+    assert!(f.holds("engaged(spanish_shot, french_horse)"));
+    assert!(f.holds("engaged(spanish_pike_shot, french_horse)"));
+    assert!(f.holds("may_shoot_point_blank(spanish_shot, french_horse)"));
+    // Cancellation is settled from the declarations before any charge moves
+    // (§Cancel charges): the shot declared nothing, so there is nothing of
+    // its to cancel, and no declaration names it.
+    assert!(!f.holds("charge_cancelled(spanish_shot)"));
+}
+
+/// §Cancel charges, Figure 11 (C): "the French pike+shot unit declares a
+/// charge on the Spanish pike+shot unit. However, the Spanish horse unit also
+/// declared a charge on the French pike+shot unit ... the French charge
+/// declaration is cancelled."
+#[test]
+fn figure_11c_cavalry_charge_cancels_the_infantry_charge_on_it() {
+    let mut f = Figure::open("tvbd_fig11c_charge_cancelled.toml");
+    assert!(f.holds("may_declare_charge(french_pike_shot, spanish_pike_shot)"));
+    assert!(f.holds("may_declare_charge(spanish_horse, french_pike_shot)"));
+    f.perform("declare_charge", &["french_pike_shot", "spanish_pike_shot"]);
+    f.perform("declare_charge", &["spanish_horse", "french_pike_shot"]);
+
+    assert!(f.holds("charge_cancelled(french_pike_shot)"));
+    assert!(!f.holds("charges(french_pike_shot, spanish_pike_shot)"));
+    assert!(!f.holds("charge_cancelled(spanish_horse)"));
+    assert!(f.holds("charges(spanish_horse, french_pike_shot)"));
+
+    f.decide("charge_moves", &[]);
+    // Only the horse moved: 2 TUM straight ahead onto the French front.
+    let moves = f.moves();
+    let who: Vec<&str> = moves.iter().map(|m| m.unit.as_str()).collect();
+    assert_eq!(who, ["spanish_horse"], "{moves:?}");
+    assert_at(&f, "spanish_horse", 24.0, 10.0, 180.0);
+    assert_at(&f, "french_pike_shot", 23.0, 9.0, 0.0);
+    assert_at(&f, "spanish_pike_shot", 22.0, 12.0, 180.0);
+    assert!(f.holds("in_contact(spanish_horse, french_pike_shot)"));
+    assert!(!f.holds("in_contact(french_pike_shot, spanish_pike_shot)"));
+    assert!(f.holds("charging(spanish_horse)"));
+    assert!(!f.holds("charging(french_pike_shot)"));
+    // §Step 3.3: "A unit that had its own charge cancelled can ... conduct
+    // point blank shooting."
+    assert!(f.holds("may_shoot_point_blank(french_pike_shot, spanish_horse)"));
+    f.assert_no_overlaps();
+}
+
+/// §Charge front before flank and §Cancel charges, Figure 11 (D): the
+/// Weimarian pike+shot may declare only on the cannons to its front, not on
+/// the Imperialist pike+shot to its flank; that pike+shot has no enemy to
+/// front, so it may wheel to charge the Weimarians' flank; its declaration
+/// cancels the Weimarian charge and the guns are saved.
+#[test]
+fn figure_11d_flank_charge_cancels_the_charge_on_the_guns() {
+    let mut f = Figure::open("tvbd_fig11d_guns_saved.toml");
+    // The Weimarians: the cannons to front, in reach straight ahead.
+    assert_eq!(
+        f.shown("position(weimarian_pike_shot, imperialist_cannons)"),
+        "to_front"
+    );
+    assert!(f.holds("may_declare_charge(weimarian_pike_shot, imperialist_cannons)"));
+    // The Imperialist pike+shot is to their flank, and in reach with a
+    // wheel: only "front before flank" forbids it.
+    assert_eq!(
+        f.shown("position(weimarian_pike_shot, imperialist_pike_shot)"),
+        "to_flank"
+    );
+    assert!(f.holds("can_reach(weimarian_pike_shot, imperialist_pike_shot)"));
+    assert!(f.holds("enemy_in_reach_to_front(weimarian_pike_shot)"));
+    assert!(!f.holds("may_declare_charge(weimarian_pike_shot, imperialist_pike_shot)"));
+    // The Imperialists: no enemy to front; the Weimarians to flank, in
+    // reach with a wheel.
+    assert!(!f.holds("enemy_in_reach_to_front(imperialist_pike_shot)"));
+    assert_eq!(
+        f.shown("position(imperialist_pike_shot, weimarian_pike_shot)"),
+        "to_flank"
+    );
+    assert!(f.holds("can_reach(imperialist_pike_shot, weimarian_pike_shot)"));
+    assert!(f.holds("may_declare_charge(imperialist_pike_shot, weimarian_pike_shot)"));
+
+    f.perform(
+        "declare_charge",
+        &["weimarian_pike_shot", "imperialist_cannons"],
+    );
+    f.perform(
+        "declare_charge",
+        &["imperialist_pike_shot", "weimarian_pike_shot"],
+    );
+    // A charge on its flank cancels the Weimarians' own.
+    assert!(f.holds("charge_cancelled(weimarian_pike_shot)"));
+    assert!(!f.holds("charges(weimarian_pike_shot, imperialist_cannons)"));
+    assert!(f.holds("charges(imperialist_pike_shot, weimarian_pike_shot)"));
+
+    f.decide("charge_moves", &[]);
+    let moves = f.moves();
+    let who: Vec<&str> = moves.iter().map(|m| m.unit.as_str()).collect();
+    assert_eq!(who, ["imperialist_pike_shot"], "{moves:?}");
+    assert!(moves[0].how.starts_with("wheels +"), "{moves:?}");
+    assert!(f.holds("in_contact(imperialist_pike_shot, weimarian_pike_shot)"));
+    assert_at(&f, "weimarian_pike_shot", 22.5, 9.0, 0.0);
+    assert_at(&f, "imperialist_cannons", 21.5, 11.5, 180.0);
+    assert!(!f.holds("in_contact(weimarian_pike_shot, imperialist_cannons)"));
+    f.assert_no_overlaps();
+
+    // The melee step: the only melee is the Imperialist charge; the guns,
+    // never contacted, are saved.
+    f.decide("fight_melees", &[]);
+    let melees = f.runs_of("melee");
+    assert_eq!(
+        melees,
+        [vec![
+            "imperialist_pike_shot".to_string(),
+            "weimarian_pike_shot".to_string()
+        ]]
+    );
+    assert!(f.on_table("imperialist_cannons"));
+    assert!(!f.holds("imperialist_cannons.routed"));
+    insta::assert_snapshot!("figure_11d_narrative", f.narrative());
+}
+
+/// §Charge front before flank: "If a unit, other than commanders, has enemy
+/// within charge reach to front, then it must charge straight ahead, with
+/// no change of direction." The target stands askew; straight ahead reaches
+/// it (2.7 TUM), and so would a cheaper wheel of 10 degrees (2.5 TUM).
+#[test]
+fn a_charge_at_an_enemy_to_front_goes_straight_ahead() {
+    let mut f = Figure::open("tvbd_charge_straight_ahead.toml");
+    assert_eq!(
+        f.shown("position(french_pike_shot, spanish_pike_shot)"),
+        "to_front"
+    );
+    assert!(f.holds("can_reach(french_pike_shot, spanish_pike_shot)"));
+    f.perform("declare_charge", &["french_pike_shot", "spanish_pike_shot"]);
+    f.decide("charge_moves", &[]);
+    let moves = f.moves();
+    assert_eq!(moves.len(), 1, "{moves:?}");
+    assert!(f.holds("in_contact(french_pike_shot, spanish_pike_shot)"));
+    // Straight ahead: facing and x kept.
+    assert_eq!(moves[0].how, "charges spanish_pike_shot", "{moves:?}");
+    let b = f.base("french_pike_shot");
+    assert!(
+        b.facing.abs() < 1e-9 && (b.centre.x - 24.5).abs() < 1e-9,
+        "{b:?}"
+    );
+}
+
+// ---------------------------------------------------------------- Figure 12
+
+/// §Step 3.3 Point Blank Shooting, Figure 12: the Spanish pike+shot has shot
+/// at the French pike+shot; the Spanish shot reserved its fire; the French
+/// horse charges straight ahead at both. The pike+shot may not fire at the
+/// horse; the shot can and will. Played through the ruleset's own steps:
+/// the shot (`shoot`), the declarations, the charges and Step 3.3.
+#[test]
+fn figure_12_only_the_unit_that_reserved_its_fire_shoots_point_blank() {
+    let mut f = Figure::open_with_seed("tvbd_fig12_point_blank.toml", 12);
+    // Earlier in the turn: the Spanish pike+shot shoots the French pike+shot.
+    assert_eq!(
+        f.shown("position(spanish_pike_shot, french_pike_shot)"),
+        "to_front"
+    );
+    assert!(f.holds("may_shoot_at(spanish_pike_shot, french_pike_shot)"));
+    f.perform("shoot", &["spanish_pike_shot", "french_pike_shot"]);
+    assert!(f.holds("spanish_pike_shot.shot_this_turn"));
+    // The shot could have fired at the horse, and reserves its fire.
+    assert!(f.holds("may_shoot_at(spanish_shot, french_horse)"));
+
+    // Step 3.1: the French pike+shot is beyond charge reach (3.5 TUM); the
+    // horse declares (on the shot: see figure_11b); the Spanish do not.
+    assert!(!f.holds("can_reach(french_pike_shot, spanish_pike_shot)"));
+    f.decide("declare_charges", &[ATTACKER]);
+    f.decide("declare_charges", &[DEFENDER]);
+    assert!(f.holds("charges(french_horse, spanish_shot)"));
+    assert!(!f.holds("any c: any t: charges(c, t) and c != french_horse"));
+
+    // Step 3.2: straight ahead into both Spanish units.
+    f.decide("charge_moves", &[]);
+    assert_at(&f, "french_horse", 22.5, 11.0, 0.0);
+    assert!(f.holds("engaged(spanish_pike_shot, french_horse)"));
+    assert!(f.holds("engaged(spanish_shot, french_horse)"));
+
+    // Step 3.3: only the shot fires, at the horse.
+    assert!(!f.holds("may_shoot_point_blank(spanish_pike_shot, french_horse)"));
+    assert!(f.holds("may_shoot_point_blank(spanish_shot, french_horse)"));
+    f.decide("point_blank", &[ATTACKER]);
+    f.decide("point_blank", &[DEFENDER]);
+    let fired = f.runs_of("point_blank_shot");
+    assert_eq!(
+        fired,
+        [vec!["spanish_shot".to_string(), "french_horse".to_string()]]
+    );
+    assert!(f.holds("spanish_shot.shot_this_turn"));
+    insta::assert_snapshot!("figure_12_narrative", f.narrative());
+}
+
+// ---------------------------------------------------------------- Figure 14
+
+/// §Step 3.5 Rally back, Figure 14 (A): French Horse 1, weakened by the
+/// exchange of fire with the Spanish pike+shot, is rallied back by choice:
+/// 3 TUM straight back, through French Horse 2 directly behind it (Table 4:
+/// horse through horse, backwards, aligned), to stand behind it.
+#[test]
+fn figure_14a_voluntary_rally_back_through_the_supporting_horse() {
+    let mut f = Figure::open("tvbd_fig14a_voluntary_rally_back.toml");
+    // The exchange of fire "doesn't go well for the horse": 1 resolve left.
+    f.set_state("french_horse_1", "resolve", Value::Int(1));
+    assert!(f.holds("may_rally_back(french_horse_1)"));
+    assert!(!f.holds("french_horse_1.lost_melee"));
+    assert!(f.holds("aligned(french_horse_1, french_horse_2)"));
+    assert!(f.holds("may_interpenetrate(french_horse_1, backwards, french_horse_2)"));
+    assert!(f.holds("in_command(french_horse_1)"));
+    // The default policy rallies back a horse of 1 resolve within 2 TUM of
+    // the enemy, and keeps a fresh one where it is.
+    f.decide("rally_back", &[ATTACKER]);
+
+    let moves = f.moves();
+    assert_eq!(moves.len(), 1, "{moves:?}");
+    assert_eq!(moves[0].unit, "french_horse_1");
+    assert_eq!(moves[0].how, "falls back 3.0");
+    // 3 TUM straight back, facing kept: base y 6.5..7.5, clear of Horse 2
+    // (y 8..9), which did not move.
+    assert_at(&f, "french_horse_1", 22.5, 7.0, 0.0);
+    assert_at(&f, "french_horse_2", 22.5, 8.5, 0.0);
+    assert!(!f.base("french_horse_1").overlaps(&f.base("french_horse_2")));
+    assert_eq!(
+        f.shown("position(french_horse_2, french_horse_1)"),
+        "to_rear"
+    );
+    f.assert_no_overlaps();
+}
+
+/// §Step 3.5 Rally back, Figure 14 (B): Weimarian Horse 1 lost its melee and
+/// must rally back (no choice, no command check).
+///
+/// West, the book's geometry (Horse 2 touching behind Horse 1): the book's
+/// horse "moves backward through the supporting unit and stops on the far
+/// side, only 2 TUM from its original position". The engine's `retire`
+/// always takes the full distance it can (3 TUM here), so it ends 1 TUM
+/// beyond the far side, not just clear of it: both are legal backward moves
+/// (§Change of direction: backwards at least 1 and at most 3 TUM); the book's
+/// player chose 2, the engine takes 3.
+///
+/// East, Horse 2 1.5 TUM behind: the full 3 TUM would end on top of it, and
+/// clearing its far side would take 3.5 TUM ("the moving unit must fully
+/// clear the far side"), so the engine stops where it can, 1.5 TUM back,
+/// against Horse 2's front: it does not pass through.
+#[test]
+fn figure_14b_compulsory_rally_back_stops_where_it_can() {
+    let mut f = Figure::open("tvbd_fig14b_compulsory_rally_back.toml");
+    for h in ["west_horse_1", "east_horse_1"] {
+        // Inflicted 1 hit, suffered 2: lost the melee, 1 resolve left.
+        f.set_state(h, "lost_melee", Value::Bool(true));
+        f.set_state(h, "resolve", Value::Int(1));
+        assert!(f.holds(&format!("may_rally_back({h})")));
+    }
+    assert!(f.holds("in_contact(west_horse_1, west_pike_shot)"));
+    assert!(f.holds("in_contact(east_horse_1, east_pike_shot)"));
+    f.decide("rally_back", &[ATTACKER]);
+
+    let moves = f.moves();
+    let who: Vec<&str> = moves.iter().map(|m| m.unit.as_str()).collect();
+    assert_eq!(who, ["west_horse_1", "east_horse_1"], "{moves:?}");
+    // West: through Horse 2 and 3 TUM back (the book: 2).
+    assert_at(&f, "west_horse_1", 16.0, 7.0, 0.0);
+    assert_at(&f, "west_horse_2", 16.0, 9.0, 0.0);
+    assert_eq!(f.shown("position(west_horse_2, west_horse_1)"), "to_rear");
+    // East: 1.5 TUM back, touching Horse 2, not through it.
+    assert_at(&f, "east_horse_1", 29.0, 8.5, 0.0);
+    assert_at(&f, "east_horse_2", 29.0, 7.5, 0.0);
+    assert!(f.holds("in_contact(east_horse_1, east_horse_2)"));
+    assert_eq!(f.shown("position(east_horse_2, east_horse_1)"), "to_front");
+    // Both out of contact with the enemy; nobody on top of anybody.
+    assert!(!f.holds("in_contact(west_horse_1, west_pike_shot)"));
+    assert!(!f.holds("in_contact(east_horse_1, east_pike_shot)"));
+    f.assert_no_overlaps();
+}
+
+// ---------------------------------------------------------------- command
+
+/// §Being "in command": within 8 TUM of its own commander (measured base to
+/// base); another command's commander does not count.
+#[test]
+fn in_command_within_eight_tum_of_its_own_commander() {
+    let mut f = Figure::open("tvbd_command_range.toml");
+    assert_eq!(f.shown("distance(near_pike_shot, french_general)"), "7");
+    assert_eq!(f.shown("distance(edge_pike_shot, french_general)"), "8");
+    assert_eq!(f.shown("distance(far_pike_shot, french_general)"), "9");
+    assert!(f.holds("in_command(near_pike_shot)"));
+    assert!(f.holds("in_command(edge_pike_shot)"));
+    assert!(!f.holds("in_command(far_pike_shot)"));
+    // The other command's commander stands 1 TUM from it.
+    assert_eq!(f.shown("distance(far_pike_shot, other_general)"), "1");
+    assert!(!f.holds("near_commander(far_pike_shot)"));
+}
+
+/// §Command check: a unit out of command that wants to move must check
+/// first; units in command move without one. Played through the ruleset's
+/// move step (the default policy advances every unit).
+#[test]
+fn only_the_unit_out_of_command_checks_before_moving() {
+    let mut f = Figure::open_with_seed("tvbd_command_range.toml", 7);
+    f.decide("move", &[ATTACKER]);
+    let checks = f.runs_of("command_check");
+    assert_eq!(checks, [vec!["far_pike_shot".to_string()]]);
+    let moved: Vec<String> = f.moves().into_iter().map(|m| m.unit).collect();
+    assert!(moved.contains(&"near_pike_shot".to_string()), "{moved:?}");
+    assert!(moved.contains(&"edge_pike_shot".to_string()), "{moved:?}");
+}
+
+/// §Being "in command": "the commander cannot, of course, be a casualty".
+#[test]
+fn a_unit_whose_commander_is_gone_is_not_in_command() {
+    let mut f = Figure::open("tvbd_command_range.toml");
+    assert!(f.holds("in_command(near_pike_shot)"));
+    f.perform("rout", &["french_general"]);
+    assert!(!f.on_table("french_general"));
+    assert!(!f.holds("in_command(near_pike_shot)"));
+    assert!(!f.holds("in_command(edge_pike_shot)"));
+}
+
+// ---------------------------------------------------------------- zones of control
+
+/// Whether a move from `start` to `end` ends closer to the enemy `e` or goes
+/// directly away from it (within 15 degrees).
+fn closes_or_backs_away(start: &Base, end: &Base, e: &Base) -> (bool, bool) {
+    let closer = end.distance(e) < start.distance(e) - 1e-6;
+    let moved = start.centre.dist(end.centre);
+    let away = moved > 1e-6
+        && norm_angle(bearing(start.centre, end.centre) - bearing(e.centre, start.centre)).abs()
+            <= 15.0;
+    (closer, away)
+}
+
+/// The moves the rules offer unit `name` in its side's move step, each
+/// checked against the ZOC rule of the enemy `enemy`: every one must end
+/// closer to it or go directly away from it. Returns (how, end, closer,
+/// directly away) for each.
+fn offered_in_zoc(f: &mut Figure, name: &str, enemy: &str) -> Vec<(String, Base, bool, bool)> {
+    let u = f.u(name);
+    let e = f.base(enemy);
+    let start = f.base(name);
+    let offered = f.game.offered_moves("move", &[ATTACKER], u).expect("moves");
+    assert!(!offered.is_empty(), "{name}: nothing offered");
+    offered
+        .into_iter()
+        .map(|(how, end)| {
+            let (c, a) = closes_or_backs_away(&start, &end, &e);
+            assert!(
+                c || a,
+                "{name}: offered `{how}`, ending at {end:?}, neither closer to {enemy} nor directly away"
+            );
+            (how, end, c, a)
+        })
+        .collect()
+}
+
+/// §Zones of Control: "Units inside an enemy ZOC must remain stationary,
+/// move closer to the unit, or move directly away from the unit." Every move
+/// the rules offer a pike+shot 2 TUM, or 3 TUM (the zone's edge), before an
+/// enemy pike+shot ends closer or goes directly away; at 3 TUM both kinds are
+/// offered, straight ahead and straight back; no sideways move. A pike+shot
+/// 5 TUM before an enemy (beyond the 3 TUM zone) is also offered the
+/// sideways moves across the enemy's front.
+#[test]
+fn inside_a_zone_of_control_only_stand_close_or_back_away() {
+    let mut f = Figure::open("tvbd_zone_of_control.toml");
+    assert!(f.holds("zone_of_control(western_pike_shot, held_pike_shot)"));
+    assert!(f.holds("zone_of_control(central_pike_shot, edge_pike_shot)"));
+    assert!(!f.holds("any e: zone_of_control(e, free_pike_shot)"));
+
+    // 2 TUM away: only closer or directly away, and something directly away
+    // (3 TUM straight back among them).
+    let held = offered_in_zoc(&mut f, "held_pike_shot", "western_pike_shot");
+    assert!(held.iter().any(|m| m.3), "{held:?}");
+    assert!(held
+        .iter()
+        .any(|(_, b, _, _)| (b.centre.x - 16.5).abs() <= TOL && (b.centre.y - 6.0).abs() <= TOL));
+    assert!(
+        !held.iter().any(|(how, ..)| how.starts_with("shifts")),
+        "{held:?}"
+    );
+
+    // 3 TUM away: both kinds, each as a straight move along the unit's line.
+    let edge = offered_in_zoc(&mut f, "edge_pike_shot", "central_pike_shot");
+    let straight = |b: &Base| (b.centre.x - 22.5).abs() <= 1e-6;
+    assert!(
+        edge.iter()
+            .any(|(_, b, c, _)| *c && straight(b) && b.centre.y > 8.0 && b.facing == 0.0),
+        "no straight advance offered: {edge:?}"
+    );
+    assert!(
+        edge.iter()
+            .any(|(_, b, _, a)| *a && straight(b) && b.centre.y < 8.0),
+        "no straight move back offered: {edge:?}"
+    );
+    assert!(
+        !edge.iter().any(|(how, ..)| how.starts_with("shifts")),
+        "{edge:?}"
+    );
+
+    // Outside the zone: sideways moves across the enemy's front.
+    let free = f.u("free_pike_shot");
+    let enemy = f.base("eastern_pike_shot");
+    let start = f.base("free_pike_shot");
+    let offered = f
+        .game
+        .offered_moves("move", &[ATTACKER], free)
+        .expect("moves");
+    let across: Vec<&str> = offered
+        .iter()
+        .filter(|(_, end)| closes_or_backs_away(&start, end, &enemy) == (false, false))
+        .map(|(how, _)| how.as_str())
+        .collect();
+    assert!(across.contains(&"shifts -1.0"), "{offered:?}");
+    assert!(across.contains(&"shifts +1.0"), "{offered:?}");
+}
+
+/// §Enemy buffer zone and §Zones of Control: a pike+shot 2 TUM before an
+/// enemy may move closer, up to the 1 TUM buffer: 1 TUM straight ahead.
+#[test]
+fn in_a_zone_of_control_a_unit_may_close_up_to_the_buffer() {
+    let mut f = Figure::open("tvbd_zone_of_control.toml");
+    let held = offered_in_zoc(&mut f, "held_pike_shot", "western_pike_shot");
+    assert!(
+        held.iter()
+            .any(|(_, b, _, _)| (b.centre.x - 16.5).abs() <= TOL
+                && (b.centre.y - 10.0).abs() <= TOL
+                && b.facing == 0.0),
+        "no advance of 1 TUM offered: {held:?}"
+    );
+}
+
+// ---------------------------------------------------------------- the table's measures
+
+/// §Unit facing and position: to front if any part is in the front zone
+/// (even if part is also in a flank zone); to flank if not to front and any
+/// part is in a flank zone (even if part is in the rear zone); to rear if
+/// wholly in the rear zone.
+#[test]
+fn position_to_front_to_flank_to_rear() {
+    let mut f = Figure::open("tvbd_table_measures.toml");
+    assert_eq!(f.shown("position(viewer, front_enemy)"), "to_front");
+    assert_eq!(f.shown("position(viewer, flank_friend)"), "to_flank");
+    assert_eq!(f.shown("position(viewer, rear_friend)"), "to_rear");
+    // Seen the other way round.
+    assert_eq!(f.shown("position(front_enemy, viewer)"), "to_front");
+    assert_eq!(f.shown("position(rear_friend, viewer)"), "to_front");
+    // Not symmetric: the viewer's right end (x 17..17.5) lies ahead of
+    // `flank_friend`, in its front zone.
+    assert_eq!(f.shown("position(flank_friend, viewer)"), "to_front");
+}
+
+/// §Shooting criteria: "The target is on the far side of blocking terrain
+/// (village, wood, crest of a hill)": a wood between shooter and target
+/// blocks the shot; the same pair with nothing between may shoot.
+#[test]
+fn a_wood_between_blocks_the_shot() {
+    let mut f = Figure::open("tvbd_table_measures.toml");
+    assert!(f.holds("in_range(blocked_shooter, blocked_target)"));
+    assert!(f.holds("blocked(blocked_shooter, blocked_target)"));
+    assert!(!f.holds("may_shoot_at(blocked_shooter, blocked_target)"));
+    assert!(f.holds("in_range(clear_shooter, clear_target)"));
+    assert!(!f.holds("blocked(clear_shooter, clear_target)"));
+    assert!(f.holds("may_shoot_at(clear_shooter, clear_target)"));
+}
+
+/// §Terrain (woods are difficult) and §Unit facing and position ("the
+/// position of a stand is assumed to be the centre point of the stand"): a
+/// horse whose centre is in a wood is in difficult terrain and hits on 6 in
+/// melee (Table 1 note 2); one with only the edge of its base in the wood is
+/// not, though a move of it touches the wood (Table 1 note 1, movement).
+#[test]
+fn in_difficult_by_the_centre_of_the_base() {
+    let mut f = Figure::open("tvbd_table_measures.toml");
+    assert!(f.holds("in_difficult(woods_horse)"));
+    assert!(!f.holds("in_difficult(edge_horse)"));
+    assert!(f.holds("difficult_going(edge_horse)"));
+    assert!(!f.holds("in_difficult(viewer)"));
+    assert_eq!(f.shown("melee_to_hit(woods_horse, front_enemy)"), "6");
+    assert_eq!(f.shown("melee_to_hit(edge_horse, front_enemy)"), "5");
+}
+
+/// §Infantry defending uphill or fortifications: the pike+shot on the crest
+/// is uphill of the horse on the slope (by the centres of the bases), and
+/// "a horse unit with 3 resolve would throw 2d6 rather than 3d6 when
+/// charging a pike+shot unit defending the crest of a hill".
+#[test]
+fn uphill_of_on_a_hill() {
+    let mut f = Figure::open("tvbd_table_measures.toml");
+    assert!(f.holds("uphill_of(crest_pike_shot, slope_horse)"));
+    assert!(!f.holds("uphill_of(slope_horse, crest_pike_shot)"));
+    assert!(!f.holds("uphill_of(clear_shooter, clear_target)"));
+    assert!(!f.holds("uphill_of(clear_target, clear_shooter)"));
+    // The horse charges up the hill; a pike+shot charges on the flat.
+    let charging = f.build.ruleset.fact("charging").unwrap();
+    for c in ["slope_horse", "clear_shooter"] {
+        let u = f.unit(c);
+        f.game.world.set_fact(charging, vec![u], Value::Bool(true));
+    }
+    assert_eq!(f.shown("melee_dice(slope_horse, crest_pike_shot)"), "2");
+    assert_eq!(f.shown("melee_dice(clear_shooter, clear_target)"), "4");
+}
