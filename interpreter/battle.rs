@@ -412,7 +412,7 @@ impl<'r> Prepared<'r> {
         Game {
             rs: self.rs,
             ev: if self.remember {
-                Eval::remembering(self.rs)
+                Eval::remembering(self.rs, self.world.units.len(), self.world.side_names.len())
             } else {
                 Eval::new(self.rs)
             },

@@ -71,13 +71,31 @@ pub struct Eval<'r> {
     memo: Option<Memo>,
 }
 
-/// Remembered define values: (define, arguments) -> value.
-#[derive(Default)]
+/// Remembered values of defines of at most one unit or side: a table of
+/// (define, argument) slots stamped with the epoch they were computed in;
+/// forgetting is starting a new epoch.
 struct Memo {
     /// Per define: does its body range over units (directly or through
-    /// another define)? Only those are worth remembering.
+    /// another define), and has it at most one parameter? Only those are
+    /// worth remembering.
     worth: Vec<bool>,
-    values: std::cell::RefCell<std::collections::HashMap<(Id, [Value; 3]), Value>>,
+    units: usize,
+    /// Slots per define: no argument, each unit, each side.
+    per: usize,
+    epoch: std::cell::Cell<u32>,
+    values: std::cell::RefCell<Vec<(u32, Value)>>,
+}
+
+impl Memo {
+    fn slot(&self, d: Id, arg: Option<Value>) -> Option<usize> {
+        let i = match arg {
+            None => 0,
+            Some(Value::Unit(u)) => 1 + u as usize,
+            Some(Value::Side(s)) => 1 + self.units + s as usize,
+            _ => return None,
+        };
+        (i < self.per).then_some(d as usize * self.per + i)
+    }
 }
 
 /// Does evaluating `e` range over the units or sides, or measure the table?
@@ -111,27 +129,32 @@ impl<'r> Eval<'r> {
     /// An evaluator that remembers the values of defines ranging over the
     /// units until [`Eval::forget`] is called (a battle calls it whenever
     /// the world changes).
-    pub fn remembering(rs: &'r Ruleset) -> Self {
-        let worth = (0..rs.defines.len())
+    pub fn remembering(rs: &'r Ruleset, units: usize, sides: usize) -> Self {
+        let worth: Vec<bool> = (0..rs.defines.len())
             .map(|d| {
                 let mut seen = vec![false; rs.defines.len()];
                 seen[d] = true;
-                ranges(rs, &rs.defines[d].body, &mut seen)
+                rs.defines[d].params.len() <= 1 && ranges(rs, &rs.defines[d].body, &mut seen)
             })
             .collect();
+        let per = 1 + units + sides;
         Eval {
             rs,
             memo: Some(Memo {
+                values: std::cell::RefCell::new(vec![(0, Value::None); worth.len() * per]),
                 worth,
-                values: Default::default(),
+                units,
+                per,
+                epoch: std::cell::Cell::new(1),
             }),
         }
     }
 
     /// Forget remembered values: the world has changed.
+    #[inline]
     pub fn forget(&self) {
         if let Some(m) = &self.memo {
-            m.values.borrow_mut().clear();
+            m.epoch.set(m.epoch.get().wrapping_add(1).max(1));
         }
     }
 
@@ -250,16 +273,26 @@ impl<'r> Eval<'r> {
             Ex::Define(d, args) => {
                 let f = &self.rs.defines[*d as usize];
                 match &self.memo {
-                    Some(m) if m.worth[*d as usize] && args.len() <= 3 && c.dirty.is_none() => {
-                        let mut key = [Value::None; 3];
-                        for (i, a) in args.iter().enumerate() {
-                            key[i] = self.eval(c, a, frame, dice)?;
+                    Some(m) if m.worth[*d as usize] && c.dirty.is_none() => {
+                        let arg = match args.first() {
+                            Some(a) => Some(self.eval(c, a, frame, dice)?),
+                            None => None,
+                        };
+                        let Some(slot) = m.slot(*d, arg) else {
+                            let vals: Vec<Value> = arg.into_iter().collect();
+                            return self.call_values(c, f, &vals, dice);
+                        };
+                        let epoch = m.epoch.get();
+                        let (e, v) = m.values.borrow()[slot];
+                        if e == epoch {
+                            return Ok(v);
                         }
-                        if let Some(v) = m.values.borrow().get(&(*d, key)) {
-                            return Ok(*v);
+                        let vals: [Value; 1] = [arg.unwrap_or(Value::None)];
+                        let v = self.call_values(c, f, &vals[..args.len()], dice)?;
+                        // Only if nothing changed the world meanwhile.
+                        if m.epoch.get() == epoch {
+                            m.values.borrow_mut()[slot] = (epoch, v);
                         }
-                        let v = self.call_values(c, f, &key[..args.len()], dice)?;
-                        m.values.borrow_mut().insert((*d, key), v);
                         v
                     }
                     _ => self.call(c, f, args, frame, dice)?,

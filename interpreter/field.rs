@@ -249,20 +249,23 @@ impl Field {
             return false;
         }
         // Obstacles near the line, by side of the line and where along it.
-        let mut near: Vec<(f64, f64, &Base)> = Vec::new();
+        let mut near: Vec<(f64, usize)> = Vec::new();
         let skip = [a, b];
-        for (_, o) in self.others(&skip) {
+        for (i, o) in self.others(&skip) {
             let c = o.centre;
             let t = ((c.x - p.x) * dx + (c.y - p.y) * dy) / (len * len);
             if !(0.0..=1.0).contains(&t) {
                 continue;
             }
             let side = (dx * (c.y - p.y) - dy * (c.x - p.x)) / len;
-            near.push((t, side, o));
+            // Only bases near the line can make a gap across it.
+            if side.abs() - o.width.max(o.depth) < w {
+                near.push((side, i));
+            }
         }
-        for (i, (_, s1, o1)) in near.iter().enumerate() {
-            for (_, s2, o2) in near.iter().skip(i + 1) {
-                if (*s1 > 0.0) != (*s2 > 0.0) && o1.distance(o2) < w {
+        for (k, (s1, o1)) in near.iter().enumerate() {
+            for (s2, o2) in near.iter().skip(k + 1) {
+                if (*s1 > 0.0) != (*s2 > 0.0) && self.dist(*o1, *o2) < w {
                     return true;
                 }
             }

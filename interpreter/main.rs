@@ -81,7 +81,8 @@ enum Command {
         /// The scenario file (TOML); default: the ruleset's own.
         #[arg(long)]
         scenario: Option<PathBuf>,
-        #[arg(long, default_value_t = 10_000)]
+        /// Games to play.
+        #[arg(long, default_value_t = 1_000)]
         runs: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
