@@ -609,6 +609,7 @@ fn write_svgs(
                 short: &shorts[i],
                 base: snap.bases[i],
                 side: prep.army_of[i],
+                side_name: &prep.army_names[prep.army_of[i]],
                 faded: !snap.on_table[i],
                 resolve: snap.resolve[i],
             })
@@ -623,22 +624,22 @@ fn write_svgs(
     std::fs::rename(&tmp, dir)
 }
 
-/// A short label for a unit type: its initials ("Pike+Shot" -> "P+S").
+/// A short label for a unit type: initials of a name of several words
+/// ("Pike+Shot" -> "P+S", "Light horse" -> "LH"), the first two letters of
+/// one word ("Commander" -> "Co", "Cannons" -> "Ca").
 fn short_name(t: &str) -> String {
-    let mut s = String::new();
-    let mut start = true;
-    for c in t.chars() {
-        if c.is_alphanumeric() {
-            if start {
-                s.push(c.to_ascii_uppercase());
-            }
-            start = false;
-        } else {
-            if c == '+' {
-                s.push('+');
-            }
-            start = true;
-        }
+    let words: Vec<&str> = t
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.len() == 1 {
+        return words[0].chars().take(2).collect();
     }
-    s
+    let sep = if t.contains('+') { "+" } else { "" };
+    words
+        .iter()
+        .filter_map(|w| w.chars().next())
+        .map(|c| c.to_ascii_uppercase().to_string())
+        .collect::<Vec<_>>()
+        .join(sep)
 }

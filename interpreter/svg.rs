@@ -32,6 +32,8 @@ pub struct UnitMark<'a> {
     /// Its side, which picks the colour: 0 blue, 1 red, then green,
     /// purple, orange.
     pub side: usize,
+    /// The side's (army's) name, for the legend.
+    pub side_name: &'a str,
     /// Routed or removed: drawn dashed and transparent.
     pub faded: bool,
     /// Its resolve, written after the short name.
@@ -387,20 +389,26 @@ fn legend(o: &mut String, title: &str, units: &[UnitMark]) {
         num(MARGIN + 4.0),
         esc(title)
     );
-    let mut sides: Vec<usize> = units.iter().map(|u| u.side).collect();
+    let mut sides: Vec<(usize, &str)> = units.iter().map(|u| (u.side, u.side_name)).collect();
     sides.sort_unstable();
-    sides.dedup();
+    sides.dedup_by_key(|s| s.0);
     let mut x = MARGIN + TABLE_PX;
-    for s in sides.iter().rev() {
-        x -= 70.0;
+    for (s, name) in sides.iter().rev() {
+        let shown = if name.is_empty() {
+            format!("side {s}")
+        } else {
+            name.to_string()
+        };
+        x -= 30.0 + 7.0 * shown.chars().count() as f64;
         let colour = SIDE_COLOURS[s % SIDE_COLOURS.len()];
         let _ = writeln!(
             o,
-            r#"<rect x="{}" y="{}" width="14" height="10" fill="{colour}" fill-opacity="0.45" stroke="{colour}"/><text x="{}" y="{}" font-size="12">side {s}</text>"#,
+            r#"<rect x="{}" y="{}" width="14" height="10" fill="{colour}" fill-opacity="0.45" stroke="{colour}"/><text x="{}" y="{}" font-size="12">{}</text>"#,
             num(x),
             num(MARGIN - 5.0),
             num(x + 18.0),
             num(MARGIN + 4.0),
+            esc(&shown),
         );
     }
 }
@@ -411,6 +419,7 @@ mod tests {
 
     fn mark(short: &'static str, x: f64, y: f64, facing: f64, side: usize) -> UnitMark<'static> {
         UnitMark {
+            side_name: "",
             label: short,
             short,
             base: Base::new(Pt::new(x, y), facing, 2.0, 1.0),
