@@ -33,6 +33,8 @@ pub enum Event {
         name: String,
         args: Vec<String>,
         rolls: Vec<i64>,
+        /// The modifiers that applied while it ran.
+        modifiers: Vec<String>,
         outcomes: Vec<(String, String)>,
     },
     /// A unit moved (or charged, or retired).
@@ -79,9 +81,13 @@ impl std::fmt::Display for Event {
                 name,
                 args,
                 rolls,
+                modifiers,
                 outcomes,
             } => {
                 write!(f, "   {name}({})", args.join(", "))?;
+                if !modifiers.is_empty() {
+                    write!(f, " [{}]", modifiers.join("; "))?;
+                }
                 if !rolls.is_empty() {
                     let r: Vec<String> = rolls.iter().map(|x| x.to_string()).collect();
                     write!(f, " rolls [{}]", r.join(" "))?;
@@ -409,6 +415,14 @@ impl<'r> Prepared<'r> {
 
     /// A game set up and not yet begun (tests play single steps of it).
     pub fn start(&self, seed: u64, log: bool) -> Game<'r> {
+        let mut g = self.fresh(seed, log);
+        if log {
+            g.ev.trace = Some(Default::default());
+        }
+        g
+    }
+
+    fn fresh(&self, seed: u64, log: bool) -> Game<'r> {
         Game {
             rs: self.rs,
             ev: if self.remember {
@@ -713,6 +727,9 @@ impl<'r> Game<'r> {
                 self.world.facts.iter().map(|f| f.len()).sum::<usize>(),
             )
         });
+        if let Some(t) = &self.ev.trace {
+            t.borrow_mut().clear();
+        }
         let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng);
         self.ev.forget();
         let p = p?;
@@ -731,6 +748,23 @@ impl<'r> Game<'r> {
                 name: pd.name.clone(),
                 args: args.iter().map(|v| self.show(*v)).collect(),
                 rolls: p.rolls.clone(),
+                modifiers: self
+                    .ev
+                    .trace
+                    .as_ref()
+                    .map(|t| {
+                        t.borrow()
+                            .iter()
+                            .map(|m| {
+                                let md = &self.rs.modifiers[*m as usize];
+                                match &md.source {
+                                    Some(s) => format!("{}: {s}", md.name),
+                                    None => md.name.clone(),
+                                }
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
                 outcomes: pd
                     .outcomes
                     .iter()

@@ -69,6 +69,8 @@ pub struct Eval<'r> {
     /// In a battle: values of the defines that range over units (`any e:`),
     /// remembered until the world changes (the battle clears it then).
     memo: Option<Memo>,
+    /// When set, the modifiers that applied (a battle's log shows them).
+    pub trace: Option<std::cell::RefCell<Vec<Id>>>,
 }
 
 /// Remembered values of defines of at most one unit or side: a table of
@@ -123,7 +125,11 @@ fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
 
 impl<'r> Eval<'r> {
     pub fn new(rs: &'r Ruleset) -> Self {
-        Eval { rs, memo: None }
+        Eval {
+            rs,
+            memo: None,
+            trace: None,
+        }
     }
 
     /// An evaluator that remembers the values of defines ranging over the
@@ -147,6 +153,7 @@ impl<'r> Eval<'r> {
                 per,
                 epoch: std::cell::Cell::new(1),
             }),
+            trace: None,
         }
     }
 
@@ -308,11 +315,24 @@ impl<'r> Eval<'r> {
                 for (i, a) in args.iter().enumerate() {
                     inner[i] = self.eval(c, a, frame, dice)?;
                 }
-                let base = self.eval(c, &qd.func.body, &mut inner, dice)?;
-                let base = self.num(base, &format!("the base value of `{}`", qd.func.name))?;
-                let v = crate::modifiers::apply(qd, &self.rs.modifiers, base, |e| {
-                    self.eval(c, e, &mut inner, &mut NoDice)
-                })?;
+                let base = match self.eval(c, &qd.func.body, &mut inner, dice)? {
+                    Value::Int(i) => i,
+                    other => self.num(other, &format!("the base value of `{}`", qd.func.name))?,
+                };
+                let v = crate::modifiers::apply(
+                    qd,
+                    &self.rs.modifiers,
+                    base,
+                    |e| self.eval(c, e, &mut inner, &mut NoDice),
+                    |m| {
+                        if let Some(t) = &self.trace {
+                            let mut t = t.borrow_mut();
+                            if !t.contains(&m) {
+                                t.push(m);
+                            }
+                        }
+                    },
+                )?;
                 Value::Int(v)
             }
             Ex::Builtin(Builtin::RollOff, args) => {

@@ -123,6 +123,7 @@ pub fn apply<E>(
     modifiers: &[crate::ir::ModifierDef],
     base: i64,
     mut eval: impl FnMut(&Ex) -> Result<Value, E>,
+    mut applied: impl FnMut(crate::ir::Id),
 ) -> Result<i64, E> {
     let mut v = base;
     for m in &q.modifiers {
@@ -132,6 +133,7 @@ pub fn apply<E>(
                 continue;
             }
         }
+        applied(*m);
         let amount = eval(&md.amount)?.as_int().unwrap_or(0);
         v = match md.op {
             ModOp::Set => amount,
