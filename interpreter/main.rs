@@ -74,6 +74,9 @@ enum Command {
         /// Draw the table at the end of every turn into this folder (turn-NN.svg).
         #[arg(long)]
         svg: Option<PathBuf>,
+        /// Switch an optional rule: `--option variable_army_morale=on` (repeatable).
+        #[arg(long = "option", value_name = "NAME=on|off")]
+        options: Vec<String>,
     },
     /// Play many battles over all cores and summarise who wins and why.
     Simulate {
@@ -91,6 +94,9 @@ enum Command {
         threads: Option<usize>,
         #[arg(long)]
         json: bool,
+        /// Switch an optional rule: `--option variable_army_morale=on` (repeatable).
+        #[arg(long = "option", value_name = "NAME=on|off")]
+        options: Vec<String>,
     },
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
     Army {
@@ -215,13 +221,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             seed,
             log,
             svg,
+            options,
         } => {
             let mut b = load(&ruleset)?;
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
-            let prep = muster::battle::Prepared::new(&b.ruleset, &sc)
+            let mut prep = muster::battle::Prepared::new(&b.ruleset, &sc)
                 .map_err(|d| report(&d, &b.sources))?;
+            set_options(&b.ruleset, &mut prep.world, &options)?;
             let game = prep
                 .play(seed, true)
                 .map_err(|d| report(&[d], &b.sources))?;
@@ -263,13 +271,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             seed,
             threads,
             json,
+            options,
         } => {
             let mut b = load(&ruleset)?;
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
-            let prep = muster::battle::Prepared::new(&b.ruleset, &sc)
+            let mut prep = muster::battle::Prepared::new(&b.ruleset, &sc)
                 .map_err(|d| report(&d, &b.sources))?;
+            set_options(&b.ruleset, &mut prep.world, &options)?;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads.unwrap_or(0))
                 .build()
@@ -332,29 +342,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let mut s = b
                 .situation(&situation.display().to_string(), &text)
                 .map_err(|d| report(&d, &b.sources))?;
-            for o in &options {
-                let (name, value) = o.split_once('=').unwrap_or((o.as_str(), "on"));
-                let on = match value {
-                    "on" | "true" => true,
-                    "off" | "false" => false,
-                    _ => {
-                        eprintln!("error: `--option {o}`: the value must be on or off");
-                        return Err(ExitCode::FAILURE);
-                    }
-                };
-                match b.ruleset.option(name) {
-                    Some(i) => s.world.options[i as usize] = on,
-                    None => {
-                        let names: Vec<&str> =
-                            b.ruleset.options.iter().map(|x| x.name.as_str()).collect();
-                        eprintln!(
-                            "error: the ruleset has no option `{name}` (its options: {})",
-                            names.join(", ")
-                        );
-                        return Err(ExitCode::FAILURE);
-                    }
-                }
-            }
+            set_options(&b.ruleset, &mut s.world, &options)?;
             let prog = b.program(&s).map_err(|d| report(&[d], &b.sources))?;
             let rs = &b.ruleset;
             let result = if let Some(rolls) = &s.rolls {
@@ -642,4 +630,35 @@ fn short_name(t: &str) -> String {
         .map(|c| c.to_ascii_uppercase().to_string())
         .collect::<Vec<_>>()
         .join(sep)
+}
+
+/// Apply `--option NAME=on|off` switches to a world.
+fn set_options(
+    rs: &muster::ir::Ruleset,
+    world: &mut muster::world::World,
+    options: &[String],
+) -> Result<(), ExitCode> {
+    for o in options {
+        let (name, value) = o.split_once('=').unwrap_or((o.as_str(), "on"));
+        let on = match value {
+            "on" | "true" => true,
+            "off" | "false" => false,
+            _ => {
+                eprintln!("error: `--option {o}`: the value must be on or off");
+                return Err(ExitCode::FAILURE);
+            }
+        };
+        match rs.option(name) {
+            Some(i) => world.options[i as usize] = on,
+            None => {
+                let names: Vec<&str> = rs.options.iter().map(|x| x.name.as_str()).collect();
+                eprintln!(
+                    "error: the ruleset has no option `{name}` (its options: {})",
+                    names.join(", ")
+                );
+                return Err(ExitCode::FAILURE);
+            }
+        }
+    }
+    Ok(())
 }
