@@ -53,6 +53,11 @@ pub enum Event {
     Leaves {
         unit: String,
     },
+    /// A unit deployed.
+    Placed {
+        unit: String,
+        at: [f64; 3],
+    },
     /// The sides were settled (who is the attacker).
     Sides {
         army: String,
@@ -114,6 +119,11 @@ impl std::fmt::Display for Event {
             ),
             Event::Stays { unit, why } => write!(f, "   {unit} stays: {why}"),
             Event::Leaves { unit } => write!(f, "   {unit} leaves the table"),
+            Event::Placed { unit, at } => write!(
+                f,
+                "   {unit} deploys at ({:.1}, {:.1}) facing {:.0}",
+                at[0], at[1], at[2]
+            ),
             Event::Sides { army, side } => write!(f, "   {army} is the {side}"),
             Event::End { turns, result } => {
                 write!(f, "\n=== End after {turns} turns: {result} ===")
@@ -150,6 +160,16 @@ pub struct Snapshot {
     pub resolve: Vec<Option<i64>>,
 }
 
+/// Which policy line scores a decision's options: the deciding side's
+/// policy when the decision has a side parameter, else the policy of the
+/// army of the unit in slot `var` (the option's first name).
+#[derive(Clone, Copy)]
+struct Prefer {
+    d: Id,
+    side_policy: Option<Option<usize>>,
+    var: usize,
+}
+
 /// Everything a game needs that does not change from game to game.
 pub struct Prepared<'r> {
     pub rs: &'r Ruleset,
@@ -164,6 +184,8 @@ pub struct Prepared<'r> {
     /// Remember define values between changes of the world (on by
     /// default; a test plays with it off to show it changes nothing).
     pub remember: bool,
+    /// Per unit: left by the scenario for the ruleset's deployment to place.
+    pub unplaced: Vec<bool>,
     off_table: Option<Id>,
     manoeuvres: Manoeuvres,
 }
@@ -291,13 +313,21 @@ impl<'r> Prepared<'r> {
         for (i, (_, _, u)) in sc.units().enumerate() {
             placed.push(u.at.map(|p| Base::new(p, u.facing, sizes[i].0, sizes[i].1)));
         }
-        if let Some((_, (_, _, u))) = sc.units().enumerate().find(|(i, _)| placed[*i].is_none()) {
-            return Err(vec![Diag::new(
-                "muster::scenario",
-                format!("unit `{}` has no place on the table", u.name),
-            )
-            .at(u.span, "no `at`")
-            .help("give every unit `at = [x, y]`: deployment by the book's procedure is not built yet")]);
+        let unplaced: Vec<bool> = placed.iter().map(|p| p.is_none()).collect();
+        if let Some((_, (_, _, u))) = sc.units().enumerate().find(|(i, _)| unplaced[*i]) {
+            let deploys = rs.decisions.iter().any(|d| {
+                d.choice
+                    .as_ref()
+                    .is_some_and(|c| c.kind == ChoiceKind::Place)
+            });
+            if !deploys {
+                return Err(vec![Diag::new(
+                    "muster::scenario",
+                    format!("unit `{}` has no place on the table", u.name),
+                )
+                .at(u.span, "no `at`")
+                .help("this ruleset has no deployment decision (`place u where ...`): give every unit `at = [x, y]`")]);
+            }
         }
         let problems = sc.check_placement(&placed);
         if !problems.is_empty() {
@@ -321,8 +351,23 @@ impl<'r> Prepared<'r> {
             sc.depth,
             Arc::new(terrain),
             placed
-                .into_iter()
-                .map(|b| b.expect("every unit is placed"))
+                .iter()
+                .zip(sc.units())
+                .enumerate()
+                .map(|(i, (b, (_, _, u)))| {
+                    // Waiting to be deployed: off the table until placed.
+                    b.unwrap_or_else(|| {
+                        Base::new(
+                            Pt {
+                                x: -1000.0,
+                                y: -1000.0,
+                            },
+                            u.facing,
+                            sizes[i].0,
+                            sizes[i].1,
+                        )
+                    })
+                })
                 .collect(),
             army_of
                 .iter()
@@ -335,10 +380,20 @@ impl<'r> Prepared<'r> {
                 .collect(),
             zone_syms,
         )));
+        if let Some(f) = world.field.as_mut() {
+            for (i, u) in unplaced.iter().enumerate() {
+                if *u {
+                    f.on_table[i] = false;
+                }
+            }
+        }
         // Deployment rules the ruleset states.
         if let Some(f) = rs.defines.iter().find(|f| f.name == "legal_deployment") {
             let mut diags = Vec::new();
             for (i, (_, _, u)) in sc.units().enumerate() {
+                if unplaced[i] {
+                    continue;
+                }
                 let mut frame = vec![Value::None; f.slots.max(1) as usize];
                 frame[0] = Value::Unit(i as u16);
                 let ok = ev
@@ -400,6 +455,7 @@ impl<'r> Prepared<'r> {
             policy,
             turn_limit: sc.turn_limit,
             remember: true,
+            unplaced,
             off_table: rs.state("off_table"),
             manoeuvres,
         })
@@ -443,6 +499,7 @@ impl<'r> Prepared<'r> {
             m: self.manoeuvres,
             snapshots: Vec::new(),
             army_names: self.army_names.clone(),
+            unplaced: self.unplaced.clone(),
             result: None,
         }
     }
@@ -465,6 +522,8 @@ pub struct Game<'r> {
     m: Manoeuvres,
     pub snapshots: Vec<Snapshot>,
     army_names: Vec<String>,
+    /// Per unit: still waiting to be deployed.
+    unplaced: Vec<bool>,
     result: Option<Result_>,
 }
 
@@ -537,6 +596,10 @@ impl<'r> Game<'r> {
                 return Ok(());
             }
             if node == graph.turn_start {
+                if self.turn == 0 {
+                    // The table as deployed, before the first turn.
+                    self.snapshot();
+                }
                 self.start_turn()?;
             }
             let n = &graph.nodes[node];
@@ -823,12 +886,22 @@ impl<'r> Game<'r> {
             // A decision without a body (deployment from the scenario).
             return Ok(());
         };
-        let policy = self.policy_of(args, &dec.params);
-        let prefer = policy.and_then(|p| self.rs.policies[p].prefer[d as usize].as_ref());
-        let slots = ch
-            .slots
-            .max(prefer.map_or(0, |p| p.1))
-            .max(args.len() as u16 + 4) as usize;
+        // The policy is the deciding side's (a side parameter), else the
+        // army's of the unit being decided for (the option's first name).
+        let has_side = dec.params.iter().any(|(_, t)| *t == Ty::Side);
+        let prefer = Prefer {
+            d,
+            side_policy: has_side.then(|| self.policy_of(args, &dec.params)),
+            var: ch.vars[0] as usize,
+        };
+        let policy_slots = self
+            .rs
+            .policies
+            .iter()
+            .filter_map(|p| p.prefer[d as usize].as_ref().map(|x| x.1))
+            .max()
+            .unwrap_or(0);
+        let slots = ch.slots.max(policy_slots).max(args.len() as u16 + 4) as usize;
         let mut frame = vec![Value::None; slots];
         frame[..args.len()].copy_from_slice(args);
         match ch.kind {
@@ -836,6 +909,7 @@ impl<'r> Game<'r> {
             ChoiceKind::Move => self.move_units(ch, prefer, frame),
             ChoiceKind::Charge => self.charges(ch, frame),
             ChoiceKind::Retire => self.retire(ch, prefer, frame),
+            ChoiceKind::Place => self.place(ch, prefer, frame),
         }
     }
 
@@ -845,8 +919,15 @@ impl<'r> Game<'r> {
             .collect()
     }
 
-    fn score(&self, prefer: Option<&(Ex, u16)>, frame: &mut [Value]) -> Result<Value, Diag> {
-        match prefer {
+    fn score(&self, prefer: Prefer, frame: &mut [Value]) -> Result<Value, Diag> {
+        let policy = match prefer.side_policy {
+            Some(p) => p,
+            None => match frame[prefer.var] {
+                Value::Unit(u) => self.policy[self.army_of[u as usize]],
+                _ => None,
+            },
+        };
+        match policy.and_then(|p| self.rs.policies[p].prefer[prefer.d as usize].as_ref()) {
             Some((e, _)) => self.eval(e, frame),
             None => Ok(Value::Int(0)),
         }
@@ -856,12 +937,7 @@ impl<'r> Game<'r> {
     /// ones the rules say must be taken first, then the policy's favourite
     /// while it scores 0 or more.
     #[inline(never)]
-    fn pick(
-        &mut self,
-        ch: &ChoiceDef,
-        prefer: Option<&(Ex, u16)>,
-        mut frame: Vec<Value>,
-    ) -> Result<(), Diag> {
+    fn pick(&mut self, ch: &ChoiceDef, prefer: Prefer, mut frame: Vec<Value>) -> Result<(), Diag> {
         use std::cmp::Ordering::{Equal, Greater, Less};
         let n = ch.vars.len();
         let mut taken: Vec<Vec<u16>> = Vec::new();
@@ -1376,7 +1452,7 @@ impl<'r> Game<'r> {
     fn move_units(
         &mut self,
         ch: &ChoiceDef,
-        prefer: Option<&(Ex, u16)>,
+        prefer: Prefer,
         mut frame: Vec<Value>,
     ) -> Result<(), Diag> {
         let u_slot = ch.vars[0] as usize;
@@ -1598,13 +1674,117 @@ impl<'r> Game<'r> {
         Ok(())
     }
 
+    /// `place`: deploy the units the scenario left unplaced, one at a time
+    /// in the rules' order (`by`): each goes where the policy scores best
+    /// among the points of a 1-unit grid over its army's half of the table
+    /// where the base is wholly on the table, on no other unit, and LEGAL
+    /// holds with the unit there.
+    #[inline(never)]
+    fn place(&mut self, ch: &ChoiceDef, prefer: Prefer, mut frame: Vec<Value>) -> Result<(), Diag> {
+        use std::cmp::Ordering::{Equal, Greater};
+        let u_slot = ch.vars[0] as usize;
+        let mut todo: Vec<(Value, u16)> = Vec::new();
+        for u in 0..self.world.units.len() as u16 {
+            if !self.unplaced[u as usize] {
+                continue;
+            }
+            frame[u_slot] = Value::Unit(u);
+            let order = match &ch.order {
+                Some(o) => self.eval(o, &mut frame)?,
+                None => Value::Int(0),
+            };
+            todo.push((order, u));
+        }
+        todo.sort_by(|a, b| a.0.num_cmp(b.0).unwrap_or(Equal));
+        let (w, d) = (self.field().width, self.field().depth);
+        for (_, u) in todo {
+            frame[u_slot] = Value::Unit(u);
+            let waiting = self.field().bases[u as usize];
+            let near_edge = self.field().edge[u as usize] < d / 2.0;
+            let mut best: Option<(Value, Base)> = None;
+            let (nx, ny) = (w.floor() as i64, (d / 2.0).floor() as i64);
+            for j in 0..ny {
+                let y = if near_edge {
+                    0.5 + j as f64
+                } else {
+                    d - 0.5 - j as f64
+                };
+                for i in 0..nx {
+                    let b = Base::new(
+                        Pt {
+                            x: 0.5 + i as f64,
+                            y,
+                        },
+                        waiting.facing,
+                        waiting.width,
+                        waiting.depth,
+                    );
+                    if !self.on_table(&b) {
+                        continue;
+                    }
+                    let f = self.field();
+                    let clash = f
+                        .bases
+                        .iter()
+                        .enumerate()
+                        .any(|(o, ob)| o != u as usize && f.on_table[o] && b.overlaps(ob));
+                    if clash {
+                        continue;
+                    }
+                    self.set_base(u as usize, b);
+                    self.field_mut().on_table[u as usize] = true;
+                    let legal = self.eval(&ch.legal, &mut frame);
+                    let score = match legal {
+                        Ok(l) if l.as_bool() => Some(self.score(prefer, &mut frame)),
+                        Ok(_) => None,
+                        Err(e) => Some(Err(e)),
+                    };
+                    self.field_mut().on_table[u as usize] = false;
+                    if let Some(s) = score {
+                        let s = s?;
+                        if best
+                            .as_ref()
+                            .is_none_or(|(bs, _)| s.num_cmp(*bs) == Some(Greater))
+                        {
+                            best = Some((s, b));
+                        }
+                    }
+                }
+            }
+            let unit = self.world.units[u as usize].name.clone();
+            let Some((_, b)) = best else {
+                self.set_base(u as usize, waiting);
+                return Err(Diag::new(
+                    "muster::battle",
+                    format!("unit `{unit}` cannot be deployed: no free place on its army's half of the table is allowed"),
+                )
+                .help("make the table bigger, give the scenario fewer units, or place some with `at`"));
+            };
+            self.set_base(u as usize, b);
+            self.field_mut().on_table[u as usize] = true;
+            self.unplaced[u as usize] = false;
+            self.note(|_| Event::Placed {
+                unit,
+                at: place(&b),
+            });
+            if let Some((p, args)) = &ch.then {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.eval(a, &mut frame)?);
+                }
+                self.perform(*p, &vals)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `retire`: units go straight back `distance`, through friends where
     /// `through` allows, stopping short where the way is blocked.
     #[inline(never)]
     fn retire(
         &mut self,
         ch: &ChoiceDef,
-        prefer: Option<&(Ex, u16)>,
+        prefer: Prefer,
         mut frame: Vec<Value>,
     ) -> Result<(), Diag> {
         let u_slot = ch.vars[0] as usize;

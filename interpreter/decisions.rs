@@ -14,7 +14,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
     use ChoiceKind::*;
     match word {
         "must" => matches!(kind, Pick | Retire),
-        "by" => matches!(kind, Pick | Charge),
+        "by" => matches!(kind, Pick | Charge | Place),
         "reach" | "wheel" => kind == Charge,
         "allowance" | "buffer" | "manoeuvre" | "control" => kind == Move,
         "check" => matches!(kind, Pick | Move | Retire),
@@ -31,6 +31,7 @@ fn required(kind: ChoiceKind) -> &'static [&'static str] {
         ChoiceKind::Move => &["allowance", "manoeuvre"],
         ChoiceKind::Charge => &["reach"],
         ChoiceKind::Retire => &["distance"],
+        ChoiceKind::Place => &[],
     }
 }
 
@@ -40,6 +41,7 @@ fn kind_word(kind: ChoiceKind) -> &'static str {
         ChoiceKind::Move => "move",
         ChoiceKind::Charge => "charge",
         ChoiceKind::Retire => "retire",
+        ChoiceKind::Place => "place",
     }
 }
 
@@ -165,6 +167,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                         ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `buffer`, `control e:`, `through f:`, `check` and `then`",
                         ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel` and `then`",
                         ChoiceKind::Retire => "`retire` takes `must`, `distance`, `through f:`, `check` and `then`",
+                        ChoiceKind::Place => "`place` takes `by` and `then`",
                     }),
             );
             continue;

@@ -405,6 +405,10 @@ impl Field {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
                 (self.command[a] == self.command[o]).into()
             }
+            B::CommandNumber => {
+                let a = self.unit(v[0])?;
+                Value::Int((self.command[a] % 1000) as i64)
+            }
             B::TableWidth => to_value(self.width),
             B::TableDepth => to_value(self.depth),
             B::Min | B::Max | B::Ceil | B::Floor | B::RollOff => {

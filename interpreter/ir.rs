@@ -431,6 +431,9 @@ pub enum Builtin {
     FromCentreLine,
     /// `same_command(a, b)`: the scenario puts both in one command.
     SameCommand,
+    /// `command_number(a)`: which of its army's commands a is in, counting
+    /// from 0 in the scenario's order.
+    CommandNumber,
     /// `table_width()`, `table_depth()`.
     TableWidth,
     TableDepth,
@@ -475,6 +478,7 @@ impl Builtin {
             "from_own_edge" => FromOwnEdge,
             "from_centre_line" => FromCentreLine,
             "same_command" => SameCommand,
+            "command_number" => CommandNumber,
             "table_width" => TableWidth,
             "table_depth" => TableDepth,
             _ => return None,
@@ -500,7 +504,7 @@ impl Builtin {
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),
             B::GapNarrower => (&[Unit, Unit, Num], Bool),
             B::Reachable => (&[Unit, Unit, Num, Num], Bool),
-            B::FromOwnEdge | B::FromCentreLine => (&[Unit], Num),
+            B::FromOwnEdge | B::FromCentreLine | B::CommandNumber => (&[Unit], Num),
             B::TableWidth | B::TableDepth => (&[], Num),
         }
     }

@@ -602,7 +602,11 @@ fn write_svgs(
                 resolve: snap.resolve[i],
             })
             .collect();
-        let title = format!("{} — end of turn {}", rs.title, snap.turn);
+        let title = if snap.turn == 0 {
+            format!("{} — deployed", rs.title)
+        } else {
+            format!("{} — end of turn {}", rs.title, snap.turn)
+        };
         let svg = muster::svg::render(&title, sc.width, sc.depth, &features, &units);
         std::fs::write(tmp.join(format!("turn-{:02}.svg", snap.turn)), svg)?;
     }

@@ -752,6 +752,7 @@ impl Builder {
             Rule::pick_choice => ChoiceKind::Pick,
             Rule::move_choice => ChoiceKind::Move,
             Rule::charge_choice => ChoiceKind::Charge,
+            Rule::place_choice => ChoiceKind::Place,
             _ => ChoiceKind::Retire,
         };
         let mut vars = Vec::new();

@@ -303,6 +303,9 @@ pub enum ChoiceKind {
     Charge,
     /// `retire u where LEGAL ...`: move units straight back.
     Retire,
+    /// `place u where LEGAL by ORDER`: deploy the units a scenario leaves
+    /// unplaced, one at a time; LEGAL is judged with the unit in place.
+    Place,
 }
 
 /// The body of a decision.

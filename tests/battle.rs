@@ -209,3 +209,100 @@ fn unknown_policy() {
     assert!(out.contains("unknown policy `cautios`"), "{out}");
     assert!(out.contains("did you mean \"cautious\"?"), "{out}");
 }
+
+/// §Deployment by the book's procedure: a scenario that places no unit is
+/// deployed by the ruleset's `deploy` decision, command by command,
+/// alternating sides, the defender first, cannons last; every unit ends on
+/// the table, on no other unit, where `legal_deployment` allows (pike+shot in
+/// the centre zone), and the same seed deploys the same way.
+#[test]
+fn deployment_by_the_books_procedure() {
+    let mut b = tvbd();
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_book_deployment.toml");
+    let sc = b.scenario(Some(&path)).unwrap();
+    assert!(sc.units().all(|(_, _, u)| u.at.is_none()));
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let mut game = prep.start(3, true);
+    game.perform_named("initiative", &[]).unwrap();
+    game.decide_named("deploy", &[]).unwrap();
+    let placed: Vec<(String, [f64; 3])> = game
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            Event::Placed { unit, at } => Some((unit.clone(), *at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(placed.len(), 36);
+    // The order: the defender's first command, then the attacker's, ...;
+    // the cannons last, the attacker's first.
+    let side_of = |name: &str| {
+        let u = game
+            .world
+            .units
+            .iter()
+            .position(|u| u.name == name)
+            .unwrap();
+        game.world.units[u].side
+    };
+    let ty_of = |name: &str| {
+        let u = game
+            .world
+            .units
+            .iter()
+            .position(|u| u.name == name)
+            .unwrap();
+        b.ruleset.unit_types[game.world.units[u].ty as usize]
+            .name
+            .clone()
+    };
+    assert_eq!(side_of(&placed[0].0), 1, "the defender deploys first");
+    let first_cannon = placed
+        .iter()
+        .position(|(n, _)| ty_of(n) == "Cannons")
+        .unwrap();
+    assert!(placed[first_cannon..]
+        .iter()
+        .all(|(n, _)| ty_of(n) == "Cannons"));
+    assert_eq!(
+        side_of(&placed[first_cannon].0),
+        0,
+        "the attacker's cannons first"
+    );
+    let f = game.world.field.as_ref().unwrap();
+    for u in 0..f.bases.len() {
+        assert!(f.on_table[u]);
+        for o in 0..u {
+            assert!(!f.bases[u].overlaps(&f.bases[o]), "{u} on {o}");
+        }
+    }
+    // Each army within its deployment zone: from its base edge to 4 TUM
+    // short of the centre line (the big table is 30 TUM deep).
+    for (u, base) in f.bases.iter().enumerate() {
+        let from_edge = if prep.army_of[u] == 0 {
+            base.centre.y
+        } else {
+            30.0 - base.centre.y
+        };
+        assert!(
+            from_edge + base.depth / 2.0 <= 11.0 + 1e-9,
+            "{}",
+            game.world.units[u].name
+        );
+    }
+    // Pike+shot in the centre zone of the big table (24 TUM wide).
+    for (n, at) in &placed {
+        if ty_of(n) == "Pike+Shot" {
+            assert!((at[0] - 22.5).abs() + 1.0 <= 12.0, "{n} at {at:?}");
+        }
+    }
+    // The same seed deploys the same way.
+    let mut again = prep.start(3, true);
+    again.perform_named("initiative", &[]).unwrap();
+    again.decide_named("deploy", &[]).unwrap();
+    assert_eq!(
+        format!("{:?}", game.world.field.as_ref().unwrap().bases),
+        format!("{:?}", again.world.field.as_ref().unwrap().bases)
+    );
+}
