@@ -919,6 +919,7 @@ impl<'r> Game<'r> {
             .collect()
     }
 
+    #[inline(never)]
     fn score(&self, prefer: Prefer, frame: &mut [Value]) -> Result<Value, Diag> {
         let policy = match prefer.side_policy {
             Some(p) => p,
@@ -1023,6 +1024,7 @@ impl<'r> Game<'r> {
     /// Every legal option of a `pick` not yet taken, in the units' order.
     /// Units off the table are among the options (a routed enemy is what
     /// heroics reward); the rules' `where` says which may take part.
+    #[inline(never)]
     fn scan(
         &mut self,
         ch: &ChoiceDef,
@@ -1150,7 +1152,20 @@ impl<'r> Game<'r> {
             if !f.on_table[o] || self.world.units[o].side == self.world.units[u as usize].side {
                 return true;
             }
-            let before = start.distance(ob);
+            // The start is where the unit stands: its distances are known.
+            let before = f.dist(u as usize, o);
+            // No point of a base is further than its radius from its
+            // centre: far apart, no exact distance is needed.
+            if before >= buffer - 1e-9
+                && end.centre.dist(ob.centre) - end.radius() - ob.radius() >= buffer
+            {
+                return true;
+            }
+            let before = if start == &f.bases[u as usize] {
+                before
+            } else {
+                start.distance(ob)
+            };
             let after = end.distance(ob);
             if before >= buffer - 1e-9 {
                 after >= buffer - 1e-9

@@ -563,7 +563,7 @@ impl Base {
 
     /// Half the diagonal: no point of the base is further from its centre.
     #[inline]
-    fn radius(&self) -> f64 {
+    pub fn radius(&self) -> f64 {
         0.5 * (self.width * self.width + self.depth * self.depth).sqrt()
     }
 

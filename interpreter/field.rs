@@ -231,6 +231,14 @@ impl Field {
             if (w.units[i].side != side) != enemy {
                 continue;
             }
+            // A lower bound from the centres first: most units are clearly
+            // further than the best so far (ties still measured exactly).
+            if let Some((bd, _)) = best {
+                let (a, b) = (&self.bases[u], &self.bases[i]);
+                if a.centre.dist(b.centre) - a.radius() - b.radius() > bd + 1e-9 {
+                    continue;
+                }
+            }
             let d = self.dist(u, i);
             if best.is_none_or(|(bd, _)| d < bd) {
                 best = Some((d, i));
@@ -381,6 +389,12 @@ impl Field {
                 }
                 let reach = self.len(v[2])?;
                 let wheel = self.len(v[3])?;
+                // No point of a base moves further than the charge's cost
+                // (a wheel's inner corner stands, its outer one travels the
+                // cost): a target further than `reach` is out of reach.
+                if self.dist(a, o) > reach + 1e-9 {
+                    return Ok(false.into());
+                }
                 let skip = [a, o];
                 let obstacles: Vec<Base> = self.others(&skip).map(|(_, b)| *b).collect();
                 crate::battlefield::charge_path(
