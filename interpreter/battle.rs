@@ -796,9 +796,6 @@ impl<'r> Game<'r> {
         let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng);
         self.ev.forget();
         let p = p?;
-        if self.turn == 0 {
-            self.settle_sides(&p.outcomes);
-        }
         let changed = before.is_some_and(|(st, sst, nf)| {
             !p.rolls.is_empty()
                 || st != self.world.state
@@ -836,6 +833,10 @@ impl<'r> Game<'r> {
                     .collect(),
             };
             self.log.push(ev);
+        }
+        // The sides a set-up procedure settles (after its own log line).
+        if self.turn == 0 {
+            self.settle_sides(&p.outcomes);
         }
         Ok(p)
     }
@@ -1659,7 +1660,7 @@ impl<'r> Game<'r> {
                 };
                 self.set_base(c as usize, end);
                 moved.push(c);
-                let how = if mutual {
+                let how = if mutual && path.wheel.abs() < 1e-9 {
                     format!("charges {target}, meeting half way")
                 } else if path.wheel.abs() > 1e-9 {
                     format!("wheels {:+.0} and charges {target}", path.wheel)
