@@ -269,6 +269,9 @@ impl<'r> Prepared<'r> {
             )]);
         }
         let mut world = World::new(rs);
+        for (o, on) in &sc.options {
+            world.options[*o as usize] = *on;
+        }
         let mut army_of = Vec::new();
         let mut command_of = Vec::new();
         for (a, c, u) in sc.units() {

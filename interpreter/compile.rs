@@ -1402,6 +1402,21 @@ impl Compiler {
             ExprKind::Is(x, names, neg) => {
                 let (xe, xt) = self.expr(x, sc, None)?;
                 let ex = match &xt {
+                    // `u is inferior`: a test of the unit's quality.
+                    Ty::Unit
+                        if !names.is_empty()
+                            && names
+                                .iter()
+                                .all(|n| matches!(self.lookup(&n.text), Some(Def::Quality(_)))) =>
+                    {
+                        let mut set = vec![false; self.rs.qualities.len()];
+                        for n in names {
+                            if let Some(Def::Quality(q)) = self.lookup(&n.text) {
+                                set[q as usize] = true;
+                            }
+                        }
+                        Ex::IsQuality(Box::new(xe), set)
+                    }
                     Ty::Unit => Ex::IsType(Box::new(xe), self.type_set(names)?),
                     Ty::Enum(en) => {
                         let mut syms = Vec::new();

@@ -382,6 +382,10 @@ impl<'r> Eval<'r> {
                 let u = self.unit(self.eval(c, u, frame, dice)?)?;
                 Value::Bool(set[c.world.units[u].ty as usize])
             }
+            Ex::IsQuality(u, set) => {
+                let u = self.unit(self.eval(c, u, frame, dice)?)?;
+                Value::Bool(c.world.units[u].quality.is_some_and(|q| set[q as usize]))
+            }
             Ex::IsSym(x, syms) => match self.eval(c, x, frame, dice)? {
                 Value::Sym(s) => Value::Bool(syms.contains(&s)),
                 _ => Value::Bool(false),

@@ -535,6 +535,8 @@ pub enum Ex {
     Builtin(Builtin, Vec<Ex>),
     /// Unit type membership: one flag per unit type.
     IsType(Box<Ex>, Vec<bool>),
+    /// Quality membership (`u is inferior`): one flag per quality.
+    IsQuality(Box<Ex>, Vec<bool>),
     /// Symbol membership.
     IsSym(Box<Ex>, Vec<u32>),
     Not(Box<Ex>),
@@ -572,6 +574,7 @@ impl Ex {
             | Ex::SideState(e, _)
             | Ex::SideOf(e)
             | Ex::IsType(e, _)
+            | Ex::IsQuality(e, _)
             | Ex::IsSym(e, _)
             | Ex::Not(e)
             | Ex::Neg(e)

@@ -141,6 +141,7 @@ fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
         Ex::Quantity(i, a) => Ex::Quantity(*i, a.iter().map(|x| map(x, f)).collect()),
         Ex::Builtin(b, a) => Ex::Builtin(*b, a.iter().map(|x| map(x, f)).collect()),
         Ex::IsType(x, s) => Ex::IsType(b(x, f), s.clone()),
+        Ex::IsQuality(x, s) => Ex::IsQuality(b(x, f), s.clone()),
         Ex::IsSym(x, s) => Ex::IsSym(b(x, f), s.clone()),
         Ex::Not(x) => Ex::Not(b(x, f)),
         Ex::Neg(x) => Ex::Neg(b(x, f)),
@@ -638,6 +639,7 @@ impl Run<'_> {
                     | Ex::Builtin(_, a) => a.iter().collect(),
                     Ex::IsSym(x, _)
                     | Ex::IsType(x, _)
+                    | Ex::IsQuality(x, _)
                     | Ex::Stat(x, _)
                     | Ex::State(x, _)
                     | Ex::SideState(x, _)

@@ -65,6 +65,8 @@ struct FileToml {
     #[serde(default)]
     turn_limit: Option<Spanned<i64>>,
     #[serde(default)]
+    options: std::collections::BTreeMap<String, Spanned<bool>>,
+    #[serde(default)]
     table: Option<Spanned<TableToml>>,
     #[serde(default)]
     terrain: Vec<Spanned<TerrainToml>>,
@@ -170,6 +172,8 @@ pub struct Scenario {
     pub depth: f64,
     /// A game still going after this many turns ends, reported as such.
     pub turn_limit: Option<u32>,
+    /// Optional rules the scenario switches (`[options]`): (option, on).
+    pub options: Vec<(Id, bool)>,
     /// The terrain features, in file order.
     pub terrain: Vec<TerrainSpec>,
     /// Exactly two armies: the first deploys from y = 0, the second from
@@ -325,6 +329,26 @@ pub fn read(
         },
     };
 
+    // Optional rules.
+    let mut options = Vec::new();
+    for (name, on) in &f.options {
+        match rs.option(name) {
+            Some(i) => options.push((i, *on.get_ref())),
+            None => diags.push(
+                Diag::new(CODE, format!("unknown option `{name}`"))
+                    .at(span_of(file, on), "not an option of this ruleset")
+                    .help(format!(
+                        "the options are: {}",
+                        rs.options
+                            .iter()
+                            .map(|o| o.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+            ),
+        }
+    }
+
     // Terrain.
     let terrain = read_terrain(rs, file, &f.terrain, &mut diags);
 
@@ -412,6 +436,7 @@ pub fn read(
         width,
         depth,
         turn_limit,
+        options,
         terrain,
         armies,
         file,
