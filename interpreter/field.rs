@@ -247,9 +247,10 @@ impl Field {
         best.map_or(Value::None, |(_, i)| Value::Unit(i as u16))
     }
 
-    /// Do the two bases have a narrower gap than `w` across the line from
-    /// `a` to `b` (between two other bases, or a base and a table edge)?
-    fn gap_narrower(&self, a: usize, b: usize, w: f64) -> bool {
+    /// Does the line from `a` to `b` pass through a gap narrower than `w`
+    /// between two of `a`'s friends (TVBD §Shooting criteria: a narrow gap
+    /// between friendly units)?
+    fn gap_narrower(&self, world: &World, a: usize, b: usize, w: f64) -> bool {
         let (p, q) = (self.bases[a].centre, self.bases[b].centre);
         let (dx, dy) = (q.x - p.x, q.y - p.y);
         let len = (dx * dx + dy * dy).sqrt();
@@ -260,6 +261,9 @@ impl Field {
         let mut near: Vec<(f64, usize)> = Vec::new();
         let skip = [a, b];
         for (i, o) in self.others(&skip) {
+            if world.units[i].side != world.units[a].side {
+                continue;
+            }
             let c = o.centre;
             let t = ((c.x - p.x) * dx + (c.y - p.y) * dy) / (len * len);
             if !(0.0..=1.0).contains(&t) {
@@ -380,7 +384,7 @@ impl Field {
             B::GapNarrower => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
                 let wdt = self.len(v[2])?;
-                self.gap_narrower(a, o, wdt).into()
+                self.gap_narrower(w, a, o, wdt).into()
             }
             B::Reachable => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);

@@ -418,7 +418,8 @@ pub enum Builtin {
     /// `units_between(a, b)`: another unit's base lies across the line between the centres.
     UnitsBetween,
     /// `gap_narrower(a, b, w)`: the line between the centres passes between
-    /// two other bases less than w apart (one on each side of the line).
+    /// two of a's friends whose bases are less than w apart (one on each
+    /// side of the line).
     GapNarrower,
     /// `reachable(a, b, reach, wheel)`: a charge (a wheel of at most `wheel`
     /// degrees, then straight) costing at most `reach` brings a into contact with b.
