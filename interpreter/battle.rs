@@ -1028,6 +1028,12 @@ impl<'r> Game<'r> {
     /// Every legal option of a `pick` not yet taken, in the units' order.
     /// Units off the table are among the options (a routed enemy is what
     /// heroics reward); the rules' `where` says which may take part.
+    ///
+    /// The parts of LEGAL that name only the option's first unit (`s.side
+    /// == side`, `not s.shot_this_turn`, opened up from the defines LEGAL
+    /// calls) are checked once per first unit, not once per option: the
+    /// same answer, far fewer evaluations. Should such a part fail to
+    /// evaluate, the unit's options are judged whole.
     #[inline(never)]
     fn scan(
         &mut self,
@@ -1041,28 +1047,61 @@ impl<'r> Game<'r> {
         if units.is_empty() || n == 0 {
             return Ok(out);
         }
-        let mut idx = vec![0usize; n];
-        'all: loop {
-            let opt: Vec<u16> = idx.iter().map(|i| units[*i]).collect();
-            if !taken.contains(&opt) {
-                for (k, s) in ch.vars.iter().enumerate() {
-                    frame[*s as usize] = Value::Unit(opt[k]);
-                }
-                if self.eval(&ch.legal, frame)?.as_bool() {
-                    out.push(opt);
+        let mut next = frame.len() as u16;
+        let mut parts = Vec::new();
+        conjuncts(self.rs, &ch.legal, &mut next, &mut parts, 0);
+        let later = &ch.vars[1..];
+        let first_only: Vec<Ex> = parts
+            .into_iter()
+            .filter(|p| !later.iter().any(|s| reads_local(p, *s)))
+            .collect();
+        let mut wide = frame.to_vec();
+        wide.resize(next as usize, Value::None);
+        for &u0 in &units {
+            wide[ch.vars[0] as usize] = Value::Unit(u0);
+            let mut open = true;
+            for p in &first_only {
+                match self
+                    .ev
+                    .eval(Ctx::new(&self.world), p, &mut wide, &mut NoDice)
+                {
+                    Ok(v) if !v.as_bool() => {
+                        open = false;
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
                 }
             }
-            let mut k = n;
-            loop {
-                if k == 0 {
-                    break 'all;
+            if !open {
+                continue;
+            }
+            frame[ch.vars[0] as usize] = Value::Unit(u0);
+            let mut idx = vec![0usize; n - 1];
+            'rest: loop {
+                let mut opt = Vec::with_capacity(n);
+                opt.push(u0);
+                opt.extend(idx.iter().map(|i| units[*i]));
+                if !taken.contains(&opt) {
+                    for (k, s) in ch.vars.iter().enumerate().skip(1) {
+                        frame[*s as usize] = Value::Unit(opt[k]);
+                    }
+                    if self.eval(&ch.legal, frame)?.as_bool() {
+                        out.push(opt);
+                    }
                 }
-                k -= 1;
-                idx[k] += 1;
-                if idx[k] < units.len() {
-                    break;
+                let mut k = n - 1;
+                loop {
+                    if k == 0 {
+                        break 'rest;
+                    }
+                    k -= 1;
+                    idx[k] += 1;
+                    if idx[k] < units.len() {
+                        break;
+                    }
+                    idx[k] = 0;
                 }
-                idx[k] = 0;
             }
         }
         Ok(out)
@@ -1865,6 +1904,66 @@ impl<'r> Game<'r> {
             }
         }
         Ok(())
+    }
+}
+
+/// The `and`-ed parts of a condition, with the calls of defines whose
+/// bodies are themselves `and`s opened up (two levels deep), rewritten into
+/// the caller's frame: the define's parameters become the call's arguments,
+/// its other locals move to fresh slots from `next` on.
+fn conjuncts(rs: &Ruleset, e: &Ex, next: &mut u16, out: &mut Vec<Ex>, depth: u8) {
+    match e {
+        Ex::Bin(crate::ir::Bin::And, a, b) => {
+            conjuncts(rs, a, next, out, depth);
+            conjuncts(rs, b, next, out, depth);
+        }
+        Ex::Define(d, args)
+            if depth < 2
+                && args
+                    .iter()
+                    .all(|a| matches!(a, Ex::Local(_) | Ex::Const(_)))
+                && matches!(
+                    rs.defines[*d as usize].body,
+                    Ex::Bin(crate::ir::Bin::And, ..)
+                ) =>
+        {
+            let f = &rs.defines[*d as usize];
+            let np = args.len() as u16;
+            let base = *next;
+            *next += f.slots.saturating_sub(np);
+            let mut remap = |x: &Ex| -> Option<Ex> {
+                None.or(match x {
+                    Ex::Local(i) if *i < np => Some(args[*i as usize].clone()),
+                    Ex::Local(i) => Some(Ex::Local(base + i - np)),
+                    _ => None,
+                })
+            };
+            let body = remap_quants(&f.body, np, base, &mut remap);
+            conjuncts(rs, &body, next, out, depth + 1);
+        }
+        e => out.push(e.clone()),
+    }
+}
+
+/// Rewrite a define's body into another frame: locals by `remap`, and the
+/// slots quantifiers bind moved the same way (`slot - params + base`).
+fn remap_quants(e: &Ex, np: u16, base: u16, remap: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
+    crate::odds::map(e, &mut |x| match x {
+        Ex::Quant(q, sides, slot, body) => Some(Ex::Quant(
+            *q,
+            *sides,
+            base + slot - np,
+            Box::new(remap_quants(body, np, base, remap)),
+        )),
+        other => remap(other),
+    })
+}
+
+/// Does the expression read local `slot`?
+fn reads_local(e: &Ex, slot: u16) -> bool {
+    match e {
+        Ex::Local(s) => *s == slot,
+        e => e.any_child(&mut |c| reads_local(c, slot)),
     }
 }
 

@@ -124,7 +124,7 @@ fn relocate(e: &Ex, base: u16) -> Ex {
 
 /// Rebuild an expression bottom-up; `f` may replace a node (and then its
 /// children are not visited).
-fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
+pub(crate) fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
     if let Some(r) = f(e) {
         return r;
     }
