@@ -1051,60 +1051,123 @@ impl<'r> Game<'r> {
         let mut parts = Vec::new();
         conjuncts(self.rs, &ch.legal, &mut next, &mut parts, 0);
         let later = &ch.vars[1..];
-        let first_only: Vec<Ex> = parts
+        let (first_only, rest): (Vec<Ex>, Vec<Ex>) = parts
             .into_iter()
-            .filter(|p| !later.iter().any(|s| reads_local(p, *s)))
-            .collect();
+            .partition(|p| !later.iter().any(|s| reads_local(p, *s)));
+        // With two names, the parts that name only the second are checked
+        // once per unit too.
+        let (second_only, both): (Vec<Ex>, Vec<Ex>) = if n == 2 {
+            rest.into_iter().partition(|p| !reads_local(p, ch.vars[0]))
+        } else {
+            (Vec::new(), rest)
+        };
         let mut wide = frame.to_vec();
         wide.resize(next as usize, Value::None);
+        // Per unit: does it pass the parts naming only the second name?
+        // (None: a part failed to evaluate; judge its options whole.)
+        let mut second_ok: Vec<Option<bool>> = Vec::new();
+        if n == 2 {
+            for &u in &units {
+                wide[ch.vars[1] as usize] = Value::Unit(u);
+                second_ok.push(self.all_hold(&second_only, &mut wide));
+            }
+        }
         for &u0 in &units {
             wide[ch.vars[0] as usize] = Value::Unit(u0);
-            let mut open = true;
-            for p in &first_only {
-                match self
-                    .ev
-                    .eval(Ctx::new(&self.world), p, &mut wide, &mut NoDice)
-                {
-                    Ok(v) if !v.as_bool() => {
-                        open = false;
-                        break;
-                    }
-                    Ok(_) => {}
-                    Err(_) => break,
+            match self.all_hold(&first_only, &mut wide) {
+                Some(false) => continue,
+                Some(true) => {}
+                None => {
+                    // Judge this unit's options whole.
+                    frame[ch.vars[0] as usize] = Value::Unit(u0);
+                    self.scan_whole(ch, frame, taken, &units, u0, &mut out)?;
+                    continue;
                 }
             }
-            if !open {
+            frame[ch.vars[0] as usize] = Value::Unit(u0);
+            if n == 1 {
+                let opt = vec![u0];
+                if !taken.contains(&opt) && self.all_hold(&both, &mut wide) == Some(true) {
+                    out.push(opt);
+                }
                 continue;
             }
-            frame[ch.vars[0] as usize] = Value::Unit(u0);
-            let mut idx = vec![0usize; n - 1];
-            'rest: loop {
-                let mut opt = Vec::with_capacity(n);
-                opt.push(u0);
-                opt.extend(idx.iter().map(|i| units[*i]));
-                if !taken.contains(&opt) {
-                    for (k, s) in ch.vars.iter().enumerate().skip(1) {
-                        frame[*s as usize] = Value::Unit(opt[k]);
+            if n == 2 {
+                for (j, &u1) in units.iter().enumerate() {
+                    let opt = vec![u0, u1];
+                    if second_ok[j] == Some(false) || taken.contains(&opt) {
+                        continue;
                     }
-                    if self.eval(&ch.legal, frame)?.as_bool() {
+                    wide[ch.vars[1] as usize] = Value::Unit(u1);
+                    let ok = match (second_ok[j], self.all_hold(&both, &mut wide)) {
+                        (Some(true), Some(b)) => b,
+                        _ => {
+                            frame[ch.vars[1] as usize] = Value::Unit(u1);
+                            self.eval(&ch.legal, frame)?.as_bool()
+                        }
+                    };
+                    if ok {
                         out.push(opt);
                     }
                 }
-                let mut k = n - 1;
-                loop {
-                    if k == 0 {
-                        break 'rest;
-                    }
-                    k -= 1;
-                    idx[k] += 1;
-                    if idx[k] < units.len() {
-                        break;
-                    }
-                    idx[k] = 0;
-                }
+                continue;
             }
+            self.scan_whole(ch, frame, taken, &units, u0, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// Do all the parts hold? (None: one failed to evaluate.)
+    fn all_hold(&self, parts: &[Ex], frame: &mut [Value]) -> Option<bool> {
+        for p in parts {
+            match self.ev.eval(Ctx::new(&self.world), p, frame, &mut NoDice) {
+                Ok(v) if !v.as_bool() => return Some(false),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        Some(true)
+    }
+
+    /// The options of a `pick` whose first unit is `u0`, each judged by
+    /// LEGAL whole.
+    fn scan_whole(
+        &mut self,
+        ch: &ChoiceDef,
+        frame: &mut [Value],
+        taken: &[Vec<u16>],
+        units: &[u16],
+        u0: u16,
+        out: &mut Vec<Vec<u16>>,
+    ) -> Result<(), Diag> {
+        let n = ch.vars.len();
+        let mut idx = vec![0usize; n - 1];
+        'rest: loop {
+            let mut opt = Vec::with_capacity(n);
+            opt.push(u0);
+            opt.extend(idx.iter().map(|i| units[*i]));
+            if !taken.contains(&opt) {
+                for (k, s) in ch.vars.iter().enumerate() {
+                    frame[*s as usize] = Value::Unit(opt[k]);
+                }
+                if self.eval(&ch.legal, frame)?.as_bool() {
+                    out.push(opt);
+                }
+            }
+            let mut k = n - 1;
+            loop {
+                if k == 0 {
+                    break 'rest;
+                }
+                k -= 1;
+                idx[k] += 1;
+                if idx[k] < units.len() {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        Ok(())
     }
 
     /// A decision's `check PROC(args) unless COND`: may unit `u` take the
