@@ -1511,14 +1511,17 @@ impl<'r> Game<'r> {
                 // zone, a friend, the table's edge), in quarters of the measure.
                 let mut d = (allowance * 4.0).floor() / 4.0;
                 while d > 0.0 {
+                    // The buffer first: it needs only the end, and it is
+                    // what usually stops an advance.
+                    if !self.buffer_ok(u, &start, &start.advanced(d), buffer) {
+                        d -= 0.25;
+                        continue;
+                    }
                     let steps = (d / 0.5).ceil().max(1.0) as usize;
                     let path: Vec<Base> = (0..=steps)
                         .map(|k| start.advanced(d * k as f64 / steps as f64))
                         .collect();
-                    let end = *path.last().expect("a path has an end");
-                    if self.path_clear(ch, u, &path, frame)?
-                        && self.buffer_ok(u, &start, &end, buffer)
-                    {
+                    if self.path_clear(ch, u, &path, frame)? {
                         if d < allowance * 0.5 - 1e-9
                             || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
                         {
@@ -1531,8 +1534,8 @@ impl<'r> Game<'r> {
             }
             for (how, path) in cands {
                 let end = *path.last().expect("a path has an end");
-                if !self.path_clear(ch, u, &path, frame)?
-                    || !self.buffer_ok(u, &start, &end, buffer)
+                if !self.buffer_ok(u, &start, &end, buffer)
+                    || !self.path_clear(ch, u, &path, frame)?
                 {
                     continue;
                 }
