@@ -1013,14 +1013,7 @@ impl<'r> Game<'r> {
                 failed.push(opt[0]);
                 continue;
             }
-            if let Some((p, args)) = &ch.then {
-                let mut vals = Vec::with_capacity(args.len());
-                for a in args {
-                    vals.push(self.eval(a, &mut frame)?);
-                }
-                self.perform(*p, &vals)?;
-                self.sync_off_table();
-            }
+            self.run_then(ch, &mut frame)?;
         }
         Ok(())
     }
@@ -1115,6 +1108,20 @@ impl<'r> Game<'r> {
             self.scan_whole(ch, frame, taken, &units, u0, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// A decision's `then PROC(args)`: what taking an option does; units
+    /// the procedure takes off the table leave it at once.
+    fn run_then(&mut self, ch: &ChoiceDef, frame: &mut [Value]) -> Result<(), Diag> {
+        if let Some((p, args)) = &ch.then {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(self.eval(a, frame)?);
+            }
+            self.perform(*p, &vals)?;
+            self.sync_off_table();
+        }
+        Ok(())
     }
 
     /// Do all the parts hold? (None: one failed to evaluate.)
@@ -1627,13 +1634,7 @@ impl<'r> Game<'r> {
                 from: place(&start),
                 to: place(&end),
             });
-            if let Some((p, args)) = &ch.then {
-                let mut vals = Vec::new();
-                for a in args {
-                    vals.push(self.eval(a, &mut frame)?);
-                }
-                self.perform(*p, &vals)?;
-            }
+            self.run_then(ch, &mut frame)?;
         }
         Ok(())
     }
@@ -1787,13 +1788,7 @@ impl<'r> Game<'r> {
                     continue;
                 }
             }
-            if let Some((p, args)) = &ch.then {
-                let mut vals = Vec::new();
-                for a in args {
-                    vals.push(self.eval(a, &mut frame)?);
-                }
-                self.perform(*p, &vals)?;
-            }
+            self.run_then(ch, &mut frame)?;
         }
         Ok(())
     }
@@ -1891,13 +1886,7 @@ impl<'r> Game<'r> {
                 unit,
                 at: place(&b),
             });
-            if let Some((p, args)) = &ch.then {
-                let mut vals = Vec::new();
-                for a in args {
-                    vals.push(self.eval(a, &mut frame)?);
-                }
-                self.perform(*p, &vals)?;
-            }
+            self.run_then(ch, &mut frame)?;
         }
         Ok(())
     }
@@ -1961,13 +1950,7 @@ impl<'r> Game<'r> {
                     why: "no room to fall back".into(),
                 }),
             }
-            if let Some((p, args)) = &ch.then {
-                let mut vals = Vec::new();
-                for a in args {
-                    vals.push(self.eval(a, &mut frame)?);
-                }
-                self.perform(*p, &vals)?;
-            }
+            self.run_then(ch, &mut frame)?;
         }
         Ok(())
     }
