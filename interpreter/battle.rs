@@ -744,7 +744,28 @@ impl<'r> Game<'r> {
         }
     }
 
-    fn action(&mut self, a: &StepAction, _span: crate::syntax::Span) -> Result<(), Diag> {
+    /// Play one action of a step; a problem without a place of its own is
+    /// reported at the step, with the turn it happened in.
+    fn action(&mut self, a: &StepAction, span: crate::syntax::Span) -> Result<(), Diag> {
+        self.action_inner(a).map_err(|d| {
+            let turn = self.turn;
+            let d = if d.span.is_none() {
+                d.at(span, "while playing this step")
+            } else {
+                d
+            };
+            Diag {
+                message: if turn > 0 {
+                    format!("{} (turn {turn})", d.message)
+                } else {
+                    format!("{} (game set-up)", d.message)
+                },
+                ..d
+            }
+        })
+    }
+
+    fn action_inner(&mut self, a: &StepAction) -> Result<(), Diag> {
         let StepAction::Do {
             procedure,
             target,

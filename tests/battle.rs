@@ -306,3 +306,35 @@ fn deployment_by_the_books_procedure() {
         format!("{:?}", again.world.field.as_ref().unwrap().bases)
     );
 }
+
+/// A battle stopped by a broken rule says where and when, as a diagnostic:
+/// here a house rule whose bookkeeping after every move breaks a requirement.
+#[test]
+fn a_broken_rule_stops_the_battle_with_a_diagnostic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let text = r#"
+extends "tillys_very_bad_day.muster"
+override procedure moved(u: unit, m: manoeuvre) {
+  require m is pivot else "only cannons may move in this broken draft"
+}
+"#;
+    let mut b = match muster::build_text("broken_draft.muster", text, Some(&dir)) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", render_plain(&d, &s)),
+    };
+    let sc = b
+        .scenario(None)
+        .expect("the extended ruleset's default scenario");
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let Err(d) = prep.play(7, true) else {
+        panic!("the battle should have stopped");
+    };
+    assert_eq!(d.code, "muster::requirement");
+    assert!(d.message.contains("(turn 1)"), "{}", d.message);
+    let out = render_plain(&[d], &b.sources).replace(ROOT, "");
+    assert!(
+        out.contains("only cannons may move in this broken draft"),
+        "{out}"
+    );
+    assert!(out.contains("broken_draft.muster"), "{out}");
+}
