@@ -147,7 +147,8 @@ impl<'r> Eval<'r> {
         Eval {
             rs,
             memo: Some(Memo {
-                values: std::cell::RefCell::new(vec![(0, Value::None); worth.len() * per]),
+                // Two more rows: nearest_enemy and nearest_friend.
+                values: std::cell::RefCell::new(vec![(0, Value::None); (worth.len() + 2) * per]),
                 worth,
                 units,
                 per,
@@ -363,7 +364,32 @@ impl<'r> Eval<'r> {
                 let v = &v[..args.len()];
                 if b.measures_table() {
                     match &c.world.field {
-                        Some(f) => f.measure(c.world, *b, v)?,
+                        Some(f) => {
+                            // The nearest units are asked for again and again
+                            // while a move is weighed: remembered like defines.
+                            let row = match b {
+                                Builtin::NearestEnemy => Some(0),
+                                Builtin::NearestFriend => Some(1),
+                                _ => None,
+                            };
+                            match (&self.memo, row) {
+                                (Some(m), Some(r)) => {
+                                    let d = (m.worth.len() + r) as Id;
+                                    let Some(slot) = m.slot(d, Some(v[0])) else {
+                                        return f.measure(c.world, *b, v);
+                                    };
+                                    let epoch = m.epoch.get();
+                                    let (e, x) = m.values.borrow()[slot];
+                                    if e == epoch {
+                                        return Ok(x);
+                                    }
+                                    let x = f.measure(c.world, *b, v)?;
+                                    m.values.borrow_mut()[slot] = (epoch, x);
+                                    x
+                                }
+                                _ => f.measure(c.world, *b, v)?,
+                            }
+                        }
                         None => {
                             if c.dirty.is_some() {
                                 return Err(EvalError::NotStatic);
