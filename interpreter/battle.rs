@@ -701,34 +701,7 @@ impl<'r> Game<'r> {
         self.turn += 1;
         let turn = self.turn;
         self.note(|_| Event::Turn { turn });
-        let ns = self.rs.states.len();
-        for (i, s) in self.rs.states.iter().enumerate() {
-            if s.each_turn {
-                for u in 0..self.world.units.len() {
-                    let v = self
-                        .ev
-                        .call_init(&self.world, &s.init, Value::Unit(u as u16))?;
-                    self.world.state[u * ns + i] = v;
-                }
-            }
-        }
-        let nss = self.rs.side_states.len();
-        for (i, s) in self.rs.side_states.iter().enumerate() {
-            if s.each_turn {
-                for sd in 0..self.world.side_names.len() {
-                    let v = self
-                        .ev
-                        .call_init(&self.world, &s.init, Value::Side(sd as u16))?;
-                    self.world.side_state[sd * nss + i] = v;
-                }
-            }
-        }
-        for (i, f) in self.rs.facts.iter().enumerate() {
-            if f.each_turn {
-                self.world.facts[i].clear();
-            }
-        }
-        Ok(())
+        self.world.reset_each_turn(self.rs)
     }
 
     /// Take off the table every unit the rules have removed.

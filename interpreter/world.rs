@@ -84,19 +84,40 @@ impl World {
 
     /// Evaluate every state's initialiser for every unit and side.
     pub fn init_state(&mut self, rs: &Ruleset) -> Result<(), Diag> {
+        self.state = vec![Value::None; self.units.len() * rs.states.len()];
+        self.side_state = vec![Value::None; self.side_names.len() * rs.side_states.len()];
+        self.initialise(rs, |_| true)
+    }
+
+    /// The start of a battle turn: `each turn` states go back to their
+    /// initial values and `each turn` facts are forgotten.
+    pub fn reset_each_turn(&mut self, rs: &Ruleset) -> Result<(), Diag> {
+        self.initialise(rs, |s| s.each_turn)?;
+        for (i, f) in rs.facts.iter().enumerate() {
+            if f.each_turn {
+                self.facts[i].clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Set the states `which` picks to their initial values.
+    fn initialise(
+        &mut self,
+        rs: &Ruleset,
+        which: impl Fn(&crate::ir::StateDef) -> bool,
+    ) -> Result<(), Diag> {
         let ev = crate::eval::Eval::new(rs);
         let ns = rs.states.len();
-        self.state = vec![Value::None; self.units.len() * ns];
-        for u in 0..self.units.len() {
-            for (i, s) in rs.states.iter().enumerate() {
+        for (i, s) in rs.states.iter().enumerate().filter(|(_, s)| which(s)) {
+            for u in 0..self.units.len() {
                 let v = ev.call_init(self, &s.init, Value::Unit(u as u16))?;
                 self.state[u * ns + i] = v;
             }
         }
         let nss = rs.side_states.len();
-        self.side_state = vec![Value::None; self.side_names.len() * nss];
-        for sd in 0..self.side_names.len() {
-            for (i, s) in rs.side_states.iter().enumerate() {
+        for (i, s) in rs.side_states.iter().enumerate().filter(|(_, s)| which(s)) {
+            for sd in 0..self.side_names.len() {
                 let v = ev.call_init(self, &s.init, Value::Side(sd as u16))?;
                 self.side_state[sd * nss + i] = v;
             }
