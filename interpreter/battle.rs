@@ -1390,10 +1390,10 @@ impl<'r> Game<'r> {
         out
     }
 
-    /// Where a unit heads for with a free move or a pivot: a commander to
-    /// the rear of the friend nearest the enemy in its command... the
-    /// engine's generic choice: the nearest enemy for a pivot, the rear
-    /// edge of the friendly unit nearest the enemy for a free move.
+    /// Where a unit heads with a pivot (to face the nearest enemy) or a free
+    /// move (just behind the rear edge of the wider friendly base nearest
+    /// the enemy). Known limit: this target is the engine's choice, not the
+    /// policy's; a policy only accepts or refuses the move.
     fn target_for(&self, u: u16, m: u32) -> Option<Pt> {
         let f = self.field();
         let me = &f.bases[u as usize];

@@ -135,10 +135,7 @@ fn a_game_ends_by_army_morale() {
 #[test]
 fn the_turn_limit_ends_a_game() {
     let mut b = tvbd();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_default.toml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("turn_limit = 20", "turn_limit = 1");
+    let text = default_scenario_text().replace("turn_limit = 20", "turn_limit = 1");
     let sc = muster::scenario::read(&b.ruleset, "short.toml", &text, &mut b.sources).unwrap();
     let prep = Prepared::new(&b.ruleset, &sc).unwrap();
     let game = prep.play(7, true).unwrap();
@@ -148,10 +145,24 @@ fn the_turn_limit_ends_a_game() {
     assert!(game.narrative().contains("the turn limit is reached"));
 }
 
+/// The text of TVBD's default scenario, for tests that edit it.
+fn default_scenario_text() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_default.toml");
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The default scenario with its superior Pike+Shot moved to `at`.
+fn superior_pike_at(t: String, at: &str) -> String {
+    t.replacen(
+        r#"{ type = "Pike+Shot", quality = "superior", at = [22.5, 10] }"#,
+        &format!(r#"{{ type = "Pike+Shot", quality = "superior", at = {at} }}"#),
+        1,
+    )
+}
+
 fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
     let mut b = tvbd();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_default.toml");
-    let text = edit(std::fs::read_to_string(&path).unwrap());
+    let text = edit(default_scenario_text());
     let diags = match muster::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
         Err(d) => d,
         Ok(sc) => match Prepared::new(&b.ruleset, &sc) {
@@ -170,13 +181,7 @@ fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
 /// is reported at its entry in the file.
 #[test]
 fn pike_and_shot_outside_the_centre_zone() {
-    let out = setup_problem("bad_deployment.toml", |t| {
-        t.replacen(
-            r#"{ type = "Pike+Shot", quality = "superior", at = [22.5, 10] }"#,
-            r#"{ type = "Pike+Shot", quality = "superior", at = [40, 10] }"#,
-            1,
-        )
-    });
+    let out = setup_problem("bad_deployment.toml", |t| superior_pike_at(t, "[40, 10]"));
     assert!(
         out.contains("deployed where the rules do not allow"),
         "{out}"
@@ -187,13 +192,7 @@ fn pike_and_shot_outside_the_centre_zone() {
 /// A unit over the table's edge.
 #[test]
 fn unit_off_the_table() {
-    let out = setup_problem("off_table.toml", |t| {
-        t.replacen(
-            r#"{ type = "Pike+Shot", quality = "superior", at = [22.5, 10] }"#,
-            r#"{ type = "Pike+Shot", quality = "superior", at = [22.5, 0.3] }"#,
-            1,
-        )
-    });
+    let out = setup_problem("off_table.toml", |t| superior_pike_at(t, "[22.5, 0.3]"));
     assert!(
         out.contains("off the table") || out.contains("not wholly on the table"),
         "{out}"
