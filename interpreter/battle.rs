@@ -36,6 +36,15 @@ pub enum Event {
         /// The modifiers that applied while it ran.
         modifiers: Vec<String>,
         outcomes: Vec<(String, String)>,
+        /// Lines its hooks logged.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        log: Vec<String>,
+    },
+    /// A hook on a step ran: the dice it rolled and the lines it logged.
+    Hook {
+        name: String,
+        rolls: Vec<i64>,
+        log: Vec<String>,
     },
     /// A unit moved (or charged, or retired).
     Move {
@@ -88,6 +97,7 @@ impl std::fmt::Display for Event {
                 rolls,
                 modifiers,
                 outcomes,
+                log,
             } => {
                 write!(f, "   {name}({})", args.join(", "))?;
                 if !modifiers.is_empty() {
@@ -104,6 +114,20 @@ impl std::fmt::Display for Event {
                     .collect();
                 if !shown.is_empty() {
                     write!(f, ": {}", shown.join(", "))?;
+                }
+                for l in log {
+                    write!(f, "\n      > {l}")?;
+                }
+                Ok(())
+            }
+            Event::Hook { name, rolls, log } => {
+                write!(f, "   hook {name}")?;
+                if !rolls.is_empty() {
+                    let r: Vec<String> = rolls.iter().map(|x| x.to_string()).collect();
+                    write!(f, " rolls [{}]", r.join(" "))?;
+                }
+                for l in log {
+                    write!(f, "\n      > {l}")?;
                 }
                 Ok(())
             }
@@ -610,9 +634,11 @@ impl<'r> Game<'r> {
                 let (phase, step) = (n.phase.clone(), n.name.clone());
                 self.note(|_| Event::Step { phase, step });
             }
+            self.step_hooks(&n.name, false, n.span)?;
             for a in &n.actions {
                 self.action(a, n.span)?;
             }
+            self.step_hooks(&n.name, true, n.span)?;
             if node == graph.turn_end {
                 self.snapshot();
             }
@@ -705,6 +731,60 @@ impl<'r> Game<'r> {
     }
 
     /// Take off the table every unit the rules have removed.
+    /// Run the hooks on a step (`after` ones when `after`), in the order
+    /// they are declared; each sees the turn.
+    fn step_hooks(
+        &mut self,
+        step: &str,
+        after: bool,
+        span: crate::syntax::Span,
+    ) -> Result<(), Diag> {
+        use crate::hooks::{self, Point};
+        let rs = self.rs;
+        for (i, h) in rs.hooks.iter().enumerate() {
+            let hit = match &h.point {
+                Point::BeforeStep(s) => !after && s == step,
+                Point::AfterStep(s) => after && s == step,
+                _ => false,
+            };
+            if !hit {
+                continue;
+            }
+            let mut log = Vec::new();
+            let mut dice = crate::procedures::Recorder {
+                inner: &mut self.rng,
+                rolls: Vec::new(),
+            };
+            let r = {
+                let mut env = hooks::Env {
+                    ev: &self.ev,
+                    store: hooks::Store::Battle(&mut self.world),
+                    dice: &mut dice,
+                    outs: None,
+                    log: &mut log,
+                };
+                hooks::call(&mut env, i as Id, &[Value::Int(self.turn as i64)])
+            };
+            let rolls = dice.rolls;
+            self.ev.forget();
+            if let Err(e) = r {
+                let turn = self.turn;
+                let d = e.diag();
+                return Err(Diag {
+                    message: format!("{} (turn {turn}, step \"{step}\")", d.message),
+                    ..d
+                }
+                .note(span, "during this step"));
+            }
+            if !rolls.is_empty() || !log.is_empty() {
+                let name = h.name.clone();
+                self.note(|_| Event::Hook { name, rolls, log });
+            }
+            self.sync_off_table();
+        }
+        Ok(())
+    }
+
     fn sync_off_table(&mut self) {
         let Some(s) = self.off_table else { return };
         let ns = self.rs.states.len();
@@ -795,6 +875,7 @@ impl<'r> Game<'r> {
         let p = p?;
         let changed = before.is_some_and(|(st, sst, nf)| {
             !p.rolls.is_empty()
+                || !p.log.is_empty()
                 || st != self.world.state
                 || sst != self.world.side_state
                 || nf != self.world.facts.iter().map(|f| f.len()).sum::<usize>()
@@ -828,6 +909,7 @@ impl<'r> Game<'r> {
                     .zip(&p.outcomes)
                     .map(|(o, v)| (o.name.clone(), self.show(*v)))
                     .collect(),
+                log: p.log.clone(),
             };
             self.log.push(ev);
         }
@@ -1206,10 +1288,7 @@ impl<'r> Game<'r> {
     // ------------------------------------------------------------ movement
 
     fn on_table(&self, b: &Base) -> bool {
-        let f = self.field();
-        b.corners()
-            .iter()
-            .all(|p| p.x >= -1e-6 && p.y >= -1e-6 && p.x <= f.width + 1e-6 && p.y <= f.depth + 1e-6)
+        self.field().holds(b)
     }
 
     /// Is the path (start excluded) clear for unit `u`: on the table, not

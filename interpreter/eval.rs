@@ -258,6 +258,9 @@ impl<'r> Eval<'r> {
                 for a in args {
                     key.push(self.eval(c, a, frame, dice)?);
                 }
+                if let Some(h) = self.rs.facts[*f as usize].hook {
+                    return crate::hooks::fact_value(self, c, h, *f, &key);
+                }
                 match c.world.facts[*f as usize].get(&key) {
                     Some(v) => *v,
                     None => match self.rs.facts[*f as usize].default {

@@ -163,6 +163,39 @@ impl Field {
         }
     }
 
+    /// Does the table hold the whole base?
+    pub fn holds(&self, b: &Base) -> bool {
+        b.corners().iter().all(|p| {
+            p.x >= -1e-6 && p.y >= -1e-6 && p.x <= self.width + 1e-6 && p.y <= self.depth + 1e-6
+        })
+    }
+
+    /// Move unit `u` straight back (away from its facing) by up to `d`, in
+    /// quarters, stopping short of the table edge and of any other unit on
+    /// the table; how far it went. (A hook's `fall_back`.)
+    pub fn fall_back(&mut self, u: usize, d: f64) -> f64 {
+        let start = self.bases[u];
+        let clear = |b: &Base| {
+            self.holds(b)
+                && (0..self.bases.len())
+                    .all(|o| o == u || !self.on_table[o] || !self.bases[o].overlaps(b))
+        };
+        let mut went = 0.0;
+        let mut k = 1;
+        while k as f64 * 0.25 <= d + 1e-9 {
+            let b = start.advanced(-(k as f64) * 0.25);
+            if !clear(&b) {
+                break;
+            }
+            went = k as f64 * 0.25;
+            k += 1;
+        }
+        if went > 0.0 {
+            self.set_base(u, start.advanced(-went));
+        }
+        went
+    }
+
     /// The closest distance between two units' bases.
     pub fn dist(&self, a: usize, b: usize) -> f64 {
         if let Some(d) = self.cache.get(a, b) {

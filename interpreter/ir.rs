@@ -53,6 +53,8 @@ pub struct Ruleset {
     pub default_scenario: Option<(String, Span)>,
     pub armies: Vec<ArmyDef>,
     pub graph: Option<PhaseGraph>,
+    /// Rules written as rhai scripts, compiled (see [`crate::hooks`]).
+    pub hooks: Vec<crate::hooks::HookDef>,
 }
 
 impl Ruleset {
@@ -177,6 +179,8 @@ pub struct FactDef {
     pub each_turn: bool,
     /// How a battle derives the fact from the table (`in battle: EXPR`).
     pub battle: Option<Func>,
+    /// A hook that derives the fact (in battles and situations alike).
+    pub hook: Option<Id>,
 }
 
 /// A define, a table (rows compiled to a chain of `If`s), or an initialiser:
@@ -233,6 +237,19 @@ pub struct ProcDef {
     pub slots: u16,
     pub body: Vec<St>,
     pub span: Span,
+    /// The names bound at the end of the body (parameters, then the
+    /// top-level `let`s) and their slots: what an `after` hook sees.
+    pub names: Vec<(String, u16)>,
+    pub hooks: ProcHooks,
+}
+
+/// The hooks attached to a procedure, in the order they are declared.
+#[derive(Clone, Debug, Default)]
+pub struct ProcHooks {
+    pub before: Vec<Id>,
+    pub after: Vec<Id>,
+    /// A hook whose script is the procedure's body.
+    pub replace: Option<Id>,
 }
 
 #[derive(Clone, Debug)]

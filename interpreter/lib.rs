@@ -29,6 +29,7 @@ pub mod diagnostic;
 pub mod dice;
 pub mod eval;
 pub mod field;
+pub mod hooks;
 pub mod ir;
 pub mod load;
 pub mod modifiers;

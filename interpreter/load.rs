@@ -85,6 +85,7 @@ fn key(kind: &ItemKind) -> Option<(&'static str, String)> {
         ItemKind::Army(a) => ("army", a.name.text.clone()),
         ItemKind::Sequence(_) => ("sequence", String::new()),
         ItemKind::Measure(n, _) => ("measure", n.text.clone()),
+        ItemKind::Hook(h) => ("hook", h.name.text.clone()),
         _ => return None,
     })
 }
@@ -185,10 +186,55 @@ impl Loader<'_> {
                         ),
                     }
                 }
-                _ => self.merge(item, out, extends_something),
+                _ => {
+                    let mut item = item;
+                    if let ItemKind::Hook(h) = &mut item.kind {
+                        self.read_script(h, dir.as_deref());
+                    }
+                    self.merge(item, out, extends_something)
+                }
             }
         }
         self.stack.pop();
+    }
+
+    /// A hook's `script "FILE"`: read it (next to the file that names it,
+    /// else from stdlib/) and make it an inline script in its own source.
+    fn read_script(&mut self, h: &mut Hook, dir: Option<&Path>) {
+        let Script::File { path, span } = &h.script else {
+            return;
+        };
+        let local = dir.map(|d| d.join(path)).filter(|p| p.is_file());
+        let (name, text) = match local {
+            Some(p) => match std::fs::read_to_string(&p) {
+                Ok(t) => (p.display().to_string(), t),
+                Err(e) => {
+                    self.diags.push(
+                        Diag::new("muster::hook", format!("cannot read `{path}`: {e}"))
+                            .at(*span, "the hook's script")
+                            .help("check the file's permissions and encoding (UTF-8)"),
+                    );
+                    return;
+                }
+            },
+            None => match crate::hooks::stdlib_script(path) {
+                Some(t) => (format!("stdlib/{path}"), t.to_string()),
+                None => {
+                    self.diags.push(
+                        Diag::new("muster::hook", format!("there is no script `{path}`"))
+                            .at(*span, "not found next to this file nor in stdlib/")
+                            .help("a hook's script file is named relative to the ruleset that declares it"),
+                    );
+                    return;
+                }
+            },
+        };
+        let len = text.len();
+        let file = self.sources.add(name, text.as_str());
+        h.script = Script::Inline {
+            text,
+            span: Span::new(file, 0, len),
+        };
     }
 
     fn merge(&mut self, item: Item, out: &mut Loaded, derived: bool) {

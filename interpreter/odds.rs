@@ -12,6 +12,7 @@
 use crate::diagnostic::Diag;
 use crate::dice::{self, add_mass, Dist, Prob, Scripted};
 use crate::eval::{binary, Ctx, Dirty, Eval, EvalError, NoDice};
+use crate::hooks;
 use crate::ir::*;
 use crate::rng::Rng;
 use crate::syntax::Span;
@@ -33,6 +34,14 @@ pub enum Op {
         state: Id,
         op: ModOp,
         value: Ex,
+    },
+    /// Run a hook of procedure `proc`: the values of its variables, and
+    /// where the procedure's outcomes land in the program's.
+    Hook {
+        hook: Id,
+        proc: Id,
+        vars: Vec<Ex>,
+        outs: Vec<Option<u16>>,
     },
 }
 
@@ -387,13 +396,52 @@ impl Spec<'_> {
                                 .map(|i| i as u16)
                         })
                         .collect();
-                    let body = callee.body.clone();
-                    self.block(&body, cb, &map)?;
+                    self.procedure(*p, cb, &map)?;
                 }
                 // Noting a fact is bookkeeping for later steps of a battle;
                 // the odds of one resolution do not depend on it.
                 St::Note(..) => {}
             }
+        }
+        Ok(())
+    }
+}
+
+impl Spec<'_> {
+    /// A procedure whose frame starts at `base`: its `before` hooks, its
+    /// body (or the hook that replaces it), its `after` hooks.
+    fn procedure(&mut self, p: Id, base: u16, map: &[Option<u16>]) -> Result<(), Diag> {
+        let pd = &self.ev.rs.procedures[p as usize];
+        let hooks = pd.hooks.clone();
+        let params: Vec<u16> = (0..pd.params.len() as u16).collect();
+        let names: Vec<u16> = pd.names.iter().map(|(_, s)| *s).collect();
+        let emit = |spec: &mut Self, h: Id, slots: &[u16]| {
+            let vars = slots
+                .iter()
+                .map(|s| spec.fold(&Ex::Local(base + s)))
+                .collect();
+            spec.ops.push(Op::Hook {
+                hook: h,
+                proc: p,
+                vars,
+                outs: map.to_vec(),
+            });
+            // What a hook changes is not known in advance.
+            spec.dirty.states.iter_mut().for_each(|d| *d = true);
+            spec.dirty.side_states.iter_mut().for_each(|d| *d = true);
+        };
+        for &h in &hooks.before {
+            emit(self, h, &params);
+        }
+        match hooks.replace {
+            Some(h) => emit(self, h, &params),
+            None => {
+                let body = self.ev.rs.procedures[p as usize].body.clone();
+                self.block(&body, base, map)?;
+            }
+        }
+        for &h in &hooks.after {
+            emit(self, h, &names);
         }
         Ok(())
     }
@@ -441,7 +489,7 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
         spec.known[i] = Some(*a);
     }
     let map: Vec<Option<u16>> = (0..p.outcomes.len() as u16).map(Some).collect();
-    spec.block(&p.body, 0, &map)?;
+    spec.procedure(proc, 0, &map)?;
     let random = spec
         .ops
         .iter()
@@ -450,7 +498,8 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
                 e.is_random()
             }
             Op::Assign { target, value, .. } => target.is_random() || value.is_random(),
-            Op::Jump(_) => false,
+            // Hooks are run whole (exact odds enumerate their dice).
+            Op::Jump(_) | Op::Hook { .. } => false,
         })
         .collect();
     let frame = spec
@@ -528,6 +577,88 @@ impl Run<'_> {
             }
         };
         Ok(())
+    }
+
+    /// Run a hook on branch `b` once for every sequence of faces its dice
+    /// can show (depth first, each run from the branch's start): the
+    /// branches that continue after it, each with its probability.
+    fn hook(
+        &self,
+        b: &Branch,
+        hook: Id,
+        proc: Id,
+        vars: &[Ex],
+        outs: &[Option<u16>],
+        branches: &mut usize,
+    ) -> Result<Vec<Branch>, ExactError> {
+        let f = ExactError::Fault;
+        let mut frame = b.frame.clone();
+        let vals = vars
+            .iter()
+            .map(|e| {
+                let c = self.ctx(&b.state, &b.side_state);
+                self.ev
+                    .eval(c, e, &mut frame, &mut NoDice)
+                    .map_err(|e| f(fault_of(e)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let defs = &self.ev.rs.procedures[proc as usize].outcomes;
+        let mut done = Vec::new();
+        let mut pending: Vec<(Vec<usize>, Prob)> = vec![(Vec::new(), Prob::ONE)];
+        while let Some((faces, p)) = pending.pop() {
+            *branches += 1;
+            if *branches > MAX_BRANCHES {
+                return Err(ExactError::TooManyBranches);
+            }
+            let mut nb = Branch {
+                pc: b.pc + 1,
+                frame: b.frame.clone(),
+                state: b.state.clone(),
+                side_state: b.side_state.clone(),
+                out: b.out.clone(),
+                p: b.p.times(p),
+            };
+            let mut dice = hooks::Prefix {
+                faces: &faces,
+                next: 0,
+                wanted: None,
+            };
+            let mut log = Vec::new();
+            let r = {
+                let mut env = hooks::Env {
+                    ev: &self.ev,
+                    store: hooks::Store::Run {
+                        world: &self.prog.world,
+                        state: &mut nb.state,
+                        side_state: &mut nb.side_state,
+                    },
+                    dice: &mut dice,
+                    outs: Some(hooks::Outs {
+                        defs,
+                        map: outs,
+                        values: &mut nb.out,
+                    }),
+                    log: &mut log,
+                };
+                hooks::call(&mut env, hook, &vals)
+            };
+            // A die wanted past the prefix (even if the script caught the
+            // error): try each of its faces.
+            if let Some(die) = dice.wanted {
+                let n = die.faces.len() as u128;
+                for face in 0..die.faces.len() {
+                    let mut longer = faces.clone();
+                    longer.push(face);
+                    pending.push((longer, p.times(Prob::ratio(1, n))));
+                }
+                continue;
+            }
+            match r {
+                Ok(_) => done.push(nb),
+                Err(e) => return Err(f(e.diag())),
+            }
+        }
+        Ok(done)
     }
 
     /// The exact distribution of an expression's value.
@@ -759,6 +890,18 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                 break;
             }
             let op = &prog.ops[b.pc];
+            if let Op::Hook {
+                hook,
+                proc,
+                vars,
+                outs,
+            } = op
+            {
+                for nb in run.hook(&b, *hook, *proc, vars, outs, &mut branches)? {
+                    stack.push(nb);
+                }
+                break;
+            }
             if prog.random[b.pc] {
                 // Branch: one continuation per value of the roll.
                 let (e, assign_target) = match op {
@@ -767,7 +910,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                     | Op::Require(e, _, _)
                     | Op::JumpIfNot(e, _) => (e, None),
                     Op::Assign { target, value, .. } => (value, Some(target)),
-                    Op::Jump(_) => unreachable!(),
+                    Op::Jump(_) | Op::Hook { .. } => unreachable!(),
                 };
                 if assign_target.is_some_and(|t| t.is_random()) {
                     return Err(f(Diag::new(
@@ -827,7 +970,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                             .map_err(f)?;
                             nb.pc += 1;
                         }
-                        Op::Jump(_) => unreachable!(),
+                        Op::Jump(_) | Op::Hook { .. } => unreachable!(),
                     }
                     stack.push(nb);
                 }
@@ -895,7 +1038,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                             run.assign(&mut b.state, &mut b.side_state, (*side, t, *state, *op), v)
                                 .map_err(f)?;
                         }
-                        Op::Jump(_) => unreachable!(),
+                        Op::Jump(_) | Op::Hook { .. } => unreachable!(),
                     }
                     b.pc = next;
                 }

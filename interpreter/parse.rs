@@ -181,6 +181,23 @@ impl Builder {
             .collect()
     }
 
+    /// `outcomes { name: type, ... }`.
+    fn outcome_decls(&self, p: P) -> Vec<OutcomeDecl> {
+        p.into_inner()
+            .map(|d| {
+                let mut di = d.into_inner();
+                let name = self.name(di.next().unwrap());
+                let ty = di
+                    .next()
+                    .unwrap()
+                    .into_inner()
+                    .map(|t| self.name(t))
+                    .collect();
+                OutcomeDecl { name, ty }
+            })
+            .collect()
+    }
+
     fn type_ref(&self, p: P) -> Name {
         self.name(p.into_inner().next().unwrap())
     }
@@ -418,19 +435,7 @@ impl Builder {
                 let mut body = Vec::new();
                 for x in it {
                     match x.as_rule() {
-                        Rule::outcomes => {
-                            for d in x.into_inner() {
-                                let mut di = d.into_inner();
-                                let n = self.name(di.next().unwrap());
-                                let ty = di
-                                    .next()
-                                    .unwrap()
-                                    .into_inner()
-                                    .map(|t| self.name(t))
-                                    .collect();
-                                outcomes.push(OutcomeDecl { name: n, ty });
-                            }
-                        }
+                        Rule::outcomes => outcomes = self.outcome_decls(x),
                         _ => body = self.block(x),
                     }
                 }
@@ -475,6 +480,71 @@ impl Builder {
                     }
                 }
                 ItemKind::Policy(Policy { name, doc, lines })
+            }
+            Rule::hook_item => {
+                it.next(); // the keyword
+                let name = self.name(it.next().unwrap());
+                let mut doc = None;
+                let mut point = None;
+                let mut outcomes = Vec::new();
+                let mut script = None;
+                for x in it {
+                    match x.as_rule() {
+                        Rule::string => doc = Some(unquote(x)),
+                        Rule::hook_point => {
+                            let mut h = x.into_inner();
+                            let kind = h.next().unwrap();
+                            let target = h.next().unwrap();
+                            point = Some(match kind.as_rule() {
+                                Rule::hook_when => {
+                                    let after = kind.as_str() == "after";
+                                    if target.as_rule() == Rule::hook_step {
+                                        let s = target.into_inner().next().unwrap();
+                                        let span = self.span(&s);
+                                        HookPoint::Step {
+                                            after,
+                                            step: Name {
+                                                text: unquote(s),
+                                                span,
+                                            },
+                                        }
+                                    } else {
+                                        HookPoint::Procedure {
+                                            after,
+                                            proc: self.name(target),
+                                        }
+                                    }
+                                }
+                                Rule::hook_replace => HookPoint::Replace(self.name(target)),
+                                _ => HookPoint::Fact(self.name(target)),
+                            });
+                        }
+                        Rule::outcomes => outcomes = self.outcome_decls(x),
+                        Rule::script_file => {
+                            let s = x.into_inner().next().unwrap();
+                            let span = self.span(&s);
+                            script = Some(Script::File {
+                                path: unquote(s),
+                                span,
+                            });
+                        }
+                        _ => {
+                            let t = x.into_inner().next().unwrap();
+                            let s = t.as_span();
+                            script = Some(Script::Inline {
+                                text: t.as_str().to_string(),
+                                span: Span::new(self.file, s.start(), s.end()),
+                            });
+                        }
+                    }
+                }
+                ItemKind::Hook(Hook {
+                    name,
+                    doc,
+                    point: point.expect("the grammar requires a hook point"),
+                    outcomes,
+                    script: script.expect("the grammar requires a script"),
+                })
             }
             Rule::scenario_item => {
                 it.next(); // the keyword

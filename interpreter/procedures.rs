@@ -7,6 +7,7 @@
 use crate::diagnostic::Diag;
 use crate::dice::DiceSource;
 use crate::eval::{Ctx, Eval, EvalError};
+use crate::hooks::{self, Env, Failed, Outs, Store};
 use crate::ir::{DieDef, Id, ModOp, St};
 use crate::value::Value;
 use crate::world::World;
@@ -18,12 +19,14 @@ pub struct Performed {
     pub outcomes: Vec<Value>,
     /// Every die rolled, by face value, in order.
     pub rolls: Vec<i64>,
+    /// Lines its hooks logged.
+    pub log: Vec<String>,
 }
 
 /// Dice that remember what came up.
-struct Recorder<'a> {
-    inner: &'a mut dyn DiceSource,
-    rolls: Vec<i64>,
+pub(crate) struct Recorder<'a> {
+    pub inner: &'a mut dyn DiceSource,
+    pub rolls: Vec<i64>,
 }
 
 impl DiceSource for Recorder<'_> {
@@ -60,13 +63,18 @@ pub fn perform(
         inner: dice,
         rolls: Vec::new(),
     };
-    run(ev, w, proc, args, &map, &mut outcomes, &mut rec)?;
+    let mut log = Vec::new();
+    run(ev, w, proc, args, &map, &mut outcomes, &mut rec, &mut log)?;
     Ok(Performed {
         outcomes,
         rolls: rec.rolls,
+        log,
     })
 }
 
+/// Run a procedure's hooks and body: `before` hooks, the body (or the hook
+/// that replaces it), `after` hooks.
+#[allow(clippy::too_many_arguments)]
 fn run(
     ev: &Eval,
     w: &mut World,
@@ -75,11 +83,46 @@ fn run(
     map: &[Option<u16>],
     outcomes: &mut [Value],
     dice: &mut dyn DiceSource,
+    log: &mut Vec<String>,
 ) -> Result<(), Diag> {
     let p = &ev.rs.procedures[proc as usize];
     let mut frame = vec![Value::None; (p.slots as usize).max(args.len())];
     frame[..args.len()].copy_from_slice(args);
-    block(ev, w, proc, &p.body, &mut frame, map, outcomes, dice)
+    let hook = |w: &mut World,
+                h: Id,
+                vars: &[Value],
+                outcomes: &mut [Value],
+                dice: &mut dyn DiceSource,
+                log: &mut Vec<String>| {
+        let mut env = Env {
+            ev,
+            store: Store::Battle(w),
+            dice,
+            outs: Some(Outs {
+                defs: &p.outcomes,
+                map,
+                values: outcomes,
+            }),
+            log,
+        };
+        let r = hooks::call(&mut env, h, vars).map_err(Failed::diag);
+        ev.forget();
+        r.map(|_| ())
+    };
+    for &h in &p.hooks.before {
+        hook(w, h, args, outcomes, dice, log)?;
+    }
+    match p.hooks.replace {
+        Some(h) => hook(w, h, args, outcomes, dice, log)?,
+        None => block(ev, w, proc, &p.body, &mut frame, map, outcomes, dice, log)?,
+    }
+    if !p.hooks.after.is_empty() {
+        let vars: Vec<Value> = p.names.iter().map(|(_, s)| frame[*s as usize]).collect();
+        for &h in &p.hooks.after {
+            hook(w, h, &vars, outcomes, dice, log)?;
+        }
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -92,6 +135,7 @@ fn block(
     map: &[Option<u16>],
     outcomes: &mut [Value],
     dice: &mut dyn DiceSource,
+    log: &mut Vec<String>,
 ) -> Result<(), Diag> {
     for st in body {
         match st {
@@ -128,7 +172,7 @@ fn block(
                 } else {
                     b
                 };
-                block(ev, w, proc, branch, frame, map, outcomes, dice)?;
+                block(ev, w, proc, branch, frame, map, outcomes, dice, log)?;
             }
             St::AssignState {
                 unit,
@@ -188,7 +232,7 @@ fn block(
                             .and_then(|j| map.get(j).copied().flatten())
                     })
                     .collect();
-                run(ev, w, *callee, &vals, &cmap, outcomes, dice)?;
+                run(ev, w, *callee, &vals, &cmap, outcomes, dice, log)?;
             }
             St::Note(f, args, v, _) => {
                 let mut key = Vec::with_capacity(args.len());

@@ -97,6 +97,8 @@ pub enum ItemKind {
     Policy(Policy),
     /// `default_scenario "FILE"`: the scenario battles play by default.
     DefaultScenario(String, Span),
+    /// `hook NAME ... { script }`: a rule written as a rhai script.
+    Hook(Hook),
     Army(Army),
     Sequence(Sequence),
     Remove(Name, Name),
@@ -274,6 +276,38 @@ pub struct Procedure {
     pub params: Vec<Param>,
     pub outcomes: Vec<OutcomeDecl>,
     pub body: Vec<Stmt>,
+}
+
+/// A hook: a rhai script attached to a point of the ruleset.
+#[derive(Clone, Debug)]
+pub struct Hook {
+    pub name: Name,
+    pub doc: Option<String>,
+    pub point: HookPoint,
+    /// Outcomes the hook adds to its procedure (so `odds` reports them).
+    pub outcomes: Vec<OutcomeDecl>,
+    pub script: Script,
+}
+
+/// Where a hook runs.
+#[derive(Clone, Debug)]
+pub enum HookPoint {
+    /// `before PROC` / `after PROC` (`after == true`).
+    Procedure { after: bool, proc: Name },
+    /// `before step "X"` / `after step "X"`.
+    Step { after: bool, step: Name },
+    /// `replace PROC`: the script is the procedure's body.
+    Replace(Name),
+    /// `fact F`: the script derives the fact's value.
+    Fact(Name),
+}
+
+/// A hook's script: inline text (with the span of that text), or a file
+/// named relative to the ruleset (the loader reads it and makes it inline).
+#[derive(Clone, Debug)]
+pub enum Script {
+    Inline { text: String, span: Span },
+    File { path: String, span: Span },
 }
 
 #[derive(Clone, Debug)]

@@ -111,6 +111,13 @@ enum I {
         dst: Reg,
         ex: Box<Ex>,
     },
+    /// Run a hook of procedure `proc` with its variables' registers.
+    Hook {
+        hook: Id,
+        proc: Id,
+        vars: Box<[Reg]>,
+        outs: Box<[Option<u16>]>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -424,6 +431,20 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Code {
                     }
                 }
             }
+            Op::Hook {
+                hook,
+                proc,
+                vars,
+                outs,
+            } => {
+                let vars = vars.iter().map(|e| b.expr(e, None)).collect();
+                b.instrs.push(I::Hook {
+                    hook: *hook,
+                    proc: *proc,
+                    vars,
+                    outs: outs.clone().into_boxed_slice(),
+                });
+            }
         }
     }
     starts.push(b.instrs.len());
@@ -670,6 +691,34 @@ impl Code {
                             .map_err(fault)?
                     };
                     regs[*dst as usize] = v;
+                }
+                I::Hook {
+                    hook,
+                    proc,
+                    vars,
+                    outs,
+                } => {
+                    let vals: Vec<Value> = vars.iter().map(|r| regs[*r as usize]).collect();
+                    let ev = Eval::new(rs);
+                    let mut log = Vec::new();
+                    let mut env = crate::hooks::Env {
+                        ev: &ev,
+                        store: crate::hooks::Store::Run {
+                            world: &prog.world,
+                            state,
+                            side_state,
+                        },
+                        dice,
+                        outs: Some(crate::hooks::Outs {
+                            defs: &rs.procedures[*proc as usize].outcomes,
+                            map: outs,
+                            values: out,
+                        }),
+                        log: &mut log,
+                    };
+                    let _value = crate::hooks::call(&mut env, *hook, &vals)
+                        .map_err(crate::hooks::Failed::diag)?;
+                    // Lines a hook logs show in battles; odds have no log.
                 }
             }
             pc += 1;

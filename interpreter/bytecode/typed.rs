@@ -341,6 +341,8 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
                 patches.push((b.code.len(), *t));
                 b.code.push(T::Jump { to: 0 });
             }
+            // Scripts run in the general tier.
+            Op::Hook { .. } => return None,
             Op::Assign {
                 side,
                 target,
