@@ -495,6 +495,57 @@ fn units_where(keep: impl Fn(&World, usize) -> bool) -> Res<Array> {
     })
 }
 
+/// `perform(name, [args])`: run one of the ruleset's procedures (with its own
+/// hooks) as the language's `call` does; its outcomes as a map.
+fn call_procedure(env: &mut Env, name: &str, args: &[Dynamic]) -> Res<rhai::Map> {
+    let rs = env.ev.rs;
+    let Some(p) = rs.procedure(name) else {
+        return err(format!("there is no procedure `{name}`"));
+    };
+    let pd = &rs.procedures[p as usize];
+    if pd.params.len() != args.len() {
+        return err(format!(
+            "procedure `{name}` takes {} arguments, not {}",
+            pd.params.len(),
+            args.len()
+        ));
+    }
+    let vals = args
+        .iter()
+        .zip(&pd.params)
+        .map(|(a, (_, t))| to_value(rs, a, t))
+        .collect::<Res<Vec<_>>>()?;
+    let run = |w: &mut World, dice: &mut dyn DiceSource, log: &mut Vec<String>| {
+        crate::procedures::run_for_hook(env.ev, w, p, &vals, dice, log)
+            .map_err(|d| -> Box<EvalAltResult> { d.message.into() })
+    };
+    let outs = match &mut env.store {
+        Store::Battle(w) => run(w, &mut *env.dice, &mut *env.log)?,
+        Store::Run {
+            world,
+            state,
+            side_state,
+        } => {
+            // The situation's world with this run's state, changed and
+            // copied back.
+            let mut w = (*world).clone();
+            w.state.copy_from_slice(state);
+            w.side_state.copy_from_slice(side_state);
+            let o = run(&mut w, &mut *env.dice, &mut *env.log)?;
+            state.copy_from_slice(&w.state);
+            side_state.copy_from_slice(&w.side_state);
+            o
+        }
+        Store::Read(_) => return err("a fact hook cannot change the game"),
+    };
+    env.ev.forget();
+    let mut m = rhai::Map::new();
+    for (o, v) in pd.outcomes.iter().zip(outs) {
+        m.insert(o.name.as_str().into(), to_dynamic(rs, v)?);
+    }
+    Ok(m)
+}
+
 /// The names of the API's functions (a script may call these, the stdlib
 /// helpers, its own functions and rhai's standard ones).
 pub const API: &[&str] = &[
@@ -504,7 +555,7 @@ pub const API: &[&str] = &[
     "side_state",
     "stat",
     "option",
-    "is",
+    "is_a",
     "type_of_unit",
     "quality_of",
     "side",
@@ -521,6 +572,7 @@ pub const API: &[&str] = &[
     "outcome",
     "set_outcome",
     "fall_back",
+    "perform",
     "log",
 ];
 
@@ -533,6 +585,7 @@ const EFFECTS: &[&str] = &[
     "note",
     "set_outcome",
     "fall_back",
+    "perform",
 ];
 
 fn register(e: &mut Engine) {
@@ -584,7 +637,7 @@ fn register(e: &mut Engine) {
                 None => err(format!("there is no option `{n}`")),
             })
         })
-        .register_fn("is", |u: UnitRef, what: &str| {
+        .register_fn("is_a", |u: UnitRef, what: &str| {
             with_env(|env| {
                 let u = unit_arg(&u, env)?;
                 unit_is(env, u, what)
@@ -732,6 +785,9 @@ fn register(e: &mut Engine) {
             }
         })
     })
+    .register_fn("perform", |n: &str, args: Array| {
+        with_env(|env| call_procedure(env, n, &args))
+    })
     .register_fn("log", |s: &str| {
         with_env(|env| {
             env.log.push(s.to_string());
@@ -848,11 +904,10 @@ pub fn compile(rs: &Ruleset, d: Declared) -> Result<HookDef, Diag> {
     let mut rolls = false;
     let is_fact = matches!(d.point, Point::Fact(_));
     ast.walk(&mut |path: &[rhai::ASTNode]| {
-        let Some(rhai::ASTNode::Expr(expr)) = path.last() else {
-            return true;
-        };
-        let (call, pos) = match expr {
-            rhai::Expr::FnCall(c, p) | rhai::Expr::MethodCall(c, p) => (c, *p),
+        // A call is an expression, or a statement of its own.
+        let (call, pos) = match path.last() {
+            Some(rhai::ASTNode::Expr(rhai::Expr::FnCall(c, p) | rhai::Expr::MethodCall(c, p)))
+            | Some(rhai::ASTNode::Stmt(rhai::Stmt::FnCall(c, p))) => (c, *p),
             _ => return true,
         };
         if call.is_operator_call() {
@@ -1020,7 +1075,7 @@ fn check_call<'a>(
                 }
             }
         }
-        "is" => {
+        "is_a" => {
             if let Some(n) = lit(1) {
                 let known = rs.unit_type(n).is_some()
                     || rs.classes.iter().any(|c| c == n)
@@ -1033,6 +1088,17 @@ fn check_call<'a>(
                     all.extend(rs.groups.iter().map(|x| x.0.as_str()));
                     all.extend(rs.qualities.iter().map(|x| x.name.as_str()));
                     return Err(missing("unit type, class, group or quality", n, all));
+                }
+            }
+        }
+        "perform" => {
+            if let Some(n) = lit(0) {
+                if rs.procedure(n).is_none() {
+                    return Err(missing(
+                        "procedure",
+                        n,
+                        rs.procedures.iter().map(|x| x.name.as_str()).collect(),
+                    ));
                 }
             }
         }

@@ -123,8 +123,9 @@ impl Loader<'_> {
             }
         };
         self.stack.push(name.to_string());
-        let is_base = out.header.is_none() && out.items.is_empty();
-        if is_base || parsed.header.is_some() {
+        // The outermost file that names itself names the ruleset: a house
+        // rule with its own `ruleset` line is itself, not its base.
+        if out.header.is_none() {
             out.header = parsed.header.clone();
         }
         let extends_something = parsed

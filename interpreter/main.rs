@@ -133,6 +133,13 @@ enum GraphFormat {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` and the like: stop quietly when the reader
+    // goes away, as command-line tools do, instead of panicking on the write.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -162,13 +169,14 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     Ok(b) => {
                         let rs = &b.ruleset;
                         println!(
-                            "{}: ok ({} unit types, {} tables, {} modifiers, {} procedures, {} steps)",
+                            "{}: ok ({} unit types, {} tables, {} modifiers, {} procedures, {} steps, {} hooks)",
                             r.display(),
                             rs.unit_types.len(),
                             rs.tables.len(),
                             rs.modifiers.len(),
                             rs.procedures.len(),
-                            rs.graph.as_ref().map(|g| g.turn_end).unwrap_or(0)
+                            rs.graph.as_ref().map(|g| g.turn_end).unwrap_or(0),
+                            rs.hooks.len()
                         );
                     }
                     Err((d, s)) => {

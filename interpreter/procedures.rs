@@ -72,6 +72,27 @@ pub fn perform(
     })
 }
 
+/// Run procedure `proc` for a hook (`perform(name, [args])`): its outcomes in
+/// declaration order, its dice from `dice`, its hooks' lines into `log`.
+pub(crate) fn run_for_hook(
+    ev: &Eval,
+    w: &mut World,
+    proc: Id,
+    args: &[Value],
+    dice: &mut dyn DiceSource,
+    log: &mut Vec<String>,
+) -> Result<Vec<Value>, Diag> {
+    let p = &ev.rs.procedures[proc as usize];
+    let mut outcomes: Vec<Value> = p
+        .outcomes
+        .iter()
+        .map(|o| crate::odds::default_outcome(&o.ty))
+        .collect();
+    let map: Vec<Option<u16>> = (0..outcomes.len() as u16).map(Some).collect();
+    run(ev, w, proc, args, &map, &mut outcomes, dice, log)?;
+    Ok(outcomes)
+}
+
 /// Run a procedure's hooks and body: `before` hooks, the body (or the hook
 /// that replaces it), `after` hooks.
 #[allow(clippy::too_many_arguments)]

@@ -1,0 +1,401 @@
+//! Hooks: rules written as rhai scripts. Their odds (exact, by enumerating a
+//! hook's dice, against a closed form and against sampling), their checks at
+//! compile time, their sandbox, and battles with hooks that roll dice.
+
+#![allow(clippy::result_large_err)]
+
+use muster::battle::Prepared;
+use muster::diagnostic::render_plain;
+use muster::value::Value;
+use muster::Build;
+use std::path::Path;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+
+/// A gun in the manner of Never Mind the Matchlocks' artillery (its
+/// misfire: four or more sixes in one shoot action). The gun's dice and crew
+/// are this test's own numbers.
+const GUN: &str = r#"
+ruleset gun "hook tests"
+import core
+stat dice, crew
+class artillery
+units (dice, crew) {
+  Gun : artillery = 4, 6
+}
+state crew_left: int = self.crew
+
+procedure shoot(gun: unit) outcomes { hits: int } {
+  let sixes = gun.dice d6 scoring 6+
+  outcome hits = gun.dice d6 scoring 5+
+}
+"#;
+
+const MISFIRE: &str = r#"
+hook misfire "four or more sixes in one shoot action" after shoot outcomes { misfired: bool, crew_lost: int } {
+  if sixes >= 4 {
+    set_outcome("misfired", true);
+    let lost = roll("d6");
+    set_outcome("crew_lost", lost);
+    add_state(gun, "crew_left", -lost);
+    log(`${name(gun)} misfires and loses ${lost} crew`);
+  }
+}
+"#;
+
+const SITUATION: &str = "procedure = \"shoot\"\n[units.gun]\ntype = \"Gun\"\n";
+
+fn build(text: &str) -> Result<Build, String> {
+    muster::build_text("gun.muster", text, None)
+        .map_err(|(d, s)| render_plain(&d, &s).replace(ROOT, ""))
+}
+
+fn built(text: &str) -> Build {
+    build(text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn rejected(text: &str) -> String {
+    match build(text) {
+        Ok(_) => panic!("the ruleset should have been rejected"),
+        Err(e) => e,
+    }
+}
+
+fn frac(o: &muster::odds::Odds, outcome: &str, v: Value) -> Option<(u128, u128)> {
+    o.get(outcome).unwrap().p(v).fraction()
+}
+
+#[test]
+fn a_hook_s_outcomes_and_dice_are_exact() {
+    let mut b = built(&format!("{GUN}{MISFIRE}"));
+    let s = b.situation("s.toml", SITUATION).unwrap();
+    let o = b.exact(&s).unwrap();
+    // Four sixes on four dice: (1/6)^4 = 1/1296.
+    assert_eq!(frac(&o, "misfired", Value::Bool(true)), Some((1, 1296)));
+    assert_eq!(frac(&o, "misfired", Value::Bool(false)), Some((1295, 1296)));
+    // Then the hook's own d6: each loss 1..6 has 1/1296 * 1/6 = 1/7776.
+    for k in 1..=6 {
+        assert_eq!(frac(&o, "crew_lost", Value::Int(k)), Some((1, 7776)), "{k}");
+    }
+    assert_eq!(frac(&o, "crew_lost", Value::Int(0)), Some((1295, 1296)));
+    // The procedure's own outcome is untouched by the hook: 4 dice hitting
+    // on 5+, P(4 hits) = (1/3)^4.
+    assert_eq!(frac(&o, "hits", Value::Int(4)), Some((1, 81)));
+}
+
+#[test]
+fn sampling_agrees_with_the_exact_odds_of_a_hook() {
+    let mut b = built(&format!("{GUN}{MISFIRE}"));
+    let s = b.situation("s.toml", SITUATION).unwrap();
+    let n = 1_296_000u64;
+    let o = b.sampled(&s, n, 5).unwrap();
+    let p = o.get("misfired").unwrap().p(Value::Bool(true)).to_f64();
+    // Expected 1/1296: 1000 of 1,296,000; a standard error is about 31.6.
+    let count = p * n as f64;
+    assert!((count - 1000.0).abs() < 4.5 * 31.6, "{count}");
+    // Crew lost 6 happens 1/7776 of the time: 166.7 expected, sd ~12.9.
+    let six = o.get("crew_lost").unwrap().p(Value::Int(6)).to_f64() * n as f64;
+    assert!((six - 166.7).abs() < 4.5 * 12.9, "{six}");
+}
+
+#[test]
+fn a_hook_rolls_scripted_dice_after_the_procedure_s() {
+    let mut b = built(&format!("{GUN}{MISFIRE}"));
+    // Four sixes for `sixes`, then four for `hits`, then the hook's d6.
+    let s = b
+        .situation(
+            "s.toml",
+            "procedure = \"shoot\"\nrolls = [6, 6, 6, 6, 5, 5, 1, 2, 3]\n[units.gun]\ntype = \"Gun\"\n",
+        )
+        .unwrap();
+    let o = b.scripted(&s).unwrap();
+    assert_eq!(frac(&o, "misfired", Value::Bool(true)), Some((1, 1)));
+    assert_eq!(frac(&o, "crew_lost", Value::Int(3)), Some((1, 1)));
+    assert_eq!(frac(&o, "hits", Value::Int(2)), Some((1, 1)));
+}
+
+#[test]
+fn a_hook_s_outcome_appears_in_odds_json() {
+    let dir = std::env::temp_dir().join(format!("muster-hooks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("gun.muster"), format!("{GUN}{MISFIRE}")).unwrap();
+    std::fs::write(dir.join("s.toml"), SITUATION).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(["odds", "gun.muster", "--situation", "s.toml", "--json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let misfired = &j["outcomes"]["misfired"];
+    assert!(misfired.is_object(), "{j}");
+    let p = misfired["true"].as_f64().unwrap();
+    assert!((p - 1.0 / 1296.0).abs() < 1e-12, "{j}");
+    assert_eq!(j["method"], "exact", "{j}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_hook_that_loops_forever_stops_at_its_limit() {
+    let text = format!("{GUN}hook spin after shoot {{\n  let n = 0;\n  loop {{ n += 1; }}\n}}\n");
+    let mut b = built(&text);
+    let s = b.situation("s.toml", SITUATION).unwrap();
+    let d = b.exact(&s).unwrap_err();
+    assert_eq!(d.code, "muster::hook");
+    assert!(
+        d.message.contains(
+            "hook `spin` of ruleset `gun` failed: it ran past its limit of 100000 operations"
+        ),
+        "{}",
+        d.message
+    );
+    let out = render_plain(&[d], &b.sources);
+    // The diagnostic points at the script's line with the loop.
+    assert!(out.contains("loop { n += 1; }"), "{out}");
+    assert!(out.contains("help:"), "{out}");
+    // Sampling stops the same way.
+    assert_eq!(b.sampled(&s, 100, 1).unwrap_err().code, "muster::hook");
+}
+
+#[test]
+fn a_hook_that_reads_an_unknown_fact_is_rejected_when_compiled() {
+    let text = format!(
+        "{GUN}fact in_cover(u: unit): bool = false\nhook peek after shoot {{\n  if fact(\"in_covr\", gun) {{ log(\"x\"); }}\n}}\n"
+    );
+    let e = rejected(&text);
+    assert!(e.contains("hook `peek`: there is no fact `in_covr`"), "{e}");
+    assert!(e.contains("did you mean `in_cover`?"), "{e}");
+    // It points at the script's line.
+    assert!(e.contains("if fact(\"in_covr\", gun)"), "{e}");
+}
+
+#[test]
+fn the_compiler_checks_what_a_hook_names() {
+    let cases = [
+        ("hook h after shot { }", "names no procedure `shot`"),
+        ("hook h before step \"Nope\" { }", "names no step \"Nope\""),
+        ("hook h fact nothing { 1 }", "names no fact `nothing`"),
+        (
+            "hook h after shoot { state(gun, \"crew\"); }",
+            "there is no state `crew`",
+        ),
+        (
+            "hook h after shoot { stat(gun, \"dize\"); }",
+            "did you mean `dice`?",
+        ),
+        (
+            "hook h after shoot { roll(\"d7\"); }",
+            "there is no die `d7`",
+        ),
+        (
+            "hook h after shoot { set_outcome(\"hit\", 1); }",
+            "there is no outcome `hit`",
+        ),
+        (
+            "hook h after shoot { perform(\"shot\", [gun]); }",
+            "there is no procedure `shot`",
+        ),
+        (
+            "hook h after shoot { let x = nobody; }",
+            "Undefined variable: nobody",
+        ),
+        ("hook h after shoot { eval(\"1\") }", "does not compile"),
+        (
+            "hook h after shoot { rule(\"nothing\", 1) }",
+            "there is no define, table or quantity `nothing`",
+        ),
+    ];
+    for (hook, want) in cases {
+        let e = match build(&format!("{GUN}{hook}\n")) {
+            Ok(_) => panic!("{hook} should have been rejected"),
+            Err(e) => e,
+        };
+        assert!(e.contains(want), "{hook}: {e}");
+    }
+}
+
+#[test]
+fn fact_hooks_derive_values_and_change_nothing() {
+    let base = format!(
+        "{GUN}fact crewed(g: unit): bool\nprocedure check(gun: unit) outcomes {{ crewed: bool }} {{\n  outcome crewed = crewed(gun)\n}}\n"
+    );
+    let text =
+        format!("{base}hook crewed_by_script fact crewed {{ state(g, \"crew_left\") >= 3 }}\n");
+    let mut b = built(&text);
+    let s = b
+        .situation(
+            "s.toml",
+            "procedure = \"check\"\n[units.gun]\ntype = \"Gun\"\n",
+        )
+        .unwrap();
+    let o = b.exact(&s).unwrap();
+    assert_eq!(frac(&o, "crewed", Value::Bool(true)), Some((1, 1)));
+    // A fact has one value in a situation: no dice, no changes.
+    let e = rejected(&format!(
+        "{base}hook h fact crewed {{ roll(\"d6\") > 3 }}\n"
+    ));
+    assert!(e.contains("derives a fact but rolls dice"), "{e}");
+    let e = rejected(&format!(
+        "{base}hook h fact crewed {{ set_state(g, \"crew_left\", 0); true }}\n"
+    ));
+    assert!(e.contains("a fact hook cannot change the game"), "{e}");
+}
+
+#[test]
+fn a_replacing_hook_is_the_procedure() {
+    // Matchlocks' cannonball through a pike square (one extra kill) is the
+    // kind of rule a replacing hook writes; here a test's own version: two
+    // dice, a hit on 5+, a bounce on a double six adds one hit.
+    let text = format!(
+        "{GUN}hook bounce replace shoot {{\n  let r = roll(2, \"d6\");\n  let hits = count_at_least(r, 5);\n  if count_of(r, 6) == 2 {{ hits += 1; }}\n  set_outcome(\"hits\", hits);\n}}\n"
+    );
+    let mut b = built(&text);
+    let s = b.situation("s.toml", SITUATION).unwrap();
+    let o = b.exact(&s).unwrap();
+    // P(2 hits) = P(both 5+) - P(double six) = 4/36 - 1/36 = 3/36;
+    // P(3 hits) = 1/36; P(0) = 16/36; P(1) = 16/36.
+    assert_eq!(frac(&o, "hits", Value::Int(0)), Some((4, 9)));
+    assert_eq!(frac(&o, "hits", Value::Int(1)), Some((4, 9)));
+    assert_eq!(frac(&o, "hits", Value::Int(2)), Some((1, 12)));
+    assert_eq!(frac(&o, "hits", Value::Int(3)), Some((1, 36)));
+}
+
+#[test]
+fn a_script_error_names_the_hook_and_its_line() {
+    let text = format!(
+        "{GUN}hook grumpy after shoot {{\n  let a = 1;\n  if sixes >= 0 {{ throw \"the gunners refuse\"; }}\n}}\n"
+    );
+    let mut b = built(&text);
+    let s = b.situation("s.toml", SITUATION).unwrap();
+    let d = b.exact(&s).unwrap_err();
+    let out = render_plain(&[d], &b.sources);
+    assert!(
+        out.contains("hook `grumpy` of ruleset `gun` failed: the gunners refuse"),
+        "{out}"
+    );
+    assert!(out.contains("gun.muster:"), "{out}");
+    assert!(out.contains("throw \"the gunners refuse\""), "{out}");
+}
+
+#[test]
+fn scripts_have_no_clock_and_no_files() {
+    for script in [
+        "timestamp()",
+        "import \"x\" as y;",
+        "open_file(\"/etc/passwd\")",
+    ] {
+        let text = format!("{GUN}hook h after shoot {{ {script} }}\n");
+        let outcome = build(&text).and_then(|mut b| {
+            let s = b.situation("s.toml", SITUATION).unwrap();
+            b.exact(&s).map(|_| ()).map_err(|d| d.message)
+        });
+        assert!(outcome.is_err(), "{script} should not work");
+    }
+}
+
+// ------------------------------------------------------------ battles
+
+/// A house rule of this test's own on Tilly's Very Bad Day: before each
+/// turn's command morale, every cannon rolls a d6 and on a 1 its crew lose
+/// their nerve (1 hit, through the ruleset's own `take_hits`).
+const NERVES: &str = r#"
+extends "tillys_very_bad_day.muster"
+hook nerves "guns lose their nerve on a 1" before step "Step 4.1 Command Morale" {
+  for u in units() {
+    if is_a(u, "Cannons") && !state(u, "routed") && roll("d6") == 1 {
+      let r = perform("take_hits", [u, 1]);
+      log(`${name(u)} lose their nerve` + if r.routed { " and rout" } else { "" });
+    }
+  }
+}
+"#;
+
+fn house(text: &str) -> Build {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    match muster::build_text("house.muster", text, Some(&dir)) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", render_plain(&d, &s)),
+    }
+}
+
+#[test]
+fn a_hook_that_rolls_dice_gives_the_same_battle_for_a_seed() {
+    let mut b = house(NERVES);
+    let sc = b.scenario(None).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let one = prep.play(7, true).unwrap();
+    let two = prep.play(7, true).unwrap();
+    assert_eq!(one.narrative(), two.narrative());
+    let text = one.narrative();
+    assert!(text.contains("   hook nerves rolls ["), "{text}");
+    // Some gun lost its nerve in this game (the narrative shows the line).
+    assert!(text.contains("lose their nerve"), "{text}");
+    // Whole runs: the same summary on 1 and 2 threads.
+    let run = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| muster::simulate::run(&prep, 12, 3, &|| {}))
+            .unwrap()
+    };
+    assert_eq!(run(1), run(2));
+}
+
+#[test]
+fn a_battle_stopped_by_a_failing_hook_says_so() {
+    let text = r#"
+extends "tillys_very_bad_day.muster"
+hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move" {
+  while true { }
+}
+"#;
+    let mut b = house(text);
+    let sc = b.scenario(None).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let Err(d) = prep.play(7, true) else {
+        panic!("the battle should have stopped");
+    };
+    assert_eq!(d.code, "muster::hook");
+    assert!(
+        d.message
+            .contains("(turn 1, step \"Step 1.1 Attacker Move\")"),
+        "{}",
+        d.message
+    );
+    let out = render_plain(&[d], &b.sources).replace(ROOT, "");
+    assert!(out.contains("house.muster"), "{out}");
+    assert!(out.contains("while true { }"), "{out}");
+    // The CLI prints only the diagnostic and exits non-zero.
+    let dir = std::env::temp_dir().join(format!("muster-stuck-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("stuck.muster");
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/tillys_very_bad_day.muster");
+    std::fs::write(
+        &file,
+        text.replace("tillys_very_bad_day.muster", &rules.display().to_string()),
+    )
+    .unwrap();
+    let svg = dir.join("svg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args([
+            "battle",
+            file.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!svg.exists(), "no pictures from a stopped battle");
+    std::fs::remove_dir_all(&dir).ok();
+}
