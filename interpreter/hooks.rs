@@ -270,6 +270,27 @@ fn unit_arg(u: &UnitRef, env: &Env) -> Res<usize> {
     Ok(u)
 }
 
+/// A call's arguments as values of the parameters' types (`what` names
+/// the callee in the error for a wrong count).
+fn typed_args<'t>(
+    rs: &Ruleset,
+    what: &str,
+    args: &[Dynamic],
+    tys: impl ExactSizeIterator<Item = &'t Ty>,
+) -> Res<Vec<Value>> {
+    if tys.len() != args.len() {
+        return err(format!(
+            "{what} takes {} arguments, not {}",
+            tys.len(),
+            args.len()
+        ));
+    }
+    args.iter()
+        .zip(tys)
+        .map(|(a, t)| to_value(rs, a, t))
+        .collect()
+}
+
 /// `fact(name, args...)`.
 fn fact(name: &str, args: &[Dynamic]) -> Res<Dynamic> {
     with_env(|env| {
@@ -277,19 +298,13 @@ fn fact(name: &str, args: &[Dynamic]) -> Res<Dynamic> {
         let Some(f) = rs.fact(name) else {
             return err(format!("there is no fact `{name}`"));
         };
-        let params = &rs.facts[f as usize].params;
-        if params.len() != args.len() {
-            return err(format!(
-                "fact `{name}` takes {} arguments, not {}",
-                params.len(),
-                args.len()
-            ));
-        }
-        let args = args
-            .iter()
-            .zip(params)
-            .map(|(a, t)| to_value(rs, a, t).map(Ex::Const))
-            .collect::<Res<Vec<_>>>()?;
+        let args = typed_args(
+            rs,
+            &format!("fact `{name}`"),
+            args,
+            rs.facts[f as usize].params.iter(),
+        )?;
+        let args = args.into_iter().map(Ex::Const).collect();
         eval_in(env, &Ex::Fact(f, args))
     })
 }
@@ -328,19 +343,13 @@ fn rule(name: &str, args: &[Dynamic]) -> Res<Dynamic> {
         let Some(r) = RuleRef::named(rs, name) else {
             return err(format!("there is no define, table or quantity `{name}`"));
         };
-        let params = r.params(rs);
-        if params.len() != args.len() {
-            return err(format!(
-                "`{name}` takes {} arguments, not {}",
-                params.len(),
-                args.len()
-            ));
-        }
-        let args = args
-            .iter()
-            .zip(params)
-            .map(|(a, (_, t))| to_value(rs, a, t).map(Ex::Const))
-            .collect::<Res<Vec<_>>>()?;
+        let args = typed_args(
+            rs,
+            &format!("`{name}`"),
+            args,
+            r.params(rs).iter().map(|p| &p.1),
+        )?;
+        let args: Vec<Ex> = args.into_iter().map(Ex::Const).collect();
         let e = match r {
             RuleRef::Define(id) => Ex::Define(id, args),
             RuleRef::Table(id) => Ex::Table(id, args),
@@ -503,20 +512,14 @@ fn call_procedure(env: &mut Env, name: &str, args: &[Dynamic]) -> Res<rhai::Map>
         return err(format!("there is no procedure `{name}`"));
     };
     let pd = &rs.procedures[p as usize];
-    if pd.params.len() != args.len() {
-        return err(format!(
-            "procedure `{name}` takes {} arguments, not {}",
-            pd.params.len(),
-            args.len()
-        ));
-    }
-    let vals = args
-        .iter()
-        .zip(&pd.params)
-        .map(|(a, (_, t))| to_value(rs, a, t))
-        .collect::<Res<Vec<_>>>()?;
+    let vals = typed_args(
+        rs,
+        &format!("procedure `{name}`"),
+        args,
+        pd.params.iter().map(|p| &p.1),
+    )?;
     let run = |w: &mut World, dice: &mut dyn DiceSource, log: &mut Vec<String>| {
-        crate::procedures::run_for_hook(env.ev, w, p, &vals, dice, log)
+        crate::procedures::run_whole(env.ev, w, p, &vals, dice, log)
             .map_err(|d| -> Box<EvalAltResult> { d.message.into() })
     };
     let outs = match &mut env.store {
@@ -716,18 +719,7 @@ fn register(e: &mut Engine) {
                 return err(format!("there is no fact `{n}`"));
             };
             let fd = &rs.facts[f as usize];
-            if fd.params.len() != args.len() {
-                return err(format!(
-                    "fact `{n}` takes {} arguments, not {}",
-                    fd.params.len(),
-                    args.len()
-                ));
-            }
-            let key = args
-                .iter()
-                .zip(&fd.params)
-                .map(|(a, t)| to_value(rs, a, t))
-                .collect::<Res<Vec<_>>>()?;
+            let key = typed_args(rs, &format!("fact `{n}`"), &args, fd.params.iter())?;
             let v = to_value(rs, &v, &fd.ty)?;
             match &mut env.store {
                 Store::Battle(w) => {

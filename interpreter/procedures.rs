@@ -52,19 +52,12 @@ pub fn perform(
     args: &[Value],
     dice: &mut dyn DiceSource,
 ) -> Result<Performed, Diag> {
-    let p = &ev.rs.procedures[proc as usize];
-    let mut outcomes: Vec<Value> = p
-        .outcomes
-        .iter()
-        .map(|o| crate::odds::default_outcome(&o.ty))
-        .collect();
-    let map: Vec<Option<u16>> = (0..outcomes.len() as u16).map(Some).collect();
     let mut rec = Recorder {
         inner: dice,
         rolls: Vec::new(),
     };
     let mut log = Vec::new();
-    run(ev, w, proc, args, &map, &mut outcomes, &mut rec, &mut log)?;
+    let outcomes = run_whole(ev, w, proc, args, &mut rec, &mut log)?;
     Ok(Performed {
         outcomes,
         rolls: rec.rolls,
@@ -72,9 +65,10 @@ pub fn perform(
     })
 }
 
-/// Run procedure `proc` for a hook (`perform(name, [args])`): its outcomes in
-/// declaration order, its dice from `dice`, its hooks' lines into `log`.
-pub(crate) fn run_for_hook(
+/// Run procedure `proc` whole (as [`perform`] and a hook's
+/// `perform(name, [args])` do): its outcomes in declaration order, its dice
+/// from `dice`, its hooks' lines into `log`.
+pub(crate) fn run_whole(
     ev: &Eval,
     w: &mut World,
     proc: Id,
