@@ -1204,7 +1204,11 @@ fn failure(rs: &Ruleset, h: &HookDef, e: &EvalAltResult) -> Failed {
     Failed::Fault(Box::new(
         Diag::new(
             "muster::hook",
-            format!("hook `{}` of ruleset `{}` failed: {what}", h.name, rs.id),
+            match rs.id.as_str() {
+                // A ruleset without a `ruleset` line: its file names it.
+                "" => format!("hook `{}` failed: {what}", h.name),
+                id => format!("hook `{}` of ruleset `{id}` failed: {what}", h.name),
+            },
         )
         .at(span, format!("in hook `{}`", h.name))
         .help(help),

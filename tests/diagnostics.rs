@@ -735,3 +735,69 @@ type = "Horse"
     assert_eq!(d.code, "muster::runtime");
     insta::assert_snapshot!("runtime_division_by_zero", r);
 }
+
+// ==================================================================== hooks
+
+#[test]
+fn hook_reads_an_unknown_fact() {
+    let (d, r) = rejected(
+        "hook_fact.muster",
+        ruleset!(
+            "fact in_cover(u: unit): bool = false
+procedure shoot(shooter: unit) outcomes { hits: int } {
+  outcome hits = shooter.resolve d6 scoring 6+
+}
+hook cover_save after shoot {
+  if fact(\"in_covr\", shooter) { set_outcome(\"hits\", 0); }
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::hook"]);
+    insta::assert_snapshot!("hook_reads_an_unknown_fact", r);
+}
+
+#[test]
+fn hook_on_a_missing_step() {
+    let (d, r) = rejected(
+        "hook_step.muster",
+        ruleset!(
+            "procedure tick() { }
+sequence {
+  turn {
+    step \"Shoot\" { do tick() }
+  } until true
+}
+hook h before step \"Shooting\" { log(\"x\"); }
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::hook"]);
+    insta::assert_snapshot!("hook_on_a_missing_step", r);
+}
+
+#[test]
+fn runtime_hook_loops_forever() {
+    let b = build_ok(
+        "spin.muster",
+        ruleset!(
+            "procedure shoot(shooter: unit) outcomes { hits: int } {
+  outcome hits = shooter.resolve d6 scoring 6+
+}
+hook spin after shoot {
+  let n = 0;
+  while n >= 0 { n += 1; }
+}
+"
+        ),
+    );
+    let (d, r) = failed_run(
+        b,
+        r#"procedure = "shoot"
+[units.shooter]
+type = "Shot"
+"#,
+    );
+    assert_eq!(d.code, "muster::hook");
+    insta::assert_snapshot!("runtime_hook_loops_forever", r);
+}
