@@ -733,6 +733,40 @@ impl Compiler {
         }
         self.check_cycles();
         self.hook_scripts(items, hooks);
+        self.check_notes_of_derived_facts();
+    }
+
+    /// A fact a hook derives cannot also be noted (the hook's value is the
+    /// fact's everywhere).
+    fn check_notes_of_derived_facts(&mut self) {
+        fn notes(body: &[St], out: &mut Vec<(Id, Span)>) {
+            for st in body {
+                match st {
+                    St::Note(f, _, _, span) => out.push((*f, *span)),
+                    St::If(_, a, b) => {
+                        notes(a, out);
+                        notes(b, out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for p in &self.rs.procedures {
+            notes(&p.body, &mut found);
+        }
+        for (f, span) in found {
+            let fd = &self.rs.facts[f as usize];
+            if let Some(h) = fd.hook {
+                let msg = format!(
+                    "fact `{}` is derived by hook `{}`, so it cannot be noted",
+                    fd.name, self.rs.hooks[h as usize].name
+                );
+                self.err(Diag::new("muster::note", msg).at(span, "noted here").help(
+                    "note facts that procedures decide; a derived fact's value is its hook's",
+                ));
+            }
+        }
     }
 
     /// Resolve where each hook runs (before the bodies compile, so that the

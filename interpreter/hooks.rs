@@ -719,6 +719,9 @@ fn register(e: &mut Engine) {
                 return err(format!("there is no fact `{n}`"));
             };
             let fd = &rs.facts[f as usize];
+            if fd.hook.is_some() || fd.battle.is_some() {
+                return err(format!("fact `{n}` is derived, so it cannot be noted"));
+            }
             let key = typed_args(rs, &format!("fact `{n}`"), &args, fd.params.iter())?;
             let v = to_value(rs, &v, &fd.ty)?;
             match &mut env.store {

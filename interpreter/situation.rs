@@ -465,6 +465,17 @@ fn assert_fact(
         }));
     };
     let fd = &rs.facts[fid as usize];
+    if let Some(h) = fd.hook {
+        return Err(Diag::new(
+            "muster::situation",
+            format!(
+                "fact `{}` is derived by hook `{}`; a situation cannot state it",
+                fd.name, rs.hooks[h as usize].name
+            ),
+        )
+        .at(name.span, "derived, not stated")
+        .help("state what the hook reads instead (the units' state, other facts)"));
+    }
     if args.len() != fd.params.len() {
         return Err(Diag::new(
             "muster::situation",

@@ -234,6 +234,26 @@ fn fact_hooks_derive_values_and_change_nothing() {
         .unwrap();
     let o = b.exact(&s).unwrap();
     assert_eq!(frac(&o, "crewed", Value::Bool(true)), Some((1, 1)));
+    // A situation cannot state a derived fact.
+    let Err(d) = b.situation(
+        "s2.toml",
+        "procedure = \"check\"\nfacts = [\"crewed(gun)\"]\n[units.gun]\ntype = \"Gun\"\n",
+    ) else {
+        panic!("a situation stating a derived fact should be refused");
+    };
+    assert!(
+        d[0].message.contains("derived by hook `crewed_by_script`"),
+        "{:?}",
+        d
+    );
+    // Nor can a procedure note it.
+    let e = rejected(&format!(
+        "{base}hook h fact crewed {{ true }}\nprocedure mark(gun: unit) {{\n  note crewed(gun)\n}}\n"
+    ));
+    assert!(
+        e.contains("is derived by hook `h`, so it cannot be noted"),
+        "{e}"
+    );
     // A fact has one value in a situation: no dice, no changes.
     let e = rejected(&format!(
         "{base}hook h fact crewed {{ roll(\"d6\") > 3 }}\n"
