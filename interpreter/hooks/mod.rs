@@ -1,0 +1,474 @@
+//! Hooks: the odd rules no table or procedure holds well, written as rhai
+//! scripts attached to a ruleset (docs/LANGUAGE.md, "Hooks").
+//!
+//! A hook runs before or after a procedure or a step, replaces a
+//! procedure's body, or derives a fact. Scripts are compiled once, when the
+//! ruleset is; one engine serves every ruleset and every thread (the API
+//! reaches the call's world through a per-thread pointer, see [`Env`]).
+//!
+//! The script API is narrow on purpose: read facts, rules, stats and state;
+//! roll dice only through the engine's seeded generator; change the game
+//! only through the language's own operations (state, side state, noted
+//! facts, a unit falling back) and the procedure's outcomes; log a line. No
+//! file system, no network, no clock, and every call runs under limits of
+//! operations, call depth and sizes.
+//!
+//! Here: the hook points, the per-call environment, values crossing between
+//! the language and scripts, the engine, and running a hook; `api` holds the
+//! functions scripts call, `check` compiles a script and checks its calls.
+
+use crate::diagnostic::Diag;
+use crate::dice::DiceSource;
+use crate::eval::{Ctx, Eval, EvalError, NoDice};
+use crate::ir::{DieDef, Id, OutcomeDef, Ruleset, Ty};
+use crate::syntax::Span;
+use crate::value::Value;
+use crate::world::World;
+use rhai::{Dynamic, Engine, EvalAltResult, Position, Scope, AST};
+use std::cell::Cell;
+
+mod api;
+mod check;
+
+pub use api::API;
+use api::{register, RuleRef, EFFECTS};
+pub use check::{compile, Declared};
+use std::sync::{Arc, OnceLock};
+
+/// Reusable hook helpers, written in rhai: every hook can call them, and a
+/// hook may name one of these files as its script.
+const STDLIB_SCRIPTS: &[(&str, &str)] = &[("hooks.rhai", include_str!("../../stdlib/hooks.rhai"))];
+
+/// The text of a script file shipped in stdlib/.
+pub fn stdlib_script(path: &str) -> Option<&'static str> {
+    STDLIB_SCRIPTS
+        .iter()
+        .find(|(n, _)| *n == path)
+        .map(|(_, t)| *t)
+}
+
+/// The most operations one hook call may take (an endless loop stops here).
+pub const MAX_OPERATIONS: u64 = 100_000;
+/// The deepest chain of script function calls.
+pub const MAX_CALL_LEVELS: usize = 32;
+/// The longest string and the largest array or map a script may build.
+pub const MAX_STRING: usize = 4_096;
+pub const MAX_ARRAY: usize = 1_024;
+pub const MAX_MAP: usize = 256;
+
+/// Where a compiled hook runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Point {
+    Before(Id),
+    After(Id),
+    /// The procedure's body is the script.
+    Replace(Id),
+    BeforeStep(String),
+    AfterStep(String),
+    /// The script's value is the fact's.
+    Fact(Id),
+}
+
+/// A compiled hook.
+#[derive(Clone, Debug)]
+pub struct HookDef {
+    pub name: String,
+    pub doc: Option<String>,
+    pub point: Point,
+    /// The names the script sees, in the order their values are given.
+    pub vars: Vec<String>,
+    /// Does the script (or a helper it calls) roll dice?
+    pub rolls: bool,
+    ast: Arc<AST>,
+    /// The script's text in its source, and where each of its lines starts
+    /// (to point a diagnostic at the script's line).
+    span: Span,
+    lines: Vec<u32>,
+}
+
+/// A unit, as a script sees it (compare with `==`, print with `name(u)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitRef(pub u16);
+
+/// A side, as a script sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SideRef(pub u16);
+
+/// Where the state a hook reads and changes lives.
+pub enum Store<'a> {
+    /// A battle: the world itself, changed in place.
+    Battle(&'a mut World),
+    /// One run of a specialised procedure (odds): the situation's world,
+    /// with this run's state apart.
+    Run {
+        world: &'a World,
+        state: &'a mut [Value],
+        side_state: &'a mut [Value],
+    },
+    /// A fact being derived: read only.
+    Read(Ctx<'a>),
+}
+
+impl Store<'_> {
+    fn ctx(&self) -> Ctx<'_> {
+        match self {
+            Store::Battle(w) => Ctx::new(w),
+            Store::Run {
+                world,
+                state,
+                side_state,
+            } => Ctx {
+                world,
+                state,
+                side_state,
+                dirty: None,
+            },
+            Store::Read(c) => *c,
+        }
+    }
+    fn world(&self) -> &World {
+        match self {
+            Store::Battle(w) => w,
+            Store::Run { world, .. } => world,
+            Store::Read(c) => c.world,
+        }
+    }
+}
+
+/// The outcomes of the procedure a hook is attached to: its declared
+/// outcomes, where each lands in the caller's array (if the caller takes
+/// it), and that array.
+pub struct Outs<'a> {
+    pub defs: &'a [OutcomeDef],
+    pub map: &'a [Option<u16>],
+    pub values: &'a mut [Value],
+}
+
+/// Everything one hook call may touch.
+pub struct Env<'a, 'r> {
+    pub ev: &'a Eval<'r>,
+    pub store: Store<'a>,
+    pub dice: &'a mut dyn DiceSource,
+    pub outs: Option<Outs<'a>>,
+    /// Lines the hook logged (a battle's narrative shows them).
+    pub log: &'a mut Vec<String>,
+}
+
+thread_local! {
+    /// The [`Env`] of the hook call running on this thread (null when none).
+    static CURRENT: Cell<*mut ()> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Puts the previous call's [`Env`] back when a (possibly nested) call ends.
+struct Restore(*mut ());
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+    }
+}
+
+type Res<T> = Result<T, Box<EvalAltResult>>;
+
+/// Marks an error raised because a value is not known while specialising.
+const NOT_STATIC: &str = "\u{1}not static";
+/// Marks an error raised because a die is wanted beyond a scripted prefix.
+const MORE_DICE: &str = "\u{1}more dice";
+
+/// Run `f` with the current call's [`Env`].
+fn with_env<T>(f: impl FnOnce(&mut Env) -> Res<T>) -> Res<T> {
+    let p = CURRENT.with(|c| c.get());
+    if p.is_null() {
+        return Err("this function works only while a hook runs".into());
+    }
+    // SAFETY: `p` was set by `call` from a `&mut Env` that outlives the
+    // script run it brackets, on this thread; a nested call replaces it and
+    // `Restore` puts it back before the outer script can run again, so no
+    // two live `&mut` come from the same pointer at once.
+    let env = unsafe { &mut *(p as *mut Env) };
+    f(env)
+}
+
+fn err<T>(msg: impl Into<String>) -> Res<T> {
+    Err(msg.into().into())
+}
+
+// ------------------------------------------------------------ values
+
+fn to_dynamic(rs: &Ruleset, v: Value) -> Res<Dynamic> {
+    Ok(match v {
+        Value::None => Dynamic::UNIT,
+        Value::Bool(b) => Dynamic::from(b),
+        Value::Int(i) => Dynamic::from(i),
+        Value::Unit(u) => Dynamic::from(UnitRef(u)),
+        Value::Side(s) => Dynamic::from(SideRef(s)),
+        Value::Sym(s) => Dynamic::from(rs.symbols[s as usize].clone()),
+        Value::Frac(n, d) => {
+            return err(format!(
+                "the value {n}/{d} is a fraction, which scripts cannot hold; round it in the rule with floor() or ceil()"
+            ))
+        }
+    })
+}
+
+/// A script's value as a value of type `ty`.
+fn to_value(rs: &Ruleset, d: &Dynamic, ty: &Ty) -> Res<Value> {
+    if d.is_unit() {
+        return Ok(Value::None);
+    }
+    let bad = || {
+        err(format!(
+            "expected {}, got {} ({})",
+            rs.ty_name(ty),
+            d.type_name(),
+            d
+        ))
+    };
+    match ty {
+        Ty::Int => d.as_int().map(Value::Int).or_else(|_| bad()),
+        Ty::Bool => d.as_bool().map(Value::Bool).or_else(|_| bad()),
+        Ty::Unit => match d.clone().try_cast::<UnitRef>() {
+            Some(u) => Ok(Value::Unit(u.0)),
+            None => bad(),
+        },
+        Ty::Side => match d.clone().try_cast::<SideRef>() {
+            Some(s) => Ok(Value::Side(s.0)),
+            None => bad(),
+        },
+        Ty::Enum(_) | Ty::Symbols(_) => {
+            let Ok(s) = d.clone().into_string() else {
+                return bad();
+            };
+            let allowed: &[u32] = match ty {
+                Ty::Enum(e) => &rs.enums[*e as usize].variants,
+                Ty::Symbols(v) => v,
+                _ => unreachable!(),
+            };
+            match allowed.iter().find(|&&x| rs.symbols[x as usize] == s) {
+                Some(x) => Ok(Value::Sym(*x)),
+                None => bad(),
+            }
+        }
+    }
+}
+
+fn eval_err(e: EvalError) -> Box<EvalAltResult> {
+    match e {
+        EvalError::NotStatic => NOT_STATIC.into(),
+        EvalError::Fault(d) => d.message.clone().into(),
+    }
+}
+
+pub(crate) fn line_starts(text: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1))
+        .collect()
+}
+
+/// The span of a script position (its whole line from the column on).
+pub(crate) fn span_at(span: Span, lines: &[u32], text_len: u32, pos: Position) -> Span {
+    let Some(line) = pos.line() else {
+        return span;
+    };
+    let start = lines.get(line - 1).copied().unwrap_or(0);
+    let end = lines.get(line).map(|e| e - 1).unwrap_or(text_len);
+    let col = pos.position().unwrap_or(1).saturating_sub(1) as u32;
+    let from = (start + col).min(end);
+    Span {
+        file: span.file,
+        start: span.start + from,
+        end: span.start + end.max(from),
+    }
+}
+
+/// The one engine every hook runs on.
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let mut e = Engine::new();
+        e.set_max_operations(MAX_OPERATIONS)
+            .set_max_call_levels(MAX_CALL_LEVELS)
+            .set_max_string_size(MAX_STRING)
+            .set_max_array_size(MAX_ARRAY)
+            .set_max_map_size(MAX_MAP)
+            .set_max_expr_depths(64, 32)
+            .set_strict_variables(true);
+        e.disable_symbol("eval");
+        e.on_print(|s| {
+            let _ = with_env(|env| {
+                env.log.push(s.to_string());
+                Ok(())
+            });
+        });
+        e.on_debug(|_, _, _| {});
+        register(&mut e);
+        e
+    })
+}
+
+/// The stdlib helpers, compiled once.
+fn helpers() -> &'static AST {
+    static HELPERS: OnceLock<AST> = OnceLock::new();
+    HELPERS.get_or_init(|| {
+        let (_, text) = STDLIB_SCRIPTS[0];
+        engine()
+            .compile(text)
+            .expect("stdlib/hooks.rhai compiles (tested)")
+    })
+}
+
+// ------------------------------------------------------------ running
+
+/// Why a hook call did not finish.
+pub enum Failed {
+    /// A real problem, reported.
+    Fault(Box<Diag>),
+    /// It read state a specialisation cannot know yet.
+    NotStatic,
+    /// It wanted a die beyond the scripted ones (exact odds enumerate them).
+    MoreDice,
+}
+
+impl From<Failed> for EvalError {
+    fn from(f: Failed) -> Self {
+        match f {
+            Failed::Fault(d) => EvalError::Fault(d),
+            _ => EvalError::NotStatic,
+        }
+    }
+}
+
+impl Failed {
+    /// As a diagnostic (the markers become internal errors).
+    pub fn diag(self) -> Diag {
+        match self {
+            Failed::Fault(d) => *d,
+            Failed::NotStatic => Diag::new("muster::hook", "a hook read a value not known yet"),
+            Failed::MoreDice => Diag::new("muster::hook", "a hook rolled more dice than given"),
+        }
+    }
+}
+
+/// The innermost error (through calls of script functions).
+fn root(e: &EvalAltResult) -> &EvalAltResult {
+    match e {
+        EvalAltResult::ErrorInFunctionCall(_, _, inner, _) => root(inner),
+        e => e,
+    }
+}
+
+fn failure(rs: &Ruleset, h: &HookDef, e: &EvalAltResult) -> Failed {
+    let r = root(e);
+    if let EvalAltResult::ErrorRuntime(v, _) = r {
+        if let Some(s) = v.read_lock::<rhai::ImmutableString>() {
+            if s.as_str() == NOT_STATIC {
+                return Failed::NotStatic;
+            }
+            if s.as_str() == MORE_DICE {
+                return Failed::MoreDice;
+            }
+        }
+    }
+    let (what, help) = match r {
+        EvalAltResult::ErrorTooManyOperations(_) => (
+            format!("it ran past its limit of {MAX_OPERATIONS} operations"),
+            "a hook call must finish within its limit: look for a loop that never ends".to_string(),
+        ),
+        EvalAltResult::ErrorStackOverflow(_) => (
+            format!("it called functions more than {MAX_CALL_LEVELS} deep"),
+            "look for a function that calls itself without end".to_string(),
+        ),
+        EvalAltResult::ErrorDataTooLarge(what, _) => (
+            format!("{what} grew past its limit (strings {MAX_STRING}, arrays {MAX_ARRAY}, maps {MAX_MAP})"),
+            "keep what a hook builds small".to_string(),
+        ),
+        EvalAltResult::ErrorRuntime(v, _) => (
+            v.to_string(),
+            "the script threw this error, or the ruleset refused a call it made".to_string(),
+        ),
+        other => (
+            other.to_string(),
+            "see docs/LANGUAGE.md, \"Hooks\", for the script API".to_string(),
+        ),
+    };
+    // The innermost position inside this script (a helper's, else the call's).
+    let pos = match r.position() {
+        p if !p.is_none() => p,
+        _ => e.position(),
+    };
+    let span = span_at(h.span, &h.lines, h.span.len() as u32, pos);
+    Failed::Fault(Box::new(
+        Diag::new(
+            "muster::hook",
+            match rs.id.as_str() {
+                // A ruleset without a `ruleset` line: its file names it.
+                "" => format!("hook `{}` failed: {what}", h.name),
+                id => format!("hook `{}` of ruleset `{id}` failed: {what}", h.name),
+            },
+        )
+        .at(span, format!("in hook `{}`", h.name))
+        .help(help),
+    ))
+}
+
+/// Run hook `hook` with its variables' values, in `env`; the script's value.
+pub fn call(env: &mut Env, hook: Id, vars: &[Value]) -> Result<Dynamic, Failed> {
+    let rs = env.ev.rs;
+    let h = &rs.hooks[hook as usize];
+    let mut scope = Scope::new();
+    for (n, v) in h.vars.iter().zip(vars) {
+        let d = to_dynamic(rs, *v).map_err(|e| failure(rs, h, &e))?;
+        scope.push_constant(n.as_str(), d);
+    }
+    let p = env as *mut Env as *mut ();
+    let prev = CURRENT.with(|c| c.replace(p));
+    let _restore = Restore(prev);
+    engine()
+        .eval_ast_with_scope::<Dynamic>(&mut scope, &h.ast)
+        .map_err(|e| failure(rs, h, &e))
+}
+
+/// The value of a fact a hook derives (read only, no dice).
+pub fn fact_value(
+    ev: &Eval,
+    c: Ctx,
+    hook: Id,
+    fact: Id,
+    args: &[Value],
+) -> Result<Value, EvalError> {
+    let mut log = Vec::new();
+    let mut env = Env {
+        ev,
+        store: Store::Read(c),
+        dice: &mut NoDice,
+        outs: None,
+        log: &mut log,
+    };
+    let d = call(&mut env, hook, args)?;
+    let rs = ev.rs;
+    to_value(rs, &d, &rs.facts[fact as usize].ty)
+        .map_err(|e| EvalError::from(failure(rs, &rs.hooks[hook as usize], &e)))
+}
+
+/// Dice for a hook under exact odds: the given faces, then a request for more.
+pub struct Prefix<'a> {
+    pub faces: &'a [usize],
+    pub next: usize,
+    /// The die wanted past the prefix, if one was.
+    pub wanted: Option<DieDef>,
+}
+
+impl DiceSource for Prefix<'_> {
+    fn face(&mut self, die: &DieDef) -> Result<usize, String> {
+        match self.faces.get(self.next) {
+            Some(f) => {
+                self.next += 1;
+                Ok(*f)
+            }
+            None => {
+                self.wanted = Some(die.clone());
+                Err(MORE_DICE.into())
+            }
+        }
+    }
+}
