@@ -419,3 +419,44 @@ hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move
     assert!(!svg.exists(), "no pictures from a stopped battle");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `fall_back` (a hook's "move back"): straight back by up to the distance,
+/// a quarter at a time, stopping short of other units and the table edge.
+#[test]
+fn falling_back_stops_short_of_units_and_the_edge() {
+    use muster::battlefield::{Base, Pt};
+    use muster::field::Field;
+    use std::sync::Arc;
+    let start = Base::new(Pt { x: 10.0, y: 10.0 }, 0.0, 2.0, 1.0);
+    // Where 1.6 straight back would put it: a friend's base just beyond.
+    let behind = start.advanced(-2.6);
+    let mut f = Field::new(
+        20.0,
+        20.0,
+        Arc::new(Vec::new()),
+        vec![start, behind],
+        vec![0.0, 0.0],
+        vec![0, 0],
+        [0, 1, 2],
+    );
+    // Blocked after 1.5 (its rear edge would cross into the other base at 1.75).
+    assert_eq!(f.fall_back(0, 3.0), 1.5);
+    assert_eq!(f.bases[0], start.advanced(-1.5));
+    // With the other unit gone, the whole distance.
+    f.on_table[1] = false;
+    assert_eq!(f.fall_back(0, 2.0), 2.0);
+    // Never off the table: from near the edge it goes only as far as fits.
+    let near = start.advanced(-9.0);
+    let mut g = Field::new(
+        20.0,
+        20.0,
+        Arc::new(Vec::new()),
+        vec![near],
+        vec![0.0],
+        vec![0],
+        [0, 1, 2],
+    );
+    let went = g.fall_back(0, 5.0);
+    assert!(went < 5.0 && g.holds(&g.bases[0]), "{went}");
+    assert!(!g.holds(&near.advanced(-(went + 0.25))), "{went}");
+}
