@@ -254,29 +254,7 @@ impl<'r> Eval<'r> {
                 if let (Some(_), Some(d)) = (&c.world.field, &self.rs.facts[*f as usize].battle) {
                     return self.call(c, d, args, frame, dice);
                 }
-                let mut key = Vec::with_capacity(args.len());
-                for a in args {
-                    key.push(self.eval(c, a, frame, dice)?);
-                }
-                match c.world.facts[*f as usize].get(&key) {
-                    Some(v) => *v,
-                    None => match self.rs.facts[*f as usize].default {
-                        Some(v) => v,
-                        None => {
-                            let shown: Vec<String> =
-                                key.iter().map(|v| c.world.show(self.rs, *v)).collect();
-                            let call = format!(
-                                "{}({})",
-                                self.rs.facts[*f as usize].name,
-                                shown.join(", ")
-                            );
-                            return Err(fault(
-                                format!("fact `{call}` is not known here and has no default"),
-                                format!("state it in the situation's `facts`, e.g. \"{call}\", or give the fact a default in the ruleset"),
-                            ));
-                        }
-                    },
-                }
+                self.noted_fact(c, *f, args, frame, dice)?
             }
             Ex::Define(d, args) => {
                 let f = &self.rs.defines[*d as usize];
@@ -310,52 +288,8 @@ impl<'r> Eval<'r> {
                 let f = &self.rs.tables[*t as usize];
                 self.call(c, f, args, frame, dice)?
             }
-            Ex::Quantity(q, args) => {
-                let qd = &self.rs.quantities[*q as usize];
-                let mut inner = vec![Value::None; qd.func.slots as usize];
-                for (i, a) in args.iter().enumerate() {
-                    inner[i] = self.eval(c, a, frame, dice)?;
-                }
-                let base = match self.eval(c, &qd.func.body, &mut inner, dice)? {
-                    Value::Int(i) => i,
-                    other => self.num(other, &format!("the base value of `{}`", qd.func.name))?,
-                };
-                let v = crate::modifiers::apply(
-                    qd,
-                    &self.rs.modifiers,
-                    base,
-                    |e| self.eval(c, e, &mut inner, &mut NoDice),
-                    |m| {
-                        if let Some(t) = &self.trace {
-                            let mut t = t.borrow_mut();
-                            if !t.contains(&m) {
-                                t.push(m);
-                            }
-                        }
-                    },
-                )?;
-                Value::Int(v)
-            }
-            Ex::Builtin(Builtin::RollOff, args) => {
-                if c.dirty.is_some() {
-                    return Err(EvalError::NotStatic);
-                }
-                // Roll both again while they tie; a die that always ties is a
-                // broken rule, not an endless loop.
-                for _ in 0..ROLL_OFF_LIMIT {
-                    let a = self.eval(c, &args[0], frame, dice)?;
-                    let b = self.eval(c, &args[1], frame, dice)?;
-                    match a.num_cmp(b) {
-                        Some(Ordering::Greater) => return Ok(Value::Int(1)),
-                        Some(Ordering::Less) => return Ok(Value::Int(2)),
-                        _ => {}
-                    }
-                }
-                return Err(fault(
-                    format!("a roll-off tied {ROLL_OFF_LIMIT} times running"),
-                    "each side of `roll_off` must be able to come out higher than the other",
-                ));
-            }
+            Ex::Quantity(q, args) => self.quantity(c, *q, args, frame, dice)?,
+            Ex::Builtin(Builtin::RollOff, args) => return self.roll_off(c, args, frame, dice),
             Ex::Builtin(b, args) => {
                 let mut v = [Value::None; 4];
                 for (i, a) in args.iter().enumerate() {
@@ -363,46 +297,9 @@ impl<'r> Eval<'r> {
                 }
                 let v = &v[..args.len()];
                 if b.measures_table() {
-                    match &c.world.field {
-                        Some(f) => {
-                            // The nearest units are asked for again and again
-                            // while a move is weighed: remembered like defines.
-                            let row = match b {
-                                Builtin::NearestEnemy => Some(0),
-                                Builtin::NearestFriend => Some(1),
-                                _ => None,
-                            };
-                            match (&self.memo, row) {
-                                (Some(m), Some(r)) => {
-                                    let d = (m.worth.len() + r) as Id;
-                                    let Some(slot) = m.slot(d, Some(v[0])) else {
-                                        return f.measure(c.world, *b, v);
-                                    };
-                                    let epoch = m.epoch.get();
-                                    let (e, x) = m.values.borrow()[slot];
-                                    if e == epoch {
-                                        return Ok(x);
-                                    }
-                                    let x = f.measure(c.world, *b, v)?;
-                                    m.values.borrow_mut()[slot] = (epoch, x);
-                                    x
-                                }
-                                _ => f.measure(c.world, *b, v)?,
-                            }
-                        }
-                        None => {
-                            if c.dirty.is_some() {
-                                return Err(EvalError::NotStatic);
-                            }
-                            return Err(fault(
-                                format!("`{}` measures the table: it has a value only in a battle", format!("{b:?}").to_lowercase()),
-                                "in an odds situation, state the facts the rules derive from the table instead (`facts = [...]`)",
-                            ));
-                        }
-                    }
-                } else {
-                    builtin(*b, v)?
+                    return self.measure(c, *b, v);
                 }
+                builtin(*b, v)?
             }
             Ex::IsType(u, set) => {
                 let u = self.unit(self.eval(c, u, frame, dice)?)?;
@@ -484,23 +381,169 @@ impl<'r> Eval<'r> {
                 mode,
                 reroll,
                 ..
-            } => {
-                if c.dirty.is_some() {
-                    return Err(EvalError::NotStatic);
-                }
-                let n = self.eval(c, count, frame, dice)?;
-                let n = self.num(n, "the number of dice")?;
-                let reading = self.reading(c, mode, frame, dice)?;
-                let d = &self.rs.dice[*die as usize];
-                let v = dice::roll_pool(d, &reading, *reroll, n, dice).map_err(|m| {
-                    fault(
-                        m,
-                        "give one scripted roll for every die the procedure rolls",
-                    )
-                })?;
-                Value::Int(v)
-            }
+            } => self.roll(c, count, *die, mode, *reroll, frame, dice)?,
         })
+    }
+
+    /// A fact noted in the world (or stated by a situation), else its default.
+    #[inline(never)]
+    fn noted_fact(
+        &self,
+        c: Ctx,
+        f: Id,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let mut key = Vec::with_capacity(args.len());
+        for a in args {
+            key.push(self.eval(c, a, frame, dice)?);
+        }
+        Ok(match c.world.facts[f as usize].get(&key) {
+            Some(v) => *v,
+            None => match self.rs.facts[f as usize].default {
+                Some(v) => v,
+                None => {
+                    let shown: Vec<String> =
+                        key.iter().map(|v| c.world.show(self.rs, *v)).collect();
+                    let call = format!("{}({})", self.rs.facts[f as usize].name, shown.join(", "));
+                    return Err(fault(
+                        format!("fact `{call}` is not known here and has no default"),
+                        format!("state it in the situation's `facts`, e.g. \"{call}\", or give the fact a default in the ruleset"),
+                    ));
+                }
+            },
+        })
+    }
+
+    /// A quantity: its base value with its modifiers applied.
+    #[inline(never)]
+    fn quantity(
+        &self,
+        c: Ctx,
+        q: Id,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let qd = &self.rs.quantities[q as usize];
+        let mut inner = vec![Value::None; qd.func.slots as usize];
+        for (i, a) in args.iter().enumerate() {
+            inner[i] = self.eval(c, a, frame, dice)?;
+        }
+        let base = match self.eval(c, &qd.func.body, &mut inner, dice)? {
+            Value::Int(i) => i,
+            other => self.num(other, &format!("the base value of `{}`", qd.func.name))?,
+        };
+        let v = crate::modifiers::apply(
+            qd,
+            &self.rs.modifiers,
+            base,
+            |e| self.eval(c, e, &mut inner, &mut NoDice),
+            |m| {
+                if let Some(t) = &self.trace {
+                    let mut t = t.borrow_mut();
+                    if !t.contains(&m) {
+                        t.push(m);
+                    }
+                }
+            },
+        )?;
+        Ok(Value::Int(v))
+    }
+
+    /// `roll_off(a, b)`: 1 when `a` rolls higher, 2 when `b` does.
+    #[inline(never)]
+    fn roll_off(
+        &self,
+        c: Ctx,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        if c.dirty.is_some() {
+            return Err(EvalError::NotStatic);
+        }
+        // Roll both again while they tie; a die that always ties is a
+        // broken rule, not an endless loop.
+        for _ in 0..ROLL_OFF_LIMIT {
+            let a = self.eval(c, &args[0], frame, dice)?;
+            let b = self.eval(c, &args[1], frame, dice)?;
+            match a.num_cmp(b) {
+                Some(Ordering::Greater) => return Ok(Value::Int(1)),
+                Some(Ordering::Less) => return Ok(Value::Int(2)),
+                _ => {}
+            }
+        }
+        Err(fault(
+            format!("a roll-off tied {ROLL_OFF_LIMIT} times running"),
+            "each side of `roll_off` must be able to come out higher than the other",
+        ))
+    }
+
+    /// A measure of the table, with its arguments' values.
+    #[inline(never)]
+    fn measure(&self, c: Ctx, b: Builtin, v: &[Value]) -> R<Value> {
+        let Some(f) = &c.world.field else {
+            if c.dirty.is_some() {
+                return Err(EvalError::NotStatic);
+            }
+            return Err(fault(
+                format!("`{}` measures the table: it has a value only in a battle", format!("{b:?}").to_lowercase()),
+                "in an odds situation, state the facts the rules derive from the table instead (`facts = [...]`)",
+            ));
+        };
+        // The nearest units are asked for again and again while a move is
+        // weighed: remembered like defines.
+        let row = match b {
+            Builtin::NearestEnemy => 0,
+            Builtin::NearestFriend => 1,
+            _ => return f.measure(c.world, b, v),
+        };
+        let Some(m) = &self.memo else {
+            return f.measure(c.world, b, v);
+        };
+        let d = (m.worth.len() + row) as Id;
+        let Some(slot) = m.slot(d, Some(v[0])) else {
+            return f.measure(c.world, b, v);
+        };
+        let epoch = m.epoch.get();
+        let (e, x) = m.values.borrow()[slot];
+        if e == epoch {
+            return Ok(x);
+        }
+        let x = f.measure(c.world, b, v)?;
+        m.values.borrow_mut()[slot] = (epoch, x);
+        Ok(x)
+    }
+
+    /// A pool of dice, rolled and read.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn roll(
+        &self,
+        c: Ctx,
+        count: &Ex,
+        die: Id,
+        mode: &DiceMode,
+        reroll: Option<crate::syntax::Reroll>,
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        if c.dirty.is_some() {
+            return Err(EvalError::NotStatic);
+        }
+        let n = self.eval(c, count, frame, dice)?;
+        let n = self.num(n, "the number of dice")?;
+        let reading = self.reading(c, mode, frame, dice)?;
+        let d = &self.rs.dice[die as usize];
+        let v = dice::roll_pool(d, &reading, reroll, n, dice).map_err(|m| {
+            fault(
+                m,
+                "give one scripted roll for every die the procedure rolls",
+            )
+        })?;
+        Ok(Value::Int(v))
     }
 
     pub fn reading(
