@@ -6,7 +6,7 @@
 
 use crate::battlefield::{self, Base, Pt};
 use crate::diagnostic::Diag;
-use crate::eval::{Ctx, Eval, EvalError, NoDice};
+use crate::eval::{Change, Ctx, Eval, EvalError, NoDice};
 use crate::field::{to_len, Feature, Field};
 use crate::ir::{ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Ty};
 use crate::phase_graph::StepAction;
@@ -540,7 +540,7 @@ impl<'r> Game<'r> {
         self.world.field.as_ref().expect("a battle has a field")
     }
     fn field_mut(&mut self) -> &mut Field {
-        self.ev.forget();
+        self.ev.changed(Change::Field);
         self.world.field.as_mut().expect("a battle has a field")
     }
 
@@ -697,11 +697,12 @@ impl<'r> Game<'r> {
     }
 
     fn start_turn(&mut self) -> Result<(), Diag> {
-        self.ev.forget();
         self.turn += 1;
         let turn = self.turn;
         self.note(|_| Event::Turn { turn });
-        self.world.reset_each_turn(self.rs)
+        let reset = self.world.reset_each_turn(self.rs);
+        self.ev.forget();
+        reset
     }
 
     /// Take off the table every unit the rules have removed.
@@ -790,9 +791,8 @@ impl<'r> Game<'r> {
         if let Some(t) = &self.ev.trace {
             t.borrow_mut().clear();
         }
-        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng);
-        self.ev.forget();
-        let p = p?;
+        // The procedure tells the evaluator each thing it changes.
+        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng)?;
         let changed = before.is_some_and(|(st, sst, nf)| {
             !p.rolls.is_empty()
                 || st != self.world.state
@@ -856,6 +856,7 @@ impl<'r> Game<'r> {
             }
             // State that counts units per side starts again.
             let _ = self.world.init_state(self.rs);
+            self.ev.forget();
             for a in 0..2 {
                 let army = self.army_names[a].clone();
                 let side = self.rs.sides[self.side_of_army[a] as usize].clone();
@@ -1668,6 +1669,8 @@ impl<'r> Game<'r> {
         let Some(d) = self.rs.decisions.iter().position(|d| d.name == name) else {
             return Err(Diag::new("muster::battle", format!("no decision `{name}`")));
         };
+        // The caller may have changed the world itself.
+        self.ev.forget();
         self.decide(d as Id, args)?;
         self.sync_off_table();
         Ok(())
@@ -1685,6 +1688,8 @@ impl<'r> Game<'r> {
                 format!("no procedure `{name}`"),
             ));
         };
+        // The caller may have changed the world itself.
+        self.ev.forget();
         let r = self.perform(p, args)?;
         self.sync_off_table();
         Ok(r)
