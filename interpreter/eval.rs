@@ -556,11 +556,20 @@ impl<'r> Eval<'r> {
         frame: &mut [Value],
         dice: &mut dyn DiceSource,
     ) -> R<Value> {
-        let mut key = Vec::with_capacity(args.len());
-        for a in args {
-            key.push(self.eval(c, a, frame, dice)?);
+        // Most facts have a few arguments: their key lives on the stack.
+        let mut small = [Value::None; 4];
+        let mut big = Vec::new();
+        let key: &mut [Value] = if args.len() <= small.len() {
+            &mut small[..args.len()]
+        } else {
+            big.resize(args.len(), Value::None);
+            &mut big
+        };
+        for (k, a) in key.iter_mut().zip(args) {
+            *k = self.eval(c, a, frame, dice)?;
         }
-        Ok(match c.world.facts[f as usize].get(&key) {
+        let key: &[Value] = key;
+        Ok(match c.world.facts[f as usize].get(key) {
             Some(v) => *v,
             None => match self.rs.facts[f as usize].default {
                 Some(v) => v,
