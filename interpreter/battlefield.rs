@@ -375,13 +375,22 @@ impl Poly {
 
 /// Distance from a point to a segment.
 fn point_segment_distance(p: Pt, a: Pt, b: Pt) -> f64 {
+    point_segment_distance_sq(p, a, b).sqrt()
+}
+
+/// The square of [`point_segment_distance`] (its square root is exactly
+/// that distance: the least of several distances is the root of the least
+/// square, one root instead of many).
+fn point_segment_distance_sq(p: Pt, a: Pt, b: Pt) -> f64 {
     let ab = b - a;
     let l2 = ab.dot(ab);
-    if l2 == 0.0 {
-        return p.dist(a);
-    }
-    let t = ((p - a).dot(ab) / l2).clamp(0.0, 1.0);
-    p.dist(a + ab * t)
+    let d = if l2 == 0.0 {
+        p - a
+    } else {
+        let t = ((p - a).dot(ab) / l2).clamp(0.0, 1.0);
+        p - (a + ab * t)
+    };
+    d.dot(d)
 }
 
 /// Whether two segments cross at a single point interior to both.
@@ -398,10 +407,11 @@ fn segment_distance(a: Pt, b: Pt, c: Pt, d: Pt) -> f64 {
     if segments_cross(a, b, c, d) {
         return 0.0;
     }
-    point_segment_distance(a, c, d)
-        .min(point_segment_distance(b, c, d))
-        .min(point_segment_distance(c, a, b))
-        .min(point_segment_distance(d, a, b))
+    point_segment_distance_sq(a, c, d)
+        .min(point_segment_distance_sq(b, c, d))
+        .min(point_segment_distance_sq(c, a, b))
+        .min(point_segment_distance_sq(d, a, b))
+        .sqrt()
 }
 
 /// The largest separation of two convex quadrilaterals along the given
@@ -619,16 +629,16 @@ impl Base {
         if sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
             return 0.0;
         }
-        let mut d = f64::INFINITY;
+        let mut d2 = f64::INFINITY;
         for i in 0..4 {
             let (a0, a1) = (a[i], a[(i + 1) % 4]);
             let (b0, b1) = (b[i], b[(i + 1) % 4]);
             for j in 0..4 {
-                d = d.min(point_segment_distance(b[j], a0, a1));
-                d = d.min(point_segment_distance(a[j], b0, b1));
+                d2 = d2.min(point_segment_distance_sq(b[j], a0, a1));
+                d2 = d2.min(point_segment_distance_sq(a[j], b0, b1));
             }
         }
-        d
+        d2.sqrt()
     }
 
     /// The closest distance from the base to a point; 0 inside it.
