@@ -1265,8 +1265,10 @@ impl<'r> Game<'r> {
         if !path.iter().all(|b| self.on_table(b)) {
             return Ok(false);
         }
+        // Most bases are far from the whole path: no overlap to look for.
+        let bounds = battlefield::Bounds::of(path);
         for (o, ob) in f.bases.iter().enumerate() {
-            if o == u as usize || !f.on_table[o] {
+            if o == u as usize || !f.on_table[o] || bounds.clear_of(ob, 0.0) {
                 continue;
             }
             if end.overlaps(ob) {

@@ -523,6 +523,42 @@ pub enum Side {
     Right,
 }
 
+/// A box around the centres of a run of bases (a move's path) and the
+/// largest of their radii: a cheap test that no base of the run can
+/// overlap (or be within `gap` of) another base.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    lo: Pt,
+    hi: Pt,
+    radius: f64,
+}
+
+impl Bounds {
+    pub fn of(bases: &[Base]) -> Bounds {
+        let mut b = Bounds {
+            lo: Pt::new(f64::INFINITY, f64::INFINITY),
+            hi: Pt::new(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            radius: 0.0,
+        };
+        for x in bases {
+            b.lo = Pt::new(b.lo.x.min(x.centre.x), b.lo.y.min(x.centre.y));
+            b.hi = Pt::new(b.hi.x.max(x.centre.x), b.hi.y.max(x.centre.y));
+            b.radius = b.radius.max(x.radius());
+        }
+        b
+    }
+
+    /// Is every base of the run clearly further than `gap` from `o` (with
+    /// a margin far above rounding, so that an exact test could only agree)?
+    pub fn clear_of(&self, o: &Base, gap: f64) -> bool {
+        let c = o.centre;
+        let dx = (self.lo.x - c.x).max(c.x - self.hi.x).max(0.0);
+        let dy = (self.lo.y - c.y).max(c.y - self.hi.y).max(0.0);
+        let reach = self.radius + o.radius() + gap + 1e-6;
+        dx * dx + dy * dy > reach * reach
+    }
+}
+
 /// A unit's base: a rectangle `width` wide (across its front) and `depth`
 /// deep, centred on `centre`, its front edge facing the compass bearing
 /// `facing`.
@@ -540,6 +576,9 @@ pub struct Base {
     /// constantly). Build bases with [`Base::new`] or the movement methods,
     /// which keep it in step with `facing`.
     fwd: Pt,
+    /// Half the diagonal, computed once too (bounds on distances ask for it
+    /// constantly); width and depth never change after [`Base::new`].
+    rad: f64,
 }
 
 impl Base {
@@ -552,6 +591,7 @@ impl Base {
             width,
             depth,
             fwd: Pt::from_bearing(facing),
+            rad: 0.5 * (width * width + depth * depth).sqrt(),
         }
     }
 
@@ -574,7 +614,7 @@ impl Base {
     /// Half the diagonal: no point of the base is further from its centre.
     #[inline]
     pub fn radius(&self) -> f64 {
-        0.5 * (self.width * self.width + self.depth * self.depth).sqrt()
+        self.rad
     }
 
     /// The unit vector to the unit's right (its facing turned 90 degrees
