@@ -6,7 +6,7 @@
 
 use crate::battlefield::{self, Base, Pt};
 use crate::diagnostic::Diag;
-use crate::eval::{Ctx, Eval, EvalError, NoDice};
+use crate::eval::{Change, Ctx, Eval, EvalError, NoDice};
 use crate::field::{to_len, Feature, Field};
 use crate::ir::{ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Ty};
 use crate::phase_graph::StepAction;
@@ -192,6 +192,43 @@ struct Prefer {
     d: Id,
     side_policy: Option<Option<usize>>,
     var: usize,
+}
+
+/// What a candidate move does, as the log words it. Kept as numbers and
+/// put into words only for a move the log shows: a unit weighs dozens of
+/// candidates for each move it makes.
+#[derive(Clone, Copy, Debug)]
+enum How {
+    Advances(f64),
+    /// As far ahead as the way allows (to the quarter measure).
+    AdvancesAsFar(f64),
+    WheelsAndAdvances(f64, f64),
+    AboutFaces,
+    AboutFacesAndAdvances(f64),
+    Obliquely(f64, f64),
+    Turns(f64),
+    Shifts(f64),
+    MovesBack(f64),
+    Pivots(f64),
+    Rides(f64),
+}
+
+impl std::fmt::Display for How {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            How::Advances(d) => write!(f, "advances {d:.1}"),
+            How::AdvancesAsFar(d) => write!(f, "advances {d:.2}"),
+            How::WheelsAndAdvances(w, d) => write!(f, "wheels {w:+.0} and advances {d:.1}"),
+            How::AboutFaces => write!(f, "about faces"),
+            How::AboutFacesAndAdvances(d) => write!(f, "about faces and advances {d:.1}"),
+            How::Obliquely(a, d) => write!(f, "advances obliquely {a:+.0} {d:.1}"),
+            How::Turns(a) => write!(f, "turns {a:+.0}"),
+            How::Shifts(s) => write!(f, "shifts {s:+.1}"),
+            How::MovesBack(d) => write!(f, "moves back {d:.1}"),
+            How::Pivots(a) => write!(f, "pivots {a:+.0}"),
+            How::Rides(d) => write!(f, "rides {d:.1}"),
+        }
+    }
 }
 
 /// Everything a game needs that does not change from game to game.
@@ -564,7 +601,7 @@ impl<'r> Game<'r> {
         self.world.field.as_ref().expect("a battle has a field")
     }
     fn field_mut(&mut self) -> &mut Field {
-        self.ev.forget();
+        self.ev.changed(Change::Field);
         self.world.field.as_mut().expect("a battle has a field")
     }
 
@@ -723,11 +760,12 @@ impl<'r> Game<'r> {
     }
 
     fn start_turn(&mut self) -> Result<(), Diag> {
-        self.ev.forget();
         self.turn += 1;
         let turn = self.turn;
         self.note(|_| Event::Turn { turn });
-        self.world.reset_each_turn(self.rs)
+        let reset = self.world.reset_each_turn(self.rs);
+        self.ev.forget();
+        reset
     }
 
     /// Take off the table every unit the rules have removed.
@@ -870,9 +908,8 @@ impl<'r> Game<'r> {
         if let Some(t) = &self.ev.trace {
             t.borrow_mut().clear();
         }
-        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng);
-        self.ev.forget();
-        let p = p?;
+        // The procedure tells the evaluator each thing it changes.
+        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng)?;
         let changed = before.is_some_and(|(st, sst, nf)| {
             !p.rolls.is_empty()
                 || !p.log.is_empty()
@@ -938,6 +975,7 @@ impl<'r> Game<'r> {
             }
             // State that counts units per side starts again.
             let _ = self.world.init_state(self.rs);
+            self.ev.forget();
             for a in 0..2 {
                 let army = self.army_names[a].clone();
                 let side = self.rs.sides[self.side_of_army[a] as usize].clone();
@@ -1306,8 +1344,10 @@ impl<'r> Game<'r> {
         if !path.iter().all(|b| self.on_table(b)) {
             return Ok(false);
         }
+        // Most bases are far from the whole path: no overlap to look for.
+        let bounds = battlefield::Bounds::of(path);
         for (o, ob) in f.bases.iter().enumerate() {
-            if o == u as usize || !f.on_table[o] {
+            if o == u as usize || !f.on_table[o] || bounds.clear_of(ob, 0.0) {
                 continue;
             }
             if end.overlaps(ob) {
@@ -1369,7 +1409,7 @@ impl<'r> Game<'r> {
         b: &Base,
         allowance: f64,
         target: Option<Pt>,
-    ) -> Vec<(String, Vec<Base>)> {
+    ) -> Vec<(How, Vec<Base>)> {
         let mm = self.m;
         let mut out = Vec::new();
         let straight = |from: &Base, d: f64| {
@@ -1383,10 +1423,7 @@ impl<'r> Game<'r> {
         let fractions = [1.0, 0.5];
         if m == mm.straight {
             for fr in fractions {
-                out.push((
-                    format!("advances {:.1}", allowance * fr),
-                    straight(b, allowance * fr),
-                ));
+                out.push((How::Advances(allowance * fr), straight(b, allowance * fr)));
             }
         } else if m == mm.wheel {
             for w in [-45.0, -22.5, 22.5, 45.0] {
@@ -1402,17 +1439,17 @@ impl<'r> Game<'r> {
                     if d > 1e-9 {
                         p.extend(straight(&end, d).into_iter().skip(1));
                     }
-                    out.push((format!("wheels {w:+.0} and advances {d:.1}"), p));
+                    out.push((How::WheelsAndAdvances(w, d), p));
                 }
                 path.clear();
             }
         } else if m == mm.about_face {
             let turned = b.pivoted(180.0);
-            out.push(("about faces".into(), vec![*b, turned]));
+            out.push((How::AboutFaces, vec![*b, turned]));
             for fr in [1.0, 0.5] {
                 let mut p = vec![*b];
                 p.extend(straight(&turned, allowance * fr));
-                out.push((format!("about faces and advances {:.1}", allowance * fr), p));
+                out.push((How::AboutFacesAndAdvances(allowance * fr), p));
             }
         } else if m == mm.oblique {
             for a in [-45.0, 45.0] {
@@ -1421,15 +1458,15 @@ impl<'r> Game<'r> {
                 let p = (0..=steps)
                     .map(|k| b.oblique(a, d * k as f64 / steps as f64))
                     .collect();
-                out.push((format!("advances obliquely {a:+.0} {d:.1}"), p));
+                out.push((How::Obliquely(a, d), p));
             }
         } else if m == mm.turn {
             for a in [-90.0, 90.0] {
-                out.push((format!("turns {a:+.0}"), vec![*b, b.pivoted(a)]));
+                out.push((How::Turns(a), vec![*b, b.pivoted(a)]));
             }
         } else if m == mm.sideways {
             for s in [-allowance, allowance] {
-                out.push((format!("shifts {s:+.1}"), vec![*b, b.shifted(s)]));
+                out.push((How::Shifts(s), vec![*b, b.shifted(s)]));
             }
         } else if m == mm.backwards {
             for fr in [1.0, 0.5] {
@@ -1438,13 +1475,13 @@ impl<'r> Game<'r> {
                 let p = (0..=steps)
                     .map(|k| b.advanced(-d * k as f64 / steps as f64))
                     .collect();
-                out.push((format!("moves back {d:.1}"), p));
+                out.push((How::MovesBack(d), p));
             }
         } else if m == mm.pivot {
             if let Some(t) = target {
                 let a = battlefield::norm_angle(battlefield::bearing(b.centre, t) - b.facing);
                 if a.abs() > 1.0 {
-                    out.push((format!("pivots {a:+.0}"), vec![*b, b.pivoted(a)]));
+                    out.push((How::Pivots(a), vec![*b, b.pivoted(a)]));
                 }
             }
         } else if m == mm.free {
@@ -1462,7 +1499,7 @@ impl<'r> Game<'r> {
                         b.width,
                         b.depth,
                     );
-                    out.push((format!("rides {go:.1}"), vec![*b, end]));
+                    out.push((How::Rides(go), vec![*b, end]));
                 }
             }
         }
@@ -1529,7 +1566,7 @@ impl<'r> Game<'r> {
         ch: &ChoiceDef,
         u: u16,
         frame: &mut [Value],
-    ) -> Result<Vec<(String, Vec<Base>, u32)>, Diag> {
+    ) -> Result<Vec<(How, Vec<Base>, u32)>, Diag> {
         let mut out = Vec::new();
         let Some((m_slot, m_ok)) = &ch.manoeuvre else {
             return Ok(out);
@@ -1605,7 +1642,7 @@ impl<'r> Game<'r> {
                         if d < allowance * 0.5 - 1e-9
                             || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
                         {
-                            cands.push((format!("advances {d:.2}"), path));
+                            cands.push((How::AdvancesAsFar(d), path));
                         }
                         break;
                     }
@@ -1673,7 +1710,7 @@ impl<'r> Game<'r> {
             }
             let start = self.field().bases[u as usize];
             let stay = self.score(prefer, &mut frame)?;
-            let mut best: Option<(Value, String, Vec<Base>, u32)> = None;
+            let mut best: Option<(Value, How, Vec<Base>, u32)> = None;
             for (how, path, m) in self.legal_moves(ch, u, &mut frame)? {
                 let end = *path.last().expect("a path has an end");
                 frame[*m_slot as usize] = Value::Sym(m);
@@ -1703,7 +1740,7 @@ impl<'r> Game<'r> {
             let unit = self.world.units[u as usize].name.clone();
             self.note(|_| Event::Move {
                 unit,
-                how,
+                how: how.to_string(),
                 from: place(&start),
                 to: place(&end),
             });
@@ -1737,7 +1774,7 @@ impl<'r> Game<'r> {
         Ok(self
             .legal_moves(ch, u, &mut frame)?
             .into_iter()
-            .map(|(how, path, _)| (how, *path.last().expect("a path has an end")))
+            .map(|(how, path, _)| (how.to_string(), *path.last().expect("a path has an end")))
             .collect())
     }
 
@@ -1747,6 +1784,8 @@ impl<'r> Game<'r> {
         let Some(d) = self.rs.decisions.iter().position(|d| d.name == name) else {
             return Err(Diag::new("muster::battle", format!("no decision `{name}`")));
         };
+        // The caller may have changed the world itself.
+        self.ev.forget();
         self.decide(d as Id, args)?;
         self.sync_off_table();
         Ok(())
@@ -1764,6 +1803,8 @@ impl<'r> Game<'r> {
                 format!("no procedure `{name}`"),
             ));
         };
+        // The caller may have changed the world itself.
+        self.ev.forget();
         let r = self.perform(p, args)?;
         self.sync_off_table();
         Ok(r)

@@ -375,13 +375,22 @@ impl Poly {
 
 /// Distance from a point to a segment.
 fn point_segment_distance(p: Pt, a: Pt, b: Pt) -> f64 {
+    point_segment_distance_sq(p, a, b).sqrt()
+}
+
+/// The square of [`point_segment_distance`] (its square root is exactly
+/// that distance: the least of several distances is the root of the least
+/// square, one root instead of many).
+fn point_segment_distance_sq(p: Pt, a: Pt, b: Pt) -> f64 {
     let ab = b - a;
     let l2 = ab.dot(ab);
-    if l2 == 0.0 {
-        return p.dist(a);
-    }
-    let t = ((p - a).dot(ab) / l2).clamp(0.0, 1.0);
-    p.dist(a + ab * t)
+    let d = if l2 == 0.0 {
+        p - a
+    } else {
+        let t = ((p - a).dot(ab) / l2).clamp(0.0, 1.0);
+        p - (a + ab * t)
+    };
+    d.dot(d)
 }
 
 /// Whether two segments cross at a single point interior to both.
@@ -398,10 +407,11 @@ fn segment_distance(a: Pt, b: Pt, c: Pt, d: Pt) -> f64 {
     if segments_cross(a, b, c, d) {
         return 0.0;
     }
-    point_segment_distance(a, c, d)
-        .min(point_segment_distance(b, c, d))
-        .min(point_segment_distance(c, a, b))
-        .min(point_segment_distance(d, a, b))
+    point_segment_distance_sq(a, c, d)
+        .min(point_segment_distance_sq(b, c, d))
+        .min(point_segment_distance_sq(c, a, b))
+        .min(point_segment_distance_sq(d, a, b))
+        .sqrt()
 }
 
 /// The largest separation of two convex quadrilaterals along the given
@@ -513,6 +523,42 @@ pub enum Side {
     Right,
 }
 
+/// A box around the centres of a run of bases (a move's path) and the
+/// largest of their radii: a cheap test that no base of the run can
+/// overlap (or be within `gap` of) another base.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    lo: Pt,
+    hi: Pt,
+    radius: f64,
+}
+
+impl Bounds {
+    pub fn of(bases: &[Base]) -> Bounds {
+        let mut b = Bounds {
+            lo: Pt::new(f64::INFINITY, f64::INFINITY),
+            hi: Pt::new(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            radius: 0.0,
+        };
+        for x in bases {
+            b.lo = Pt::new(b.lo.x.min(x.centre.x), b.lo.y.min(x.centre.y));
+            b.hi = Pt::new(b.hi.x.max(x.centre.x), b.hi.y.max(x.centre.y));
+            b.radius = b.radius.max(x.radius());
+        }
+        b
+    }
+
+    /// Is every base of the run clearly further than `gap` from `o` (with
+    /// a margin far above rounding, so that an exact test could only agree)?
+    pub fn clear_of(&self, o: &Base, gap: f64) -> bool {
+        let c = o.centre;
+        let dx = (self.lo.x - c.x).max(c.x - self.hi.x).max(0.0);
+        let dy = (self.lo.y - c.y).max(c.y - self.hi.y).max(0.0);
+        let reach = self.radius + o.radius() + gap + 1e-6;
+        dx * dx + dy * dy > reach * reach
+    }
+}
+
 /// A unit's base: a rectangle `width` wide (across its front) and `depth`
 /// deep, centred on `centre`, its front edge facing the compass bearing
 /// `facing`.
@@ -530,6 +576,9 @@ pub struct Base {
     /// constantly). Build bases with [`Base::new`] or the movement methods,
     /// which keep it in step with `facing`.
     fwd: Pt,
+    /// Half the diagonal, computed once too (bounds on distances ask for it
+    /// constantly); width and depth never change after [`Base::new`].
+    rad: f64,
 }
 
 impl Base {
@@ -542,6 +591,7 @@ impl Base {
             width,
             depth,
             fwd: Pt::from_bearing(facing),
+            rad: 0.5 * (width * width + depth * depth).sqrt(),
         }
     }
 
@@ -564,7 +614,7 @@ impl Base {
     /// Half the diagonal: no point of the base is further from its centre.
     #[inline]
     pub fn radius(&self) -> f64 {
-        0.5 * (self.width * self.width + self.depth * self.depth).sqrt()
+        self.rad
     }
 
     /// The unit vector to the unit's right (its facing turned 90 degrees
@@ -619,16 +669,16 @@ impl Base {
         if sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
             return 0.0;
         }
-        let mut d = f64::INFINITY;
+        let mut d2 = f64::INFINITY;
         for i in 0..4 {
             let (a0, a1) = (a[i], a[(i + 1) % 4]);
             let (b0, b1) = (b[i], b[(i + 1) % 4]);
             for j in 0..4 {
-                d = d.min(point_segment_distance(b[j], a0, a1));
-                d = d.min(point_segment_distance(a[j], b0, b1));
+                d2 = d2.min(point_segment_distance_sq(b[j], a0, a1));
+                d2 = d2.min(point_segment_distance_sq(a[j], b0, b1));
             }
         }
-        d
+        d2.sqrt()
     }
 
     /// The closest distance from the base to a point; 0 inside it.

@@ -67,15 +67,31 @@ impl DiceSource for NoDice {
 pub struct Eval<'r> {
     pub rs: &'r Ruleset,
     /// In a battle: values of the defines that range over units (`any e:`),
-    /// remembered until the world changes (the battle clears it then).
+    /// remembered until what they read changes (the battle says when).
     memo: Option<Memo>,
     /// When set, the modifiers that applied (a battle's log shows them).
     pub trace: Option<std::cell::RefCell<Vec<Id>>>,
 }
 
+/// A part of the world a battle has just changed: the remembered values
+/// that read it are forgotten, the others kept.
+#[derive(Clone, Copy, Debug)]
+pub enum Change {
+    /// One unit state, of any unit.
+    State(Id),
+    /// One side state, of any side.
+    SideState(Id),
+    /// The noted values of one fact.
+    Fact(Id),
+    /// The table: where the bases are, which are on it, a move's path.
+    Field,
+}
+
 /// Remembered values of defines of at most one unit or side: a table of
-/// (define, argument) slots stamped with the epoch they were computed in;
-/// forgetting is starting a new epoch.
+/// (define, argument) slots, each stamped with the clock when computed. A
+/// change stamps the rows that read it (each row knows what its define
+/// reads, through every define, table, quantity and fact it calls); a
+/// value is good while no change to its row came after it.
 struct Memo {
     /// Per define: does its body range over units (directly or through
     /// another define), and has it at most one parameter? Only those are
@@ -84,7 +100,16 @@ struct Memo {
     units: usize,
     /// Slots per define: no argument, each unit, each side.
     per: usize,
-    epoch: std::cell::Cell<u32>,
+    /// Ticks at every change.
+    clock: std::cell::Cell<u32>,
+    /// Per row (each define, then nearest_enemy and nearest_friend): the
+    /// clock of the last change to what it reads.
+    stale: Vec<std::cell::Cell<u32>>,
+    /// The rows that read each unit state, side state, fact, and the table.
+    by_state: Vec<Vec<u16>>,
+    by_side_state: Vec<Vec<u16>>,
+    by_fact: Vec<Vec<u16>>,
+    by_field: Vec<u16>,
     values: std::cell::RefCell<Vec<(u32, Value)>>,
 }
 
@@ -97,6 +122,29 @@ impl Memo {
             _ => return None,
         };
         (i < self.per).then_some(d as usize * self.per + i)
+    }
+
+    /// The value remembered in `slot` of row `d`, if nothing it reads has
+    /// changed since.
+    #[inline]
+    fn get(&self, d: Id, slot: usize) -> Option<Value> {
+        let (stamp, v) = self.values.borrow()[slot];
+        (stamp >= self.stale[d as usize].get()).then_some(v)
+    }
+
+    /// Remember a value computed at clock `at` (unless the world changed
+    /// meanwhile).
+    #[inline]
+    fn put(&self, slot: usize, at: u32, v: Value) {
+        if self.clock.get() == at {
+            self.values.borrow_mut()[slot] = (at, v);
+        }
+    }
+
+    fn tick(&self) -> u32 {
+        let now = self.clock.get() + 1;
+        self.clock.set(now);
+        now
     }
 }
 
@@ -119,6 +167,82 @@ fn ranges(rs: &Ruleset, e: &Ex, seen: &mut Vec<bool>) -> bool {
     }
 }
 
+/// What an expression reads of the parts of a battle's world that change
+/// (beside its arguments; stats, options and sides are fixed for a game).
+#[derive(Default)]
+struct Reads {
+    states: Vec<bool>,
+    side_states: Vec<bool>,
+    /// Noted facts (and, to be safe, every fact called).
+    facts: Vec<bool>,
+    field: bool,
+    /// Defines, tables and quantities already looked into.
+    seen: Vec<bool>,
+}
+
+impl Reads {
+    fn of(rs: &Ruleset, e: &Ex) -> Reads {
+        let mut r = Reads {
+            states: vec![false; rs.states.len()],
+            side_states: vec![false; rs.side_states.len()],
+            facts: vec![false; rs.facts.len()],
+            field: false,
+            seen: vec![false; rs.defines.len() + rs.tables.len() + rs.quantities.len()],
+        };
+        r.walk(rs, e);
+        r
+    }
+
+    /// Look into a define, table or quantity (numbered one after the other) once.
+    fn first_visit(&mut self, i: usize) -> bool {
+        !std::mem::replace(&mut self.seen[i], true)
+    }
+
+    fn walk(&mut self, rs: &Ruleset, e: &Ex) {
+        let (nd, nt) = (rs.defines.len(), rs.tables.len());
+        match e {
+            Ex::State(_, s) => self.states[*s as usize] = true,
+            Ex::SideState(_, s) => self.side_states[*s as usize] = true,
+            Ex::Builtin(b, _) if b.measures_table() => self.field = true,
+            Ex::Fact(f, _) => {
+                self.facts[*f as usize] = true;
+                if let Some(b) = &rs.facts[*f as usize].battle {
+                    self.walk(rs, &b.body);
+                }
+                // A hook may read anything: count it as reading everything.
+                if rs.facts[*f as usize].hook.is_some() {
+                    self.states.iter_mut().for_each(|x| *x = true);
+                    self.side_states.iter_mut().for_each(|x| *x = true);
+                    self.facts.iter_mut().for_each(|x| *x = true);
+                    self.field = true;
+                }
+            }
+            Ex::Define(d, _) if self.first_visit(*d as usize) => {
+                self.walk(rs, &rs.defines[*d as usize].body)
+            }
+            Ex::Table(t, _) if self.first_visit(nd + *t as usize) => {
+                self.walk(rs, &rs.tables[*t as usize].body)
+            }
+            Ex::Quantity(q, _) if self.first_visit(nd + nt + *q as usize) => {
+                let qd = &rs.quantities[*q as usize];
+                self.walk(rs, &qd.func.body);
+                for m in &qd.modifiers {
+                    let md = &rs.modifiers[*m as usize];
+                    self.walk(rs, &md.amount);
+                    if let Some(w) = &md.when {
+                        self.walk(rs, w);
+                    }
+                }
+            }
+            _ => {}
+        }
+        e.any_child(&mut |c| {
+            self.walk(rs, c);
+            false
+        });
+    }
+}
+
 fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
     EvalError::Fault(Box::new(Diag::new("muster::runtime", msg).help(help)))
 }
@@ -133,8 +257,8 @@ impl<'r> Eval<'r> {
     }
 
     /// An evaluator that remembers the values of defines ranging over the
-    /// units until [`Eval::forget`] is called (a battle calls it whenever
-    /// the world changes).
+    /// units until what they read changes: a battle says what it changes
+    /// ([`Eval::changed`]) or that anything may have ([`Eval::forget`]).
     pub fn remembering(rs: &'r Ruleset, units: usize, sides: usize) -> Self {
         let worth: Vec<bool> = (0..rs.defines.len())
             .map(|d| {
@@ -143,26 +267,74 @@ impl<'r> Eval<'r> {
                 rs.defines[d].params.len() <= 1 && ranges(rs, &rs.defines[d].body, &mut seen)
             })
             .collect();
+        // Two more rows: nearest_enemy and nearest_friend (they measure the table).
+        let rows = worth.len() + 2;
+        let mut by_state = vec![Vec::new(); rs.states.len()];
+        let mut by_side_state = vec![Vec::new(); rs.side_states.len()];
+        let mut by_fact = vec![Vec::new(); rs.facts.len()];
+        let mut by_field: Vec<u16> = vec![rows as u16 - 2, rows as u16 - 1];
+        for (d, f) in rs.defines.iter().enumerate() {
+            if !worth[d] {
+                continue;
+            }
+            let r = Reads::of(rs, &f.body);
+            let row = d as u16;
+            let mark = |flags: &[bool], by: &mut [Vec<u16>]| {
+                for (i, on) in flags.iter().enumerate() {
+                    if *on {
+                        by[i].push(row);
+                    }
+                }
+            };
+            mark(&r.states, &mut by_state);
+            mark(&r.side_states, &mut by_side_state);
+            mark(&r.facts, &mut by_fact);
+            if r.field {
+                by_field.push(row);
+            }
+        }
         let per = 1 + units + sides;
         Eval {
             rs,
             memo: Some(Memo {
-                // Two more rows: nearest_enemy and nearest_friend.
-                values: std::cell::RefCell::new(vec![(0, Value::None); (worth.len() + 2) * per]),
+                values: std::cell::RefCell::new(vec![(0, Value::None); rows * per]),
                 worth,
                 units,
                 per,
-                epoch: std::cell::Cell::new(1),
+                clock: std::cell::Cell::new(1),
+                stale: vec![std::cell::Cell::new(1); rows],
+                by_state,
+                by_side_state,
+                by_fact,
+                by_field,
             }),
             trace: None,
         }
     }
 
-    /// Forget remembered values: the world has changed.
-    #[inline]
+    /// Forget every remembered value: anything in the world may have changed.
     pub fn forget(&self) {
         if let Some(m) = &self.memo {
-            m.epoch.set(m.epoch.get().wrapping_add(1).max(1));
+            let now = m.tick();
+            for s in &m.stale {
+                s.set(now);
+            }
+        }
+    }
+
+    /// Forget the remembered values that read what has just changed.
+    #[inline]
+    pub fn changed(&self, what: Change) {
+        let Some(m) = &self.memo else { return };
+        let rows = match what {
+            Change::State(s) => &m.by_state[s as usize],
+            Change::SideState(s) => &m.by_side_state[s as usize],
+            Change::Fact(f) => &m.by_fact[f as usize],
+            Change::Field => &m.by_field,
+        };
+        let now = m.tick();
+        for r in rows {
+            m.stale[*r as usize].set(now);
         }
     }
 
@@ -254,32 +426,14 @@ impl<'r> Eval<'r> {
                 if let (Some(_), Some(d)) = (&c.world.field, &self.rs.facts[*f as usize].battle) {
                     return self.call(c, d, args, frame, dice);
                 }
-                let mut key = Vec::with_capacity(args.len());
-                for a in args {
-                    key.push(self.eval(c, a, frame, dice)?);
-                }
                 if let Some(h) = self.rs.facts[*f as usize].hook {
+                    let mut key = Vec::with_capacity(args.len());
+                    for a in args {
+                        key.push(self.eval(c, a, frame, dice)?);
+                    }
                     return crate::hooks::fact_value(self, c, h, *f, &key);
                 }
-                match c.world.facts[*f as usize].get(&key) {
-                    Some(v) => *v,
-                    None => match self.rs.facts[*f as usize].default {
-                        Some(v) => v,
-                        None => {
-                            let shown: Vec<String> =
-                                key.iter().map(|v| c.world.show(self.rs, *v)).collect();
-                            let call = format!(
-                                "{}({})",
-                                self.rs.facts[*f as usize].name,
-                                shown.join(", ")
-                            );
-                            return Err(fault(
-                                format!("fact `{call}` is not known here and has no default"),
-                                format!("state it in the situation's `facts`, e.g. \"{call}\", or give the fact a default in the ruleset"),
-                            ));
-                        }
-                    },
-                }
+                self.noted_fact(c, *f, args, frame, dice)?
             }
             Ex::Define(d, args) => {
                 let f = &self.rs.defines[*d as usize];
@@ -293,17 +447,13 @@ impl<'r> Eval<'r> {
                             let vals: Vec<Value> = arg.into_iter().collect();
                             return self.call_values(c, f, &vals, dice);
                         };
-                        let epoch = m.epoch.get();
-                        let (e, v) = m.values.borrow()[slot];
-                        if e == epoch {
+                        if let Some(v) = m.get(*d, slot) {
                             return Ok(v);
                         }
+                        let at = m.clock.get();
                         let vals: [Value; 1] = [arg.unwrap_or(Value::None)];
                         let v = self.call_values(c, f, &vals[..args.len()], dice)?;
-                        // Only if nothing changed the world meanwhile.
-                        if m.epoch.get() == epoch {
-                            m.values.borrow_mut()[slot] = (epoch, v);
-                        }
+                        m.put(slot, at, v);
                         v
                     }
                     _ => self.call(c, f, args, frame, dice)?,
@@ -313,52 +463,8 @@ impl<'r> Eval<'r> {
                 let f = &self.rs.tables[*t as usize];
                 self.call(c, f, args, frame, dice)?
             }
-            Ex::Quantity(q, args) => {
-                let qd = &self.rs.quantities[*q as usize];
-                let mut inner = vec![Value::None; qd.func.slots as usize];
-                for (i, a) in args.iter().enumerate() {
-                    inner[i] = self.eval(c, a, frame, dice)?;
-                }
-                let base = match self.eval(c, &qd.func.body, &mut inner, dice)? {
-                    Value::Int(i) => i,
-                    other => self.num(other, &format!("the base value of `{}`", qd.func.name))?,
-                };
-                let v = crate::modifiers::apply(
-                    qd,
-                    &self.rs.modifiers,
-                    base,
-                    |e| self.eval(c, e, &mut inner, &mut NoDice),
-                    |m| {
-                        if let Some(t) = &self.trace {
-                            let mut t = t.borrow_mut();
-                            if !t.contains(&m) {
-                                t.push(m);
-                            }
-                        }
-                    },
-                )?;
-                Value::Int(v)
-            }
-            Ex::Builtin(Builtin::RollOff, args) => {
-                if c.dirty.is_some() {
-                    return Err(EvalError::NotStatic);
-                }
-                // Roll both again while they tie; a die that always ties is a
-                // broken rule, not an endless loop.
-                for _ in 0..ROLL_OFF_LIMIT {
-                    let a = self.eval(c, &args[0], frame, dice)?;
-                    let b = self.eval(c, &args[1], frame, dice)?;
-                    match a.num_cmp(b) {
-                        Some(Ordering::Greater) => return Ok(Value::Int(1)),
-                        Some(Ordering::Less) => return Ok(Value::Int(2)),
-                        _ => {}
-                    }
-                }
-                return Err(fault(
-                    format!("a roll-off tied {ROLL_OFF_LIMIT} times running"),
-                    "each side of `roll_off` must be able to come out higher than the other",
-                ));
-            }
+            Ex::Quantity(q, args) => self.quantity(c, *q, args, frame, dice)?,
+            Ex::Builtin(Builtin::RollOff, args) => return self.roll_off(c, args, frame, dice),
             Ex::Builtin(b, args) => {
                 let mut v = [Value::None; 4];
                 for (i, a) in args.iter().enumerate() {
@@ -366,46 +472,9 @@ impl<'r> Eval<'r> {
                 }
                 let v = &v[..args.len()];
                 if b.measures_table() {
-                    match &c.world.field {
-                        Some(f) => {
-                            // The nearest units are asked for again and again
-                            // while a move is weighed: remembered like defines.
-                            let row = match b {
-                                Builtin::NearestEnemy => Some(0),
-                                Builtin::NearestFriend => Some(1),
-                                _ => None,
-                            };
-                            match (&self.memo, row) {
-                                (Some(m), Some(r)) => {
-                                    let d = (m.worth.len() + r) as Id;
-                                    let Some(slot) = m.slot(d, Some(v[0])) else {
-                                        return f.measure(c.world, *b, v);
-                                    };
-                                    let epoch = m.epoch.get();
-                                    let (e, x) = m.values.borrow()[slot];
-                                    if e == epoch {
-                                        return Ok(x);
-                                    }
-                                    let x = f.measure(c.world, *b, v)?;
-                                    m.values.borrow_mut()[slot] = (epoch, x);
-                                    x
-                                }
-                                _ => f.measure(c.world, *b, v)?,
-                            }
-                        }
-                        None => {
-                            if c.dirty.is_some() {
-                                return Err(EvalError::NotStatic);
-                            }
-                            return Err(fault(
-                                format!("`{}` measures the table: it has a value only in a battle", format!("{b:?}").to_lowercase()),
-                                "in an odds situation, state the facts the rules derive from the table instead (`facts = [...]`)",
-                            ));
-                        }
-                    }
-                } else {
-                    builtin(*b, v)?
+                    return self.measure(c, *b, v);
                 }
+                builtin(*b, v)?
             }
             Ex::IsType(u, set) => {
                 let u = self.unit(self.eval(c, u, frame, dice)?)?;
@@ -487,23 +556,177 @@ impl<'r> Eval<'r> {
                 mode,
                 reroll,
                 ..
-            } => {
-                if c.dirty.is_some() {
-                    return Err(EvalError::NotStatic);
-                }
-                let n = self.eval(c, count, frame, dice)?;
-                let n = self.num(n, "the number of dice")?;
-                let reading = self.reading(c, mode, frame, dice)?;
-                let d = &self.rs.dice[*die as usize];
-                let v = dice::roll_pool(d, &reading, *reroll, n, dice).map_err(|m| {
-                    fault(
-                        m,
-                        "give one scripted roll for every die the procedure rolls",
-                    )
-                })?;
-                Value::Int(v)
-            }
+            } => self.roll(c, count, *die, mode, *reroll, frame, dice)?,
         })
+    }
+
+    /// A fact noted in the world (or stated by a situation), else its default.
+    #[inline(never)]
+    fn noted_fact(
+        &self,
+        c: Ctx,
+        f: Id,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        // Most facts have a few arguments: their key lives on the stack.
+        let mut small = [Value::None; 4];
+        let mut big = Vec::new();
+        let key: &mut [Value] = if args.len() <= small.len() {
+            &mut small[..args.len()]
+        } else {
+            big.resize(args.len(), Value::None);
+            &mut big
+        };
+        for (k, a) in key.iter_mut().zip(args) {
+            *k = self.eval(c, a, frame, dice)?;
+        }
+        let key: &[Value] = key;
+        Ok(match c.world.facts[f as usize].get(key) {
+            Some(v) => *v,
+            None => match self.rs.facts[f as usize].default {
+                Some(v) => v,
+                None => {
+                    let shown: Vec<String> =
+                        key.iter().map(|v| c.world.show(self.rs, *v)).collect();
+                    let call = format!("{}({})", self.rs.facts[f as usize].name, shown.join(", "));
+                    return Err(fault(
+                        format!("fact `{call}` is not known here and has no default"),
+                        format!("state it in the situation's `facts`, e.g. \"{call}\", or give the fact a default in the ruleset"),
+                    ));
+                }
+            },
+        })
+    }
+
+    /// A quantity: its base value with its modifiers applied.
+    #[inline(never)]
+    fn quantity(
+        &self,
+        c: Ctx,
+        q: Id,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let qd = &self.rs.quantities[q as usize];
+        let mut inner = vec![Value::None; qd.func.slots as usize];
+        for (i, a) in args.iter().enumerate() {
+            inner[i] = self.eval(c, a, frame, dice)?;
+        }
+        let base = match self.eval(c, &qd.func.body, &mut inner, dice)? {
+            Value::Int(i) => i,
+            other => self.num(other, &format!("the base value of `{}`", qd.func.name))?,
+        };
+        let v = crate::modifiers::apply(
+            qd,
+            &self.rs.modifiers,
+            base,
+            |e| self.eval(c, e, &mut inner, &mut NoDice),
+            |m| {
+                if let Some(t) = &self.trace {
+                    let mut t = t.borrow_mut();
+                    if !t.contains(&m) {
+                        t.push(m);
+                    }
+                }
+            },
+        )?;
+        Ok(Value::Int(v))
+    }
+
+    /// `roll_off(a, b)`: 1 when `a` rolls higher, 2 when `b` does.
+    #[inline(never)]
+    fn roll_off(
+        &self,
+        c: Ctx,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        if c.dirty.is_some() {
+            return Err(EvalError::NotStatic);
+        }
+        // Roll both again while they tie; a die that always ties is a
+        // broken rule, not an endless loop.
+        for _ in 0..ROLL_OFF_LIMIT {
+            let a = self.eval(c, &args[0], frame, dice)?;
+            let b = self.eval(c, &args[1], frame, dice)?;
+            match a.num_cmp(b) {
+                Some(Ordering::Greater) => return Ok(Value::Int(1)),
+                Some(Ordering::Less) => return Ok(Value::Int(2)),
+                _ => {}
+            }
+        }
+        Err(fault(
+            format!("a roll-off tied {ROLL_OFF_LIMIT} times running"),
+            "each side of `roll_off` must be able to come out higher than the other",
+        ))
+    }
+
+    /// A measure of the table, with its arguments' values.
+    #[inline(never)]
+    fn measure(&self, c: Ctx, b: Builtin, v: &[Value]) -> R<Value> {
+        let Some(f) = &c.world.field else {
+            if c.dirty.is_some() {
+                return Err(EvalError::NotStatic);
+            }
+            return Err(fault(
+                format!("`{}` measures the table: it has a value only in a battle", format!("{b:?}").to_lowercase()),
+                "in an odds situation, state the facts the rules derive from the table instead (`facts = [...]`)",
+            ));
+        };
+        // The nearest units are asked for again and again while a move is
+        // weighed: remembered like defines.
+        let row = match b {
+            Builtin::NearestEnemy => 0,
+            Builtin::NearestFriend => 1,
+            _ => return f.measure(c.world, b, v),
+        };
+        let Some(m) = &self.memo else {
+            return f.measure(c.world, b, v);
+        };
+        let d = (m.worth.len() + row) as Id;
+        let Some(slot) = m.slot(d, Some(v[0])) else {
+            return f.measure(c.world, b, v);
+        };
+        if let Some(x) = m.get(d, slot) {
+            return Ok(x);
+        }
+        let at = m.clock.get();
+        let x = f.measure(c.world, b, v)?;
+        m.put(slot, at, x);
+        Ok(x)
+    }
+
+    /// A pool of dice, rolled and read.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn roll(
+        &self,
+        c: Ctx,
+        count: &Ex,
+        die: Id,
+        mode: &DiceMode,
+        reroll: Option<crate::syntax::Reroll>,
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        if c.dirty.is_some() {
+            return Err(EvalError::NotStatic);
+        }
+        let n = self.eval(c, count, frame, dice)?;
+        let n = self.num(n, "the number of dice")?;
+        let reading = self.reading(c, mode, frame, dice)?;
+        let d = &self.rs.dice[die as usize];
+        let v = dice::roll_pool(d, &reading, reroll, n, dice).map_err(|m| {
+            fault(
+                m,
+                "give one scripted roll for every die the procedure rolls",
+            )
+        })?;
+        Ok(Value::Int(v))
     }
 
     pub fn reading(

@@ -6,7 +6,7 @@
 
 use crate::diagnostic::Diag;
 use crate::dice::DiceSource;
-use crate::eval::{Ctx, Eval, EvalError};
+use crate::eval::{Change, Ctx, Eval, EvalError};
 use crate::hooks::{self, Env, Failed, Outs, Store};
 use crate::ir::{DieDef, Id, ModOp, St};
 use crate::value::Value;
@@ -207,7 +207,7 @@ fn block(
                 };
                 let i = u as usize * ev.rs.states.len() + *state as usize;
                 w.state[i] = apply(ev, *op, w.state[i], v).map_err(|d| d.at(*span, "here"))?;
-                ev.forget();
+                ev.changed(Change::State(*state));
             }
             St::AssignSideState {
                 side,
@@ -228,7 +228,7 @@ fn block(
                 let i = s as usize * ev.rs.side_states.len() + *state as usize;
                 w.side_state[i] =
                     apply(ev, *op, w.side_state[i], v).map_err(|d| d.at(*span, "here"))?;
-                ev.forget();
+                ev.changed(Change::SideState(*state));
             }
             St::Call(callee, args, _) => {
                 let mut vals = Vec::with_capacity(args.len());
@@ -256,7 +256,7 @@ fn block(
                 }
                 let v = ev.eval(Ctx::new(w), v, frame, dice).map_err(fault_of)?;
                 w.set_fact(*f, key, v);
-                ev.forget();
+                ev.changed(Change::Fact(*f));
             }
         }
     }

@@ -3,6 +3,13 @@
 use std::cmp::Ordering;
 
 /// A value an expression evaluates to.
+///
+/// Laid out as two whole words, the tag and then the payload: with the
+/// default layout small payloads share the tag's word at odd offsets, and
+/// the evaluator's copies of values (into frames, out of calls) read them
+/// back in pieces that straddle the pieces just written, stalling the
+/// CPU's store-to-load forwarding (about 15% of a battle's time).
+#[repr(C, u64)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Value {
     /// A stat the unit type does not have (`none` in Table 1).

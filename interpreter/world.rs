@@ -6,7 +6,7 @@
 use crate::diagnostic::Diag;
 use crate::ir::{Id, Ruleset};
 use crate::value::Value;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// One unit present.
 #[derive(Clone, Debug)]
@@ -25,8 +25,9 @@ pub struct World {
     /// Names of the sides (the ruleset's, then one per unit without a side).
     pub side_names: Vec<String>,
     pub options: Vec<bool>,
-    /// Facts that hold, per fact id: argument values -> value.
-    pub facts: Vec<HashMap<Vec<Value>, Value>>,
+    /// Facts that hold, per fact id: argument values -> value (looked up
+    /// often in a battle: a fast hash, and lookups by slice, no allocation).
+    pub facts: Vec<FxHashMap<Vec<Value>, Value>>,
     /// Unit state, `units.len() * states` values, unit-major.
     pub state: Vec<Value>,
     /// Side state, `side_names.len() * side_states` values, side-major.
@@ -43,7 +44,7 @@ impl World {
             units: Vec::new(),
             side_names: rs.sides.clone(),
             options: rs.options.iter().map(|o| o.on).collect(),
-            facts: vec![HashMap::new(); rs.facts.len()],
+            facts: vec![FxHashMap::default(); rs.facts.len()],
             state: Vec::new(),
             side_state: Vec::new(),
             field: None,
