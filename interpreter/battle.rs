@@ -565,6 +565,7 @@ impl<'r> Prepared<'r> {
             army_names: self.army_names.clone(),
             unplaced: self.unplaced.clone(),
             result: None,
+            splits: vec![None; self.rs.decisions.len()],
         }
     }
 }
@@ -589,6 +590,8 @@ pub struct Game<'r> {
     /// Per unit: still waiting to be deployed.
     unplaced: Vec<bool>,
     result: Option<Result_>,
+    /// Per decision: its LEGAL split for scanning, once made.
+    splits: Vec<Option<Arc<Split>>>,
 }
 
 /// The most steps a game may take (a runaway `goto` loop is reported).
@@ -1110,7 +1113,7 @@ impl<'r> Game<'r> {
                 if rescanned {
                     break;
                 }
-                known = self.scan(ch, &mut frame, &taken)?;
+                known = self.scan(prefer.d, ch, &mut frame, &taken)?;
                 known.retain(|o| !failed.contains(&o[0]));
                 rescanned = true;
                 continue;
@@ -1144,6 +1147,7 @@ impl<'r> Game<'r> {
     #[inline(never)]
     fn scan(
         &mut self,
+        d: Id,
         ch: &ChoiceDef,
         frame: &mut [Value],
         taken: &[Vec<u16>],
@@ -1154,34 +1158,37 @@ impl<'r> Game<'r> {
         if units.is_empty() || n == 0 {
             return Ok(out);
         }
-        let mut next = frame.len() as u16;
-        let mut parts = Vec::new();
-        conjuncts(self.rs, &ch.legal, &mut next, &mut parts, 0);
-        let later = &ch.vars[1..];
-        let (first_only, rest): (Vec<Ex>, Vec<Ex>) = parts
-            .into_iter()
-            .partition(|p| !later.iter().any(|s| reads_local(p, *s)));
-        // With two names, the parts that name only the second are checked
-        // once per unit too.
-        let (second_only, both): (Vec<Ex>, Vec<Ex>) = if n == 2 {
-            rest.into_iter().partition(|p| !reads_local(p, ch.vars[0]))
-        } else {
-            (Vec::new(), rest)
+        // The split is the same every time the decision scans (its frame
+        // is): made once a game.
+        let split = match &self.splits[d as usize] {
+            Some(s) if s.frame == frame.len() => s.clone(),
+            _ => {
+                let s = Arc::new(Split::of(self.rs, ch, frame.len()));
+                self.splits[d as usize] = Some(s.clone());
+                s
+            }
         };
+        let Split {
+            first_only,
+            second_only,
+            both,
+            width,
+            ..
+        } = &*split;
         let mut wide = frame.to_vec();
-        wide.resize(next as usize, Value::None);
+        wide.resize(*width, Value::None);
         // Per unit: does it pass the parts naming only the second name?
         // (None: a part failed to evaluate; judge its options whole.)
         let mut second_ok: Vec<Option<bool>> = Vec::new();
         if n == 2 {
             for &u in &units {
                 wide[ch.vars[1] as usize] = Value::Unit(u);
-                second_ok.push(self.all_hold(&second_only, &mut wide));
+                second_ok.push(self.all_hold(second_only, &mut wide));
             }
         }
         for &u0 in &units {
             wide[ch.vars[0] as usize] = Value::Unit(u0);
-            match self.all_hold(&first_only, &mut wide) {
+            match self.all_hold(first_only, &mut wide) {
                 Some(false) => continue,
                 Some(true) => {}
                 None => {
@@ -1194,7 +1201,7 @@ impl<'r> Game<'r> {
             frame[ch.vars[0] as usize] = Value::Unit(u0);
             if n == 1 {
                 let opt = vec![u0];
-                if !taken.contains(&opt) && self.all_hold(&both, &mut wide) == Some(true) {
+                if !taken.contains(&opt) && self.all_hold(both, &mut wide) == Some(true) {
                     out.push(opt);
                 }
                 continue;
@@ -1206,7 +1213,7 @@ impl<'r> Game<'r> {
                         continue;
                     }
                     wide[ch.vars[1] as usize] = Value::Unit(u1);
-                    let ok = match (second_ok[j], self.all_hold(&both, &mut wide)) {
+                    let ok = match (second_ok[j], self.all_hold(both, &mut wide)) {
                         (Some(true), Some(b)) => b,
                         _ => {
                             frame[ch.vars[1] as usize] = Value::Unit(u1);
@@ -2067,6 +2074,45 @@ impl<'r> Game<'r> {
             self.run_then(ch, &mut frame)?;
         }
         Ok(())
+    }
+}
+
+/// A `pick`'s LEGAL split into its `and`-ed parts (see [`conjuncts`]) by
+/// the option's names they read: only the first, only the second (of two),
+/// or both (or more).
+struct Split {
+    /// The length of the decision's frame the split was made for.
+    frame: usize,
+    /// The frame's length with the slots the opened-up defines need.
+    width: usize,
+    first_only: Vec<Ex>,
+    second_only: Vec<Ex>,
+    both: Vec<Ex>,
+}
+
+impl Split {
+    fn of(rs: &Ruleset, ch: &ChoiceDef, frame: usize) -> Split {
+        let mut next = frame as u16;
+        let mut parts = Vec::new();
+        conjuncts(rs, &ch.legal, &mut next, &mut parts, 0);
+        let later = &ch.vars[1..];
+        let (first_only, rest): (Vec<Ex>, Vec<Ex>) = parts
+            .into_iter()
+            .partition(|p| !later.iter().any(|s| reads_local(p, *s)));
+        // With two names, the parts that name only the second are checked
+        // once per unit too.
+        let (second_only, both): (Vec<Ex>, Vec<Ex>) = if ch.vars.len() == 2 {
+            rest.into_iter().partition(|p| !reads_local(p, ch.vars[0]))
+        } else {
+            (Vec::new(), rest)
+        };
+        Split {
+            frame,
+            width: next as usize,
+            first_only,
+            second_only,
+            both,
+        }
     }
 }
 

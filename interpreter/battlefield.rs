@@ -557,6 +557,14 @@ impl Bounds {
         let reach = self.radius + o.radius() + gap + 1e-6;
         dx * dx + dy * dy > reach * reach
     }
+
+    /// Is every base of the run clearly apart from the box `lo`..`hi`?
+    pub fn clear_of_box(&self, (lo, hi): (Pt, Pt)) -> bool {
+        let dx = (self.lo.x - hi.x).max(lo.x - self.hi.x).max(0.0);
+        let dy = (self.lo.y - hi.y).max(lo.y - self.hi.y).max(0.0);
+        let reach = self.radius + 1e-6;
+        dx * dx + dy * dy > reach * reach
+    }
 }
 
 /// A unit's base: a rectangle `width` wide (across its front) and `depth`
@@ -1215,6 +1223,11 @@ impl Shape {
 /// moves the centre more than 0.1 or turns it more than 5 degrees, and each
 /// sample is tested with [`Shape::overlaps_base`].
 pub fn path_touches(shape: &Shape, path: &[Base]) -> bool {
+    // Every sample's centre lies between the path's centres: a path clear
+    // of the shape's bounding box touches nothing of it.
+    if Bounds::of(path).clear_of_box(shape.bounds()) {
+        return false;
+    }
     if let [only] = path {
         return shape.overlaps_base(only);
     }

@@ -257,27 +257,36 @@ impl Field {
         self.terrain.iter().filter(move |f| f.kind == k)
     }
 
+    /// The nearest unit on the table of the other side (`enemy`) or the
+    /// same side (the first, in the units' order, of those equally near).
     fn nearest(&self, w: &World, u: usize, enemy: bool) -> Value {
         let side = w.units[u].side;
-        let mut best: Option<(f64, usize)> = None;
-        for (i, _) in self.others(&[u]) {
-            if (w.units[i].side != side) != enemy {
+        let me = &self.bases[u];
+        // A lower bound from the centres: no point of a base is further
+        // than its radius from its centre.
+        let bound = |b: &Base| me.centre.dist(b.centre) - me.radius() - b.radius();
+        let wanted = |i: usize| (w.units[i].side != side) == enemy;
+        // First the unit with the least bound: most often the nearest, and
+        // its distance rules out nearly every other unit without measuring.
+        let Some((first, _)) = self
+            .others(&[u])
+            .filter(|(i, _)| wanted(*i))
+            .map(|(i, b)| (i, bound(b)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+        else {
+            return Value::None;
+        };
+        let mut best = (self.dist(u, first), first);
+        for (i, b) in self.others(&[u]) {
+            if i == first || !wanted(i) || bound(b) > best.0 + 1e-9 {
                 continue;
             }
-            // A lower bound from the centres first: most units are clearly
-            // further than the best so far (ties still measured exactly).
-            if let Some((bd, _)) = best {
-                let (a, b) = (&self.bases[u], &self.bases[i]);
-                if a.centre.dist(b.centre) - a.radius() - b.radius() > bd + 1e-9 {
-                    continue;
-                }
-            }
             let d = self.dist(u, i);
-            if best.is_none_or(|(bd, _)| d < bd) {
-                best = Some((d, i));
+            if d < best.0 || (d == best.0 && i < best.1) {
+                best = (d, i);
             }
         }
-        best.map_or(Value::None, |(_, i)| Value::Unit(i as u16))
+        Value::Unit(best.1 as u16)
     }
 
     /// Does the line from `a` to `b` pass through a gap narrower than `w`
