@@ -134,6 +134,42 @@ fn check_call<'a>(
             "derive the value only; change state in a hook on a procedure or step".into(),
         ));
     }
+    // Calls whose literal name must be one of a list: (argument, what, names).
+    let listed: Option<(usize, &str, Vec<&str>)> = match f {
+        "state" | "set_state" | "add_state" => Some((
+            1,
+            "state",
+            rs.states.iter().map(|x| x.name.as_str()).collect(),
+        )),
+        "side_state" | "set_side_state" | "add_side_state" => Some((
+            1,
+            "side state",
+            rs.side_states.iter().map(|x| x.name.as_str()).collect(),
+        )),
+        "stat" => Some((1, "stat", rs.stats.iter().map(|x| x.as_str()).collect())),
+        "option" => Some((
+            0,
+            "option",
+            rs.options.iter().map(|x| x.name.as_str()).collect(),
+        )),
+        "roll" => Some((
+            nargs.saturating_sub(1),
+            "die",
+            rs.dice.iter().map(|x| x.name.as_str()).collect(),
+        )),
+        "perform" => Some((
+            0,
+            "procedure",
+            rs.procedures.iter().map(|x| x.name.as_str()).collect(),
+        )),
+        _ => None,
+    };
+    if let Some((i, what, names)) = listed {
+        return match lit(i) {
+            Some(n) if !names.contains(&n) => Err(missing(what, n, names)),
+            _ => Ok(()),
+        };
+    }
     match f {
         "fact" | "note" => {
             if let Some(n) = lit(0) {
@@ -169,61 +205,6 @@ fn check_call<'a>(
                 }
             }
         }
-        "state" | "set_state" | "add_state" => {
-            if let Some(n) = lit(1) {
-                if rs.state(n).is_none() {
-                    return Err(missing(
-                        "state",
-                        n,
-                        rs.states.iter().map(|x| x.name.as_str()).collect(),
-                    ));
-                }
-            }
-        }
-        "side_state" | "set_side_state" | "add_side_state" => {
-            if let Some(n) = lit(1) {
-                if rs.side_state(n).is_none() {
-                    return Err(missing(
-                        "side state",
-                        n,
-                        rs.side_states.iter().map(|x| x.name.as_str()).collect(),
-                    ));
-                }
-            }
-        }
-        "stat" => {
-            if let Some(n) = lit(1) {
-                if rs.stat(n).is_none() {
-                    return Err(missing(
-                        "stat",
-                        n,
-                        rs.stats.iter().map(|x| x.as_str()).collect(),
-                    ));
-                }
-            }
-        }
-        "option" => {
-            if let Some(n) = lit(0) {
-                if rs.option(n).is_none() {
-                    return Err(missing(
-                        "option",
-                        n,
-                        rs.options.iter().map(|x| x.name.as_str()).collect(),
-                    ));
-                }
-            }
-        }
-        "roll" => {
-            if let Some(n) = lit(nargs.saturating_sub(1)) {
-                if !rs.dice.iter().any(|x| x.name == n) {
-                    return Err(missing(
-                        "die",
-                        n,
-                        rs.dice.iter().map(|x| x.name.as_str()).collect(),
-                    ));
-                }
-            }
-        }
         "is_a" => {
             if let Some(n) = lit(1) {
                 let known = rs.unit_type(n).is_some()
@@ -237,17 +218,6 @@ fn check_call<'a>(
                     all.extend(rs.groups.iter().map(|x| x.0.as_str()));
                     all.extend(rs.qualities.iter().map(|x| x.name.as_str()));
                     return Err(missing("unit type, class, group or quality", n, all));
-                }
-            }
-        }
-        "perform" => {
-            if let Some(n) = lit(0) {
-                if rs.procedure(n).is_none() {
-                    return Err(missing(
-                        "procedure",
-                        n,
-                        rs.procedures.iter().map(|x| x.name.as_str()).collect(),
-                    ));
                 }
             }
         }
