@@ -755,6 +755,34 @@ impl Base {
         nearest - self.depth * 0.5 <= d + EPS
     }
 
+    /// Whether some part of `o` lies within the arc of `degrees` centred
+    /// straight ahead of the middle of this base's front edge (Thistle's
+    /// 90 degree arc of fire). Touching the arc's edge at one point is not
+    /// enough; a base across the apex is in the arc.
+    pub fn arc_holds(&self, o: &Base, degrees: f64) -> bool {
+        let half = (degrees * 0.5).clamp(0.0, 180.0);
+        let apex = self.centre + self.forward() * (self.depth * 0.5);
+        let inside = |p: Pt| {
+            let d = p - apex;
+            if d.len() < EPS {
+                return true;
+            }
+            let off = norm_angle(bearing(apex, p) - self.facing).abs();
+            off <= half - 1e-9
+        };
+        let cs = o.corners();
+        if cs.iter().any(|c| inside(*c)) || o.contains_point(apex) {
+            return true;
+        }
+        // The arc's two edges, carried far out, may cross the base between
+        // its corners.
+        let reach = apex.dist(o.centre) + o.radius() + 1.0;
+        [-half, half].iter().any(|a| {
+            let end = apex + Pt::from_bearing(self.facing + a) * reach;
+            o.segment_hits(apex, end)
+        })
+    }
+
     /// Whether the point lies on or within the base (within [`EPS`]).
     pub fn contains_point(&self, p: Pt) -> bool {
         let (u, v) = self.local(p);
@@ -1365,6 +1393,28 @@ mod tests {
 
     /// "Unit facing and position": an enemy with any part in the front zone
     /// is to front, even if part of it is in a flank zone too.
+    /// Thistle's arc of fire: 90 degrees centred straight ahead of the
+    /// middle of the front edge (front edge at y = 0.5, facing +y).
+    #[test]
+    fn ninety_degree_arc() {
+        let me = unit(0.0, 0.0, 0.0);
+        // Straight ahead, and 45 degrees out less a little: in.
+        assert!(me.arc_holds(&unit(0.0, 10.0, 180.0), 90.0));
+        assert!(me.arc_holds(&unit(9.0, 10.5, 180.0), 90.0));
+        // Wholly beyond 45 degrees (nearest corner at x 9, y 5.5: 58 degrees).
+        assert!(!me.arc_holds(&unit(10.0, 6.0, 180.0), 90.0));
+        // Its nearest corner just inside the 45 degree line: in.
+        assert!(me.arc_holds(&unit(6.9, 8.0, 180.0), 90.0));
+        // Behind: never.
+        assert!(!me.arc_holds(&unit(0.0, -5.0, 0.0), 90.0));
+        // A wide base straddling the arc with no corner in it (its edge crosses the arc).
+        let wide = Base::new(Pt::new(0.0, 20.0), 0.0, 60.0, 1.0);
+        assert!(me.arc_holds(&wide, 90.0));
+        // Close in, the arc is narrow: a base 2.5 to 3.5 out to the side and
+        // 0.5 to 1.5 ahead of the front edge is 59 degrees out or more.
+        assert!(!me.arc_holds(&Base::new(Pt::new(3.0, 1.5), 0.0, 1.0, 1.0), 90.0));
+    }
+
     #[test]
     fn straddling_front_and_flank_is_to_front() {
         let me = unit(0.0, 0.0, 0.0);

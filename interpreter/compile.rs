@@ -747,6 +747,7 @@ impl Compiler {
                         notes(a, out);
                         notes(b, out);
                     }
+                    St::For(_, _, _, a) => notes(a, out),
                     _ => {}
                 }
             }
@@ -1486,6 +1487,7 @@ impl Compiler {
                         proc_calls(a, out);
                         proc_calls(b, out)
                     }
+                    St::For(_, _, _, a) => proc_calls(a, out),
                     _ => {}
                 }
             }
@@ -1759,7 +1761,7 @@ impl Compiler {
                 };
                 (Ex::If(Box::new(ce), Box::new(ae), Box::new(be)), ty)
             }
-            ExprKind::Quant(q, var, coll, body) => {
+            ExprKind::Quant(q, var, coll, body, value) => {
                 let sides = match coll {
                     None => false,
                     Some(c) if c.text == "sides" => true,
@@ -1776,14 +1778,65 @@ impl Compiler {
                         return None;
                     }
                 };
+                let totals = matches!(
+                    q,
+                    syntax::Quant::Sum | syntax::Quant::Min | syntax::Quant::Max
+                );
+                let word = match q {
+                    syntax::Quant::Sum => "sum",
+                    syntax::Quant::Min => "min",
+                    syntax::Quant::Max => "max",
+                    syntax::Quant::Any => "any",
+                    syntax::Quant::All => "all",
+                    syntax::Quant::Count => "count",
+                    syntax::Quant::First => "first",
+                };
+                match (totals, value) {
+                    (true, None) => {
+                        self.err(
+                            Diag::new("muster::quantifier", format!("`{word}` needs a value to add up"))
+                                .at(e.span, "no `of VALUE`")
+                                .help(format!("write `{word} {}: CONDITION of VALUE`, e.g. `sum u: u.side == s of u.resolve`", var.text)),
+                        );
+                        return None;
+                    }
+                    (false, Some(v)) => {
+                        self.err(
+                            Diag::new("muster::quantifier", format!("`{word}` takes no `of VALUE`"))
+                                .at(v.span, "a value here")
+                                .help("only `sum`, `min` and `max` add up a value; `any`, `all`, `count` and `first` test a condition"),
+                        );
+                        return None;
+                    }
+                    _ => {}
+                }
                 let m = sc.mark();
                 let slot = sc.bind(&var.text, if sides { Ty::Side } else { Ty::Unit });
                 let r = self.expr(body, sc, None);
+                let v = value.as_ref().map(|v| self.expr(v, sc, None));
                 sc.reset(m);
                 let (be, bt) = r?;
                 self.expect(&bt, &Ty::Bool, body.span, "the condition of a quantifier");
+                let be = match (v, value) {
+                    (Some(v), Some(vs)) => {
+                        let (ve, vt) = v?;
+                        self.expect(&vt, &Ty::Int, vs.span, "the value a quantifier adds up");
+                        // Over the units that qualify: sum adds 0 for the
+                        // rest, min and max skip them (`none`).
+                        let skip = if *q == syntax::Quant::Sum {
+                            Value::Int(0)
+                        } else {
+                            Value::None
+                        };
+                        Ex::If(Box::new(be), Box::new(ve), Box::new(Ex::Const(skip)))
+                    }
+                    _ => be,
+                };
                 let ty = match q {
-                    syntax::Quant::Count => Ty::Int,
+                    syntax::Quant::Count
+                    | syntax::Quant::Sum
+                    | syntax::Quant::Min
+                    | syntax::Quant::Max => Ty::Int,
                     syntax::Quant::First if sides => Ty::Side,
                     syntax::Quant::First => Ty::Unit,
                     _ => Ty::Bool,
@@ -2241,6 +2294,43 @@ impl Compiler {
                 let a = self.block(a, sc, outcomes);
                 let b = self.block(b, sc, outcomes);
                 Some(St::If(ce, a, b))
+            }
+            Stmt::For(var, coll, c, body) => {
+                let sides = match coll {
+                    None => false,
+                    Some(n) if n.text == "sides" => true,
+                    Some(n) if n.text == "units" => false,
+                    Some(n) => {
+                        self.err(
+                            Diag::new(
+                                "muster::quantifier",
+                                format!("cannot range over `{}`", n.text),
+                            )
+                            .at(n.span, "not a collection")
+                            .help("`for` ranges over `units` (the default) or `sides`"),
+                        );
+                        return None;
+                    }
+                };
+                if sc.lookup(&var.text).is_some() {
+                    self.err(
+                        Diag::new(
+                            "muster::duplicate",
+                            format!("`{}` is already bound here", var.text),
+                        )
+                        .at(var.span, "bound again")
+                        .help("give the loop's variable a name of its own"),
+                    );
+                    return None;
+                }
+                let m = sc.mark();
+                let slot = sc.bind(&var.text, if sides { Ty::Side } else { Ty::Unit });
+                let r = self.expr(c, sc, None);
+                let body = self.block(body, sc, outcomes);
+                sc.reset(m);
+                let (ce, ct) = r?;
+                self.expect(&ct, &Ty::Bool, c.span, "the condition of `for`");
+                Some(St::For(sides, slot, ce, body))
             }
             Stmt::Assign(target, op, v, span) => {
                 let ExprKind::Field(x, f) = &target.kind else {

@@ -529,12 +529,30 @@ impl<'r> Eval<'r> {
                     c.world.units.len()
                 };
                 let mut count = 0i64;
+                let mut best = Value::None;
                 for i in 0..n {
                     frame[*slot as usize] = if *sides {
                         Value::Side(i as u16)
                     } else {
                         Value::Unit(i as u16)
                     };
+                    if let Quant::Sum | Quant::Min | Quant::Max = q {
+                        // The body is `if COND then VALUE else 0|none`.
+                        let v = self.eval(c, body, frame, dice)?;
+                        if *q == Quant::Sum {
+                            best = binary(Bin::Add, if i == 0 { Value::Int(0) } else { best }, v)?;
+                        } else if v != Value::None {
+                            let take = match best.num_cmp(v) {
+                                None => best == Value::None,
+                                Some(o) if *q == Quant::Min => o == Ordering::Greater,
+                                Some(o) => o == Ordering::Less,
+                            };
+                            if take {
+                                best = v;
+                            }
+                        }
+                        continue;
+                    }
                     let hit = self.eval(c, body, frame, dice)?.as_bool();
                     match q {
                         Quant::Any if hit => return Ok(Value::Bool(true)),
@@ -548,6 +566,8 @@ impl<'r> Eval<'r> {
                     Quant::All => Value::Bool(true),
                     Quant::Count => Value::Int(count),
                     Quant::First => Value::None,
+                    Quant::Sum if n == 0 => Value::Int(0),
+                    Quant::Sum | Quant::Min | Quant::Max => best,
                 }
             }
             Ex::Dice {

@@ -461,6 +461,30 @@ impl Field {
                 let a = self.unit(v[0])?;
                 to_value((self.bases[a].centre.x - self.width / 2.0).abs())
             }
+            B::InArc => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let deg = self.len(v[2])?;
+                (a != o
+                    && self.on_table[a]
+                    && self.on_table[o]
+                    && self.bases[a].arc_holds(&self.bases[o], deg))
+                .into()
+            }
+            B::OnLineThrough => {
+                let (a, o, x) = (self.unit(v[0])?, self.unit(v[1])?, self.unit(v[2])?);
+                if a == x || !self.on_table[a] || !self.on_table[o] || !self.on_table[x] {
+                    return Ok(false.into());
+                }
+                let (p, q) = (self.bases[a].centre, self.bases[o].centre);
+                let d = q - p;
+                if d.len() < 1e-9 {
+                    return Ok(false.into());
+                }
+                // Carried on across the whole table.
+                let far = p + d * ((self.width + self.depth) * 2.0 / d.len());
+                let hit = x == o || self.bases[x].segment_hits(p, far);
+                hit.into()
+            }
             B::SameCommand => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
                 (self.command[a] == self.command[o]).into()

@@ -361,6 +361,9 @@ pub enum St {
     /// Call a procedure: its arguments, and the slot in this frame where the
     /// callee's frame starts once inlined.
     Call(Id, Vec<Ex>, Span),
+    /// `for`: over the sides (`true`) or units, the variable's slot, the
+    /// condition, the block.
+    For(bool, u16, Ex, Vec<St>),
     /// Note a fact in a battle (odds of one resolution ignore it).
     Note(Id, Vec<Ex>, Ex, Span),
 }
@@ -455,6 +458,12 @@ pub enum Builtin {
     /// `table_width()`, `table_depth()`.
     TableWidth,
     TableDepth,
+    /// `in_arc(a, b, degrees)`: some part of b lies within the arc of that
+    /// many degrees centred straight ahead of the middle of a's front edge.
+    InArc,
+    /// `on_line_through(a, b, c)`: the line from a's centre through b's
+    /// centre, carried on beyond b, crosses c's base.
+    OnLineThrough,
 }
 
 /// The types of a builtin's parameters and result.
@@ -499,6 +508,8 @@ impl Builtin {
             "command_number" => CommandNumber,
             "table_width" => TableWidth,
             "table_depth" => TableDepth,
+            "in_arc" => InArc,
+            "on_line_through" => OnLineThrough,
             _ => return None,
         })
     }
@@ -524,6 +535,8 @@ impl Builtin {
             B::Reachable => (&[Unit, Unit, Num, Num], Bool),
             B::FromOwnEdge | B::FromCentreLine | B::CommandNumber => (&[Unit], Num),
             B::TableWidth | B::TableDepth => (&[], Num),
+            B::InArc => (&[Unit, Unit, Num], Bool),
+            B::OnLineThrough => (&[Unit, Unit, Unit], Bool),
         }
     }
 

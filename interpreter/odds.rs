@@ -252,6 +252,32 @@ impl Spec<'_> {
         if let Ex::Const(_) = e {
             return e.clone();
         }
+        // A sum whose terms roll dice: one term per unit (or side), each
+        // folded with its unit known, so that the terms convolve.
+        if let Ex::Quant(crate::syntax::Quant::Sum, sides, slot, body) = e {
+            if body.is_random() {
+                let n = if *sides {
+                    self.world.side_names.len()
+                } else {
+                    self.world.units.len()
+                };
+                let mut total = Ex::Const(Value::Int(0));
+                for i in 0..n {
+                    let v = if *sides {
+                        Value::Side(i as u16)
+                    } else {
+                        Value::Unit(i as u16)
+                    };
+                    let term = map(body, &mut |x| match x {
+                        Ex::Local(s) if s == slot => Some(Ex::Const(v)),
+                        _ => None,
+                    });
+                    let term = self.fold_rec(&term);
+                    total = simplify(Ex::Bin(Bin::Add, Box::new(total), Box::new(term)));
+                }
+                return total;
+            }
+        }
         if !e.is_random() && !reads_unknown(e, &self.known, &mut Vec::new()) {
             let mut frame: Vec<Value> = self
                 .known
@@ -297,7 +323,11 @@ impl Spec<'_> {
                     let slot = slot + base;
                     match e {
                         Ex::Const(v) => self.known[slot as usize] = Some(v),
-                        e => self.ops.push(Op::Let(slot, e)),
+                        e => {
+                            // (A `for` runs a block again: forget the last round's value.)
+                            self.known[slot as usize] = None;
+                            self.ops.push(Op::Let(slot, e))
+                        }
                     }
                 }
                 St::Outcome(i, e) => {
@@ -397,6 +427,25 @@ impl Spec<'_> {
                         })
                         .collect();
                     self.procedure(*p, cb, &map)?;
+                }
+                St::For(sides, slot, c, body) => {
+                    // Unrolled: the units (sides) are the situation's.
+                    let n = if *sides {
+                        self.world.side_names.len()
+                    } else {
+                        self.world.units.len()
+                    };
+                    let slot = (slot + base) as usize;
+                    for i in 0..n {
+                        self.known[slot] = Some(if *sides {
+                            Value::Side(i as u16)
+                        } else {
+                            Value::Unit(i as u16)
+                        });
+                        let body = [St::If(c.clone(), body.clone(), Vec::new())];
+                        self.block(&body, base, outcome_map)?;
+                    }
+                    self.known[slot] = None;
                 }
                 // Noting a fact is bookkeeping for later steps of a battle;
                 // the odds of one resolution do not depend on it.

@@ -904,6 +904,18 @@ impl Builder {
                 };
                 Stmt::If(c, then, els)
             }
+            Rule::for_stmt => {
+                let var = self.name(it.next().unwrap());
+                let mut coll = None;
+                let mut x = it.next().unwrap();
+                if x.as_rule() == Rule::ident {
+                    coll = Some(self.name(x));
+                    x = it.next().unwrap();
+                }
+                let c = self.expr(x);
+                let body = self.block(it.next().unwrap());
+                Stmt::For(var, coll, c, body)
+            }
             Rule::assign_stmt => {
                 let target = self.postfix(it.next().unwrap());
                 let op = assign_op(it.next().unwrap().as_str());
@@ -1103,19 +1115,25 @@ impl Builder {
                     "any" => Quant::Any,
                     "first" => Quant::First,
                     "all" => Quant::All,
+                    "sum" => Quant::Sum,
+                    "min" => Quant::Min,
+                    "max" => Quant::Max,
                     _ => Quant::Count,
                 };
                 let var = self.name(it.next().unwrap());
                 let mut coll = None;
                 let mut body = None;
+                let mut value = None;
                 for x in it {
                     match x.as_rule() {
                         Rule::ident => coll = Some(self.name(x)),
-                        _ => body = Some(self.expr(x)),
+                        Rule::of_kw => {}
+                        _ if body.is_none() => body = Some(self.expr(x)),
+                        _ => value = Some(Box::new(self.expr(x))),
                     }
                 }
                 Expr {
-                    kind: ExprKind::Quant(q, var, coll, Box::new(body.unwrap())),
+                    kind: ExprKind::Quant(q, var, coll, Box::new(body.unwrap()), value),
                     span,
                 }
             }

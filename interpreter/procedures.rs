@@ -189,6 +189,27 @@ fn block(
                 };
                 block(ev, w, proc, branch, frame, map, outcomes, dice, log)?;
             }
+            St::For(sides, slot, c, body) => {
+                let n = if *sides {
+                    w.side_names.len()
+                } else {
+                    w.units.len()
+                };
+                for i in 0..n {
+                    frame[*slot as usize] = if *sides {
+                        Value::Side(i as u16)
+                    } else {
+                        Value::Unit(i as u16)
+                    };
+                    if ev
+                        .eval(Ctx::new(w), c, frame, dice)
+                        .map_err(fault_of)?
+                        .as_bool()
+                    {
+                        block(ev, w, proc, body, frame, map, outcomes, dice, log)?;
+                    }
+                }
+            }
             St::AssignState {
                 unit,
                 state,

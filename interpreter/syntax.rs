@@ -383,6 +383,8 @@ pub enum Stmt {
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     Assign(Expr, AssignOp, Expr, Span),
     Call(Name, Vec<Expr>, Span),
+    /// `for u [in sides|units]: COND { ... }`
+    For(Name, Option<Name>, Expr, Vec<Stmt>),
     /// `note F(args) [= value]`: a fact becomes known in a battle.
     Note(Name, Vec<Expr>, Option<Expr>, Span),
 }
@@ -478,6 +480,12 @@ pub enum Quant {
     Count,
     /// `first u: COND`: the first unit (or side) for which COND holds, or `none`.
     First,
+    /// `sum u: COND of VALUE`: VALUE added up over the units for which COND holds.
+    Sum,
+    /// `min u: COND of VALUE`: the least VALUE, or `none` when no unit qualifies.
+    Min,
+    /// `max u: COND of VALUE`: the greatest VALUE, or `none` when no unit qualifies.
+    Max,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -510,7 +518,8 @@ pub enum ExprKind {
     /// `x is A | B` (negated when the flag is set).
     Is(Box<Expr>, Vec<Name>, bool),
     If(Box<Expr>, Box<Expr>, Box<Expr>),
-    Quant(Quant, Name, Option<Name>, Box<Expr>),
+    /// `Q x [in sides|units]: COND [of VALUE]` (VALUE for sum, min, max).
+    Quant(Quant, Name, Option<Name>, Box<Expr>, Option<Box<Expr>>),
     /// `COUNT DIE [scoring T+] [counting faces] [rerolling KIND]`
     Dice {
         count: Box<Expr>,
