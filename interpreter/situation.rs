@@ -28,7 +28,7 @@ struct File {
     #[serde(default)]
     facts: Vec<Spanned<String>>,
     #[serde(default)]
-    args: BTreeMap<String, Spanned<String>>,
+    args: BTreeMap<String, Spanned<toml::Value>>,
     #[serde(default)]
     rolls: Option<Vec<i64>>,
     #[serde(default)]
@@ -323,9 +323,43 @@ pub fn read(
         let pd = &rs.procedures[p as usize];
         for (pname, pty) in &pd.params {
             let given = f.args.get(pname);
-            let target = given
-                .map(|g| g.get_ref().clone())
-                .unwrap_or_else(|| pname.clone());
+            // A number, true/false or an enum value is the argument itself.
+            if !matches!(pty, Ty::Unit | Ty::Side) {
+                match given {
+                    Some(g) => match toml_value(g.get_ref(), pty, rs) {
+                        Some(v) => args.push(v),
+                        None => diags.push(bad_value(file, g, &rs.ty_name(pty))),
+                    },
+                    None => {
+                        let mut d = Diag::new(
+                            "muster::situation",
+                            format!(
+                                "procedure `{}` needs its parameter `{pname}` ({})",
+                                pd.name,
+                                rs.ty_name(pty)
+                            ),
+                        )
+                        .help(format!("add `{pname} = VALUE` under `[args]`"));
+                        if let Some(pn) = &f.procedure {
+                            d = d.at(span_of(file, pn), "this procedure");
+                        }
+                        diags.push(d);
+                    }
+                }
+                continue;
+            }
+            let target = match given.map(|g| g.get_ref()) {
+                None => pname.clone(),
+                Some(toml::Value::String(s)) => s.clone(),
+                Some(_) => {
+                    diags.push(bad_value(
+                        file,
+                        given.unwrap(),
+                        "quoted name of a unit or side",
+                    ));
+                    continue;
+                }
+            };
             // A unit that was declared but rejected has been reported already.
             if f.units.contains_key(&target) && !unit_ids.contains_key(&target) {
                 continue;
@@ -399,7 +433,7 @@ pub fn read(
 fn bad_value(file: FileId, v: &Spanned<toml::Value>, ty: &str) -> Diag {
     Diag::new("muster::situation", format!("this value is not a {ty}"))
         .at(span_of(file, v), format!("expected a {ty}"))
-        .help("numbers for int state, true/false for bool, a quoted name for an enum")
+        .help("numbers for int state and arguments, true/false for bool, a quoted name for an enum value, a unit or a side")
 }
 
 fn toml_value(v: &toml::Value, ty: &Ty, rs: &Ruleset) -> Option<Value> {
