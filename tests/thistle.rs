@@ -1,0 +1,484 @@
+//! The Thistle, the Lily and the Rose: the book's worked example (a pike
+//! group's five hits), exact odds of a group melee and of the
+//! defeated-in-melee test under each modifier (checked against closed forms
+//! worked out here and against sampling), With Me!, shooting, and battles.
+
+use muster::dice::Prob;
+use muster::odds::Odds;
+use muster::value::Value;
+use muster::Build;
+use std::path::Path;
+
+const RULES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/rules/thistle_lily_and_rose.muster"
+);
+
+fn thistle() -> Build {
+    let path = std::env::var("THISTLE_RULES").unwrap_or_else(|_| RULES.to_string());
+    match muster::build(Path::new(&path)) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+    }
+}
+
+fn situation(b: &mut Build, text: &str) -> muster::situation::Situation {
+    match b.situation("test.toml", text) {
+        Ok(s) => s,
+        Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &b.sources)),
+    }
+}
+
+fn exact(b: &mut Build, text: &str) -> Odds {
+    let s = situation(b, text);
+    match b.exact(&s) {
+        Ok(o) => o,
+        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
+    }
+}
+
+fn sampled(b: &mut Build, text: &str, n: u64, seed: u64) -> Odds {
+    let s = situation(b, text);
+    match b.sampled(&s, n, seed) {
+        Ok(o) => o,
+        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
+    }
+}
+
+fn sym(b: &Build, name: &str) -> Value {
+    Value::Sym(b.ruleset.symbols.iter().position(|s| s == name).unwrap() as u32)
+}
+
+fn p(o: &Odds, outcome: &str, v: Value) -> f64 {
+    o.get(outcome)
+        .unwrap_or_else(|| panic!("no outcome {outcome}"))
+        .p(v)
+        .to_f64()
+}
+
+fn frac(pr: Prob) -> (u128, u128) {
+    pr.fraction().expect("exact odds stay exact fractions")
+}
+
+/// The distribution of the number of successes of n dice each succeeding
+/// with probability num/den (a closed form, independent of the engine).
+fn binomial(n: usize, num: f64, den: f64) -> Vec<f64> {
+    let q = num / den;
+    let mut d = vec![1.0];
+    for _ in 0..n {
+        let mut next = vec![0.0; d.len() + 1];
+        for (k, pk) in d.iter().enumerate() {
+            next[k] += pk * (1.0 - q);
+            next[k + 1] += pk * q;
+        }
+        d = next;
+    }
+    d
+}
+
+const GENSDARMES_V_PIKES: &str =
+    include_str!("../rules/situations/thistle_gensdarmes_charge_two_pikes.toml");
+
+// ------------------------------------------------------------------ group melee
+
+/// §Melee: gensdarmes charging two pike units. The gensdarmes: 1 die,
+/// doubled charging, -1 against pikes' front: 2 dice at 5+. The pikes: 2
+/// dice each, +1 charged frontally, -1 fighting gensdarmes: 4 dice at 4+.
+#[test]
+fn gensdarmes_charging_two_pike_units() {
+    let mut b = thistle();
+    let o = exact(&mut b, GENSDARMES_V_PIKES);
+    let a = binomial(2, 1.0, 3.0);
+    let d = binomial(4, 1.0, 2.0);
+    for (k, pk) in a.iter().enumerate() {
+        assert!((p(&o, "attacker_hits", Value::Int(k as i64)) - pk).abs() < 1e-12);
+    }
+    for (k, pk) in d.iter().enumerate() {
+        assert!((p(&o, "defender_hits", Value::Int(k as i64)) - pk).abs() < 1e-12);
+    }
+    // Who wins, from the two distributions.
+    let (mut att, mut draw) = (0.0, 0.0);
+    for (i, pa) in a.iter().enumerate() {
+        for (j, pd) in d.iter().enumerate() {
+            if i > j {
+                att += pa * pd;
+            } else if i == j {
+                draw += pa * pd;
+            }
+        }
+    }
+    let winner = o.get("winner").unwrap();
+    assert_eq!(frac(winner.p(sym(&b, "attacker"))), (1, 16));
+    assert_eq!(frac(winner.p(sym(&b, "draw"))), (13, 72));
+    assert_eq!(frac(winner.p(sym(&b, "defender"))), (109, 144));
+    assert!((winner.p(sym(&b, "attacker")).to_f64() - att).abs() < 1e-12);
+    assert!((winner.p(sym(&b, "draw")).to_f64() - draw).abs() < 1e-12);
+    // The loser tests (§Defeated in Melee). The beaten gensdarmes (one unit,
+    // at least one hit: -2) fight on only on a 6, fall back on 3-5, retreat
+    // on 1-2. Beaten pikes: 1 hit on two units is no -2 (4-6 fight on,
+    // 1-3 fall back); 2 hits is -2.
+    let mut fights_on = 0.0;
+    let mut retreats = 0.0;
+    for (i, pa) in a.iter().enumerate() {
+        for (j, pd) in d.iter().enumerate() {
+            let pr = pa * pd;
+            if j > i {
+                fights_on += pr / 6.0;
+                retreats += pr / 3.0;
+            } else if i > j {
+                let heavy = i >= 2;
+                fights_on += pr * if heavy { 1.0 / 6.0 } else { 0.5 };
+                retreats += pr * if heavy { 1.0 / 3.0 } else { 0.0 };
+            }
+        }
+    }
+    assert!((p(&o, "morale", sym(&b, "fights_on")) - fights_on).abs() < 1e-12);
+    assert!((p(&o, "morale", sym(&b, "retreats")) - retreats).abs() < 1e-12);
+    assert_eq!(
+        frac(o.get("morale").unwrap().p(sym(&b, "fights_on"))),
+        (7, 48)
+    );
+    assert_eq!(frac(o.get("morale").unwrap().p(Value::None)), (13, 72));
+}
+
+#[test]
+fn sampling_agrees_with_the_group_melee() {
+    let mut b = thistle();
+    let exact = exact(&mut b, GENSDARMES_V_PIKES);
+    let n = 400_000u64;
+    let s = sampled(&mut b, GENSDARMES_V_PIKES, n, 3);
+    for (outcome, v) in [
+        ("winner", sym(&b, "attacker")),
+        ("winner", sym(&b, "draw")),
+        ("morale", sym(&b, "retreats")),
+        ("morale", sym(&b, "falls_back")),
+        ("defender_hits", Value::Int(3)),
+    ] {
+        let pe = p(&exact, outcome, v);
+        let ps = p(&s, outcome, v);
+        let se = (pe * (1.0 - pe) / n as f64).sqrt();
+        assert!(
+            (pe - ps).abs() < 4.5 * se,
+            "{outcome}: exact {pe}, sampled {ps}"
+        );
+    }
+}
+
+/// §Hits: flank or rear contact. A unit touching the enemy only in its flank
+/// rolls no dice (§Q&A: it hits back on its own turn, once turned).
+#[test]
+fn pikes_caught_in_the_flank_do_not_hit_back() {
+    let mut b = thistle();
+    let text = GENSDARMES_V_PIKES.replace(
+        "\"charging(gensdarmes)\",",
+        "\"charging(gensdarmes)\", \"position(pike_1, gensdarmes) is to_flank\", \"position(pike_2, gensdarmes) is to_flank\",",
+    );
+    let o = exact(&mut b, &text);
+    assert_eq!(
+        frac(o.get("defender_hits").unwrap().p(Value::Int(0))),
+        (1, 1)
+    );
+    // The gensdarmes no longer meet the pikes' front: 2 dice at 4+.
+    assert_eq!(
+        frac(o.get("attacker_hits").unwrap().p(Value::Int(2))),
+        (1, 4)
+    );
+}
+
+/// §Melee Dice and §Hits for other pairs: swordsmen against bills (swordsmen
+/// 2 dice at 4+, bills 2 dice at 4+: no modifier either way) and pikes
+/// fighting swordsmen (-1), levy (-1), elite (+1), uphill enemy (-1).
+#[test]
+fn melee_scores_follow_each_modifier() {
+    let mut b = thistle();
+    let base = |a_ty: &str, a_q: &str, d_ty: &str, d_q: &str, facts: &str| {
+        format!(
+            "procedure = \"group_melee\"\nfacts = [\"engaged(a, d)\", \"engaged(d, a)\", {facts}]\n\
+             [units.a]\ntype = \"{a_ty}\"\nquality = \"{a_q}\"\nside = \"near\"\n\
+             [units.d]\ntype = \"{d_ty}\"\nquality = \"{d_q}\"\nside = \"far\"\n\
+             [args]\nattacker = \"a\"\ndefender = \"d\"\n"
+        )
+    };
+    // (attacker, its quality, defender, its quality, facts, attacker dice, attacker needs).
+    let cases = [
+        ("Swordsmen", "trained", "Bills", "trained", "", 2, 4),
+        ("Pikes", "trained", "Swordsmen", "trained", "", 2, 5),
+        ("Pikes", "elite", "Swordsmen", "trained", "", 2, 4),
+        ("Pikes", "levy", "Swordsmen", "trained", "", 2, 6),
+        (
+            "Pikes",
+            "trained",
+            "Pikes",
+            "trained",
+            "\"charging(a)\"",
+            2,
+            3,
+        ),
+        (
+            "Cavalry",
+            "trained",
+            "Shot",
+            "trained",
+            "\"charging(a)\"",
+            2,
+            4,
+        ),
+        (
+            "Cavalry",
+            "trained",
+            "Shot",
+            "trained",
+            "\"uphill_of(d, a)\"",
+            1,
+            5,
+        ),
+        (
+            "Gensdarmes",
+            "elite",
+            "Bills",
+            "trained",
+            "\"charging(a)\", \"demoralized(a)\"",
+            2,
+            4,
+        ),
+        ("Swordsmen", "trained", "Cavalry", "trained", "", 2, 5),
+        ("Shot", "trained", "Gensdarmes", "trained", "", 1, 5),
+        (
+            "Shot",
+            "levy",
+            "Gensdarmes",
+            "trained",
+            "\"in_cover(d)\"",
+            1,
+            6,
+        ),
+        (
+            "Light cavalry",
+            "trained",
+            "Pikes",
+            "trained",
+            "\"charging(a)\"",
+            1,
+            5,
+        ),
+    ];
+    for (a_ty, a_q, d_ty, d_q, facts, dice, needs) in cases {
+        let o = exact(&mut b, &base(a_ty, a_q, d_ty, d_q, facts));
+        let want = binomial(dice, (7 - needs) as f64, 6.0);
+        for (k, pk) in want.iter().enumerate() {
+            let got = p(&o, "attacker_hits", Value::Int(k as i64));
+            assert!(
+                (got - pk).abs() < 1e-12,
+                "{a_ty} ({a_q}) v {d_ty} [{facts}]: P({k}) = {got}, want {pk} ({dice} dice at {needs}+)"
+            );
+        }
+        assert_eq!(
+            p(&o, "attacker_hits", Value::Int(dice as i64 + 1)),
+            0.0,
+            "{a_ty} v {d_ty}: more than {dice} dice"
+        );
+    }
+}
+
+// ------------------------------------------------------------------ defeated in melee
+
+/// §Defeated in Melee under each modifier: d6 + m, 4+ fights on, 1-3 falls
+/// back, 0 or less retreats. The closed form counts the faces.
+#[test]
+fn the_defeated_in_melee_test_under_each_modifier() {
+    let mut b = thistle();
+    // (qualities of the group's units, hits suffered, demoralized, modifier).
+    let cases: [(&[&str], i64, bool, i64); 10] = [
+        (&["trained", "trained"], 1, false, 0),
+        (&["elite", "elite"], 1, false, 1),
+        (&["elite", "trained"], 1, false, 0), // not a majority
+        (&["levy", "levy", "trained"], 1, false, -1),
+        (&["irregular", "levy"], 1, false, -1),
+        (&["trained", "trained"], 2, false, -2), // hits >= units
+        (&["trained"], 3, false, -2),
+        (&["trained", "trained"], 1, true, -2),
+        (&["elite", "elite"], 2, true, -3),
+        (&["levy", "levy"], 5, true, -5),
+    ];
+    for (qualities, hits, demoralized, m) in cases {
+        let mut text = format!(
+            "procedure = \"defeated_in_melee\"\nfacts = [{}{}]\n[args]\ng = \"u0\"\nhits = {hits}\nwinner = \"enemy\"\n",
+            (1..qualities.len())
+                .map(|i| format!("\"same_group(u0, u{i})\", "))
+                .collect::<String>(),
+            if demoralized { "\"demoralized(u0)\"" } else { "" },
+        );
+        for (i, q) in qualities.iter().enumerate() {
+            text.push_str(&format!(
+                "[units.u{i}]\ntype = \"Pikes\"\nquality = \"{q}\"\nside = \"near\"\n"
+            ));
+        }
+        text.push_str("[units.enemy]\ntype = \"Bills\"\nside = \"far\"\n");
+        let o = exact(&mut b, &text);
+        let faces = |lo: i64, hi: i64| (1..=6).filter(|r| (lo..=hi).contains(&(r + m))).count();
+        let (on, back, away) = (faces(4, 99), faces(1, 3), faces(-99, 0));
+        let morale = o.get("morale").unwrap();
+        let check = |name: &str, n: usize| {
+            let got = morale.p(sym(&b, name));
+            let want = if n == 0 { (0, 1) } else { reduce(n as u128, 6) };
+            if n == 0 {
+                assert!(
+                    got.is_zero(),
+                    "{qualities:?} hits {hits} dem {demoralized}: {name}"
+                );
+            } else {
+                assert_eq!(
+                    frac(got),
+                    want,
+                    "{qualities:?} hits {hits} dem {demoralized}: {name}"
+                );
+            }
+        };
+        check("fights_on", on);
+        check("falls_back", back);
+        check("retreats", away);
+    }
+}
+
+fn reduce(n: u128, d: u128) -> (u128, u128) {
+    let g = (1..=n.min(d))
+        .rev()
+        .find(|g| n % g == 0 && d % g == 0)
+        .unwrap_or(1);
+    (n / g, d / g)
+}
+
+#[test]
+fn sampling_agrees_with_the_morale_test() {
+    let mut b = thistle();
+    let text = "procedure = \"defeated_in_melee\"\nfacts = [\"same_group(u0, u1)\"]\n\
+                [args]\ng = \"u0\"\nhits = 2\nwinner = \"enemy\"\n\
+                [units.u0]\ntype = \"Pikes\"\nquality = \"elite\"\nside = \"near\"\n\
+                [units.u1]\ntype = \"Pikes\"\nquality = \"elite\"\nside = \"near\"\n\
+                [units.enemy]\ntype = \"Bills\"\nside = \"far\"\n";
+    // Elite +1, two hits on two units -2: m = -1. Retreat on a 1 (1/6),
+    // fall back on 2-4 (1/2), fight on on 5-6 (1/3).
+    let e = exact(&mut b, text);
+    assert_eq!(
+        frac(e.get("morale").unwrap().p(sym(&b, "retreats"))),
+        (1, 6)
+    );
+    assert_eq!(
+        frac(e.get("morale").unwrap().p(sym(&b, "fights_on"))),
+        (1, 3)
+    );
+    let n = 300_000u64;
+    let s = sampled(&mut b, text, n, 9);
+    for (name, pe) in [
+        ("retreats", 1.0 / 6.0),
+        ("falls_back", 0.5),
+        ("fights_on", 1.0 / 3.0),
+    ] {
+        let ps = p(&s, "morale", sym(&b, name));
+        let se = (pe * (1.0 - pe) / n as f64).sqrt();
+        assert!((ps - pe).abs() < 4.5 * se, "{name}: {ps} v {pe}");
+    }
+}
+
+// ------------------------------------------------------------------ With Me!
+
+/// §With Me!: a general with the pike group leads from the front: 4-6 one
+/// more hit on the enemy, 1 he is wounded and leaves. Here he stands in the
+/// group behind the pikes (not touching the enemy, so he rolls no dice).
+#[test]
+fn with_me_adds_a_hit_or_wounds_the_general() {
+    let mut b = thistle();
+    let text = GENSDARMES_V_PIKES
+        .replace(
+            "\"same_group(pike_1, pike_2)\",",
+            "\"same_group(pike_1, pike_2)\", \"same_group(pike_1, general)\", \"leading(general)\",",
+        )
+        .replace(
+            "[units.pike_2]",
+            "[units.general]\ntype = \"General\"\nside = \"far\"\n\n[units.pike_2]",
+        );
+    let o = exact(&mut b, &text);
+    assert_eq!(
+        frac(o.get("general_wounded").unwrap().p(Value::Bool(true))),
+        (1, 6)
+    );
+    // The pikes' 4 dice at 4+, plus one hit half the time.
+    let d = binomial(4, 1.0, 2.0);
+    for k in 0..=5usize {
+        let want =
+            0.5 * d.get(k).copied().unwrap_or(0.0) + 0.5 * if k > 0 { d[k - 1] } else { 0.0 };
+        let got = p(&o, "defender_hits", Value::Int(k as i64));
+        assert!((got - want).abs() < 1e-12, "P({k}) = {got}, want {want}");
+    }
+    // Without the lead, no extra hit and no wound.
+    let o = exact(&mut b, &text.replace("\"leading(general)\",", ""));
+    assert_eq!(frac(o.get("defender_hits").unwrap().p(Value::Int(5))).0, 0);
+    assert_eq!(
+        frac(o.get("general_wounded").unwrap().p(Value::Bool(false))),
+        (1, 1)
+    );
+}
+
+// ------------------------------------------------------------------ shooting
+
+fn shot_at(shooter: &str, target: &str, facts: &str) -> String {
+    format!(
+        "procedure = \"shoot\"\nfacts = [{facts}]\n[args]\ns = \"shooter\"\nt = \"target\"\n\
+         [units.shooter]\ntype = \"{shooter}\"\nside = \"near\"\n\
+         [units.target]\ntype = \"{target}\"\nside = \"far\"\n"
+    )
+}
+
+/// §Shooting: one die a unit, 5 or 6 hits; §Difficult targets -1; §Rapid
+/// Fire: bows that have not moved roll 2 dice at -1 each; §Demoralized -1.
+#[test]
+fn shooting_dice_and_scores() {
+    let mut b = thistle();
+    // (shooter, target, facts, state of the shooter, dice, needs).
+    let cases = [
+        ("Shot", "Pikes", "", "", 1, 5),
+        ("Shot", "Pikes", "\"in_cover(target)\"", "", 1, 6),
+        ("Shot", "Pikes", "\"demoralized(shooter)\"", "", 1, 6),
+        ("Bows", "Pikes", "", "", 2, 6),
+        ("Bows", "Pikes", "", "moved = true", 1, 5),
+        ("Bows", "Gensdarmes", "", "moved = true", 1, 6),
+        ("Bows", "Gensdarmes", "", "", 2, 7),
+        ("Light cavalry", "Shot", "", "", 1, 5),
+    ];
+    for (s, t, facts, state, dice, needs) in cases {
+        let mut text = shot_at(s, t, facts);
+        if !state.is_empty() {
+            text.push_str(&format!("[units.shooter.state]\n{state}\n"));
+        }
+        let o = exact(&mut b, &text);
+        let want = binomial(dice, (7 - needs.min(7)) as f64, 6.0);
+        for (k, pk) in want.iter().enumerate() {
+            let got = p(&o, "hits", Value::Int(k as i64));
+            assert!(
+                (got - pk).abs() < 1e-12,
+                "{s} at {t} [{facts}] {state}: P({k}) = {got}, want {pk}"
+            );
+        }
+    }
+}
+
+/// §Dense targets: a gun rolls one die against every unit of either side in
+/// its line of fire and within range, the target included.
+#[test]
+fn artillery_rolls_against_every_unit_in_the_line_of_fire() {
+    let mut b = thistle();
+    let text = "procedure = \"shoot\"\n\
+                facts = [\"in_line_of_fire(gun, target, behind)\", \"in_line_of_fire(gun, target, friend)\", \"not in_range(gun, friend)\"]\n\
+                [args]\ns = \"gun\"\nt = \"target\"\n\
+                [units.gun]\ntype = \"Heavy artillery\"\nside = \"near\"\n\
+                [units.target]\ntype = \"Pikes\"\nside = \"far\"\n\
+                [units.behind]\ntype = \"Bills\"\nside = \"far\"\n\
+                [units.friend]\ntype = \"Shot\"\nside = \"near\"\n\
+                [units.aside]\ntype = \"Shot\"\nside = \"far\"\n";
+    let o = exact(&mut b, text);
+    // The target and the bills behind it; the friend is out of range, the
+    // other shot not in line.
+    assert_eq!(frac(o.get("struck").unwrap().p(Value::Int(2))), (1, 1));
+    // The last die (the bills'): 5+.
+    assert_eq!(frac(o.get("hits").unwrap().p(Value::Int(1))), (1, 3));
+}
