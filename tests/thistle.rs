@@ -343,7 +343,7 @@ fn the_defeated_in_melee_test_under_each_modifier() {
 fn reduce(n: u128, d: u128) -> (u128, u128) {
     let g = (1..=n.min(d))
         .rev()
-        .find(|g| n % g == 0 && d % g == 0)
+        .find(|g| n.is_multiple_of(*g) && d.is_multiple_of(*g))
         .unwrap_or(1);
     (n / g, d / g)
 }
