@@ -17,6 +17,8 @@ use crate::world::World;
 use serde::Serialize;
 use std::sync::Arc;
 
+mod groups;
+
 /// One thing that happened, as data (`--log json`) and as narrative.
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -46,12 +48,15 @@ pub enum Event {
         rolls: Vec<i64>,
         log: Vec<String>,
     },
-    /// A unit moved (or charged, or retired).
+    /// A unit moved (or charged, or retired), with the units of its group
+    /// that moved with it (`with`, left out of the JSON when none did).
     Move {
         unit: String,
         how: String,
         from: [f64; 3],
         to: [f64; 3],
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        with: Vec<MovedWith>,
     },
     /// A unit that wanted to move could not.
     Stays {
@@ -76,6 +81,14 @@ pub enum Event {
         turns: u32,
         result: String,
     },
+}
+
+/// A unit that moved with its group's leader (see [`Event::Move`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct MovedWith {
+    pub unit: String,
+    pub from: [f64; 3],
+    pub to: [f64; 3],
 }
 
 fn place(b: &Base) -> [f64; 3] {
@@ -136,11 +149,19 @@ impl std::fmt::Display for Event {
                 how,
                 from,
                 to,
-            } => write!(
-                f,
-                "   {unit} {how}: ({:.1}, {:.1}) facing {:.0} -> ({:.1}, {:.1}) facing {:.0}",
-                from[0], from[1], from[2], to[0], to[1], to[2]
-            ),
+                with,
+            } => {
+                write!(f, "   {unit} {how}")?;
+                if !with.is_empty() {
+                    let names: Vec<&str> = with.iter().map(|m| m.unit.as_str()).collect();
+                    write!(f, " with {}", names.join(", "))?;
+                }
+                write!(
+                    f,
+                    ": ({:.1}, {:.1}) facing {:.0} -> ({:.1}, {:.1}) facing {:.0}",
+                    from[0], from[1], from[2], to[0], to[1], to[2]
+                )
+            }
             Event::Stays { unit, why } => write!(f, "   {unit} stays: {why}"),
             Event::Leaves { unit } => write!(f, "   {unit} leaves the table"),
             Event::Placed { unit, at } => write!(
@@ -447,7 +468,7 @@ impl<'r> Prepared<'r> {
         if let Some(f) = world.field.as_mut() {
             for (i, u) in unplaced.iter().enumerate() {
                 if *u {
-                    f.on_table[i] = false;
+                    f.set_on_table(i, false);
                 }
             }
         }
@@ -831,7 +852,7 @@ impl<'r> Game<'r> {
         let ns = self.rs.states.len();
         for u in 0..self.world.units.len() {
             if self.field().on_table[u] && self.world.state[u * ns + s as usize].as_bool() {
-                self.field_mut().on_table[u] = false;
+                self.field_mut().set_on_table(u, false);
                 let unit = self.world.units[u].name.clone();
                 self.note(|_| Event::Leaves { unit });
             }
@@ -1516,8 +1537,9 @@ impl<'r> Game<'r> {
     /// Where a unit heads with a pivot (to face the nearest enemy) or a free
     /// move (just behind the rear edge of the wider friendly base nearest
     /// the enemy). Known limit: this target is the engine's choice, not the
-    /// policy's; a policy only accepts or refuses the move.
-    fn target_for(&self, u: u16, m: u32) -> Option<Pt> {
+    /// policy's; a policy only accepts or refuses the move. A group's move
+    /// passes the other members (`skip`): none of them is the friend.
+    fn target_for(&self, u: u16, skip: &[u16], m: u32) -> Option<Pt> {
         let f = self.field();
         let me = &f.bases[u as usize];
         let side = self.world.units[u as usize].side;
@@ -1544,6 +1566,7 @@ impl<'r> Game<'r> {
         let mut best: Option<(f64, Pt)> = None;
         for (o, b) in f.bases.iter().enumerate() {
             if o == u as usize
+                || skip.contains(&(o as u16))
                 || !f.on_table[o]
                 || self.world.units[o].side != side
                 || b.width <= me.width
@@ -1628,7 +1651,7 @@ impl<'r> Game<'r> {
             if allowance <= 1e-9 && !turns_only {
                 continue;
             }
-            let target = self.target_for(u, m);
+            let target = self.target_for(u, &[], m);
             let mut cands = self.candidates(m, &start, allowance, target);
             if m == self.m.straight {
                 // As far ahead as the unit may go (up to the enemy buffer
@@ -1707,13 +1730,27 @@ impl<'r> Game<'r> {
         let Some((m_slot, _)) = &ch.manoeuvre else {
             return Ok(());
         };
+        // Units that have had their turn: moved or stayed, alone or with
+        // a group (kept only with `together`).
+        let mut had_turn = vec![false; self.world.units.len()];
         for u in self.units_on_table() {
-            if !self.field().on_table[u as usize] {
+            if !self.field().on_table[u as usize] || had_turn[u as usize] {
                 continue;
             }
             frame[u_slot] = Value::Unit(u);
             if !self.eval(&ch.legal, &mut frame)?.as_bool() {
                 continue;
+            }
+            if ch.together.is_some() {
+                let others = self.together_with(ch, u, None, &had_turn, &mut frame)?;
+                had_turn[u as usize] = true;
+                for o in &others {
+                    had_turn[*o as usize] = true;
+                }
+                if !others.is_empty() {
+                    self.move_group(ch, prefer, u, &others, &mut frame)?;
+                    continue;
+                }
             }
             let start = self.field().bases[u as usize];
             let stay = self.score(prefer, &mut frame)?;
@@ -1750,6 +1787,7 @@ impl<'r> Game<'r> {
                 how: how.to_string(),
                 from: place(&start),
                 to: place(&end),
+                with: Vec::new(),
             });
             self.run_then(ch, &mut frame)?;
         }
@@ -1777,6 +1815,22 @@ impl<'r> Game<'r> {
         frame[ch.vars[0] as usize] = Value::Unit(u);
         if !self.eval(&ch.legal, &mut frame)?.as_bool() {
             return Ok(Vec::new());
+        }
+        if ch.together.is_some() {
+            let done = vec![false; self.world.units.len()];
+            let others = self.together_with(ch, u, None, &done, &mut frame)?;
+            if !others.is_empty() {
+                let mut group = vec![u];
+                group.extend(others);
+                return Ok(self
+                    .group_moves(ch, &group, &mut frame)?
+                    .into_iter()
+                    .map(|mv| {
+                        let end = *mv.paths[0].last().expect("a path has an end");
+                        (mv.how.to_string(), end)
+                    })
+                    .collect());
+            }
         }
         Ok(self
             .legal_moves(ch, u, &mut frame)?
@@ -1843,8 +1897,12 @@ impl<'r> Game<'r> {
         }
         list.sort_by(|a, b| a.0.num_cmp(b.0).unwrap_or(std::cmp::Ordering::Equal));
         let mut moved: Vec<u16> = Vec::new();
+        // Members of a group that has had its charge (made or not): they
+        // are not offered one of their own (kept only with `together`).
+        let mut held: Vec<u16> = Vec::new();
         for (_, c, t) in list.clone() {
             if moved.contains(&c)
+                || held.contains(&c)
                 || !self.field().on_table[c as usize]
                 || !self.field().on_table[t as usize]
             {
@@ -1859,6 +1917,30 @@ impl<'r> Game<'r> {
                 Some(w) => to_len(self.eval(w, &mut frame)?).unwrap_or(0.0),
                 None => 0.0,
             };
+            if ch.together.is_some() {
+                // Units that have charged already stay out of the group,
+                // and so does the target.
+                let mut skip = vec![false; self.world.units.len()];
+                for m in &moved {
+                    skip[*m as usize] = true;
+                }
+                let others = self.together_with(ch, c, Some(t), &skip, &mut frame)?;
+                if !others.is_empty() {
+                    held.extend(&others);
+                    let mut group = vec![c];
+                    group.extend(others);
+                    let mutual = list.iter().any(|(_, a, b)| *a == t && group.contains(b))
+                        && !moved.contains(&t);
+                    // None: it could not reach, and nobody moved.
+                    if let Some(then) = self.charge_group(&group, t, reach, wheel, mutual) {
+                        moved.extend(&group);
+                        if then {
+                            self.run_then(ch, &mut frame)?;
+                        }
+                    }
+                    continue;
+                }
+            }
             let f = self.field();
             let (cb, tb) = (f.bases[c as usize], f.bases[t as usize]);
             let name = self.world.units[c as usize].name.clone();
@@ -1902,6 +1984,7 @@ impl<'r> Game<'r> {
                     how,
                     from: place(&cb),
                     to: place(&end),
+                    with: Vec::new(),
                 });
                 // A charge that stopped short (meeting half way: the target
                 // comes the rest) still charged.
@@ -1972,14 +2055,14 @@ impl<'r> Game<'r> {
                         continue;
                     }
                     self.set_base(u as usize, b);
-                    self.field_mut().on_table[u as usize] = true;
+                    self.field_mut().set_on_table(u as usize, true);
                     let legal = self.eval(&ch.legal, &mut frame);
                     let score = match legal {
                         Ok(l) if l.as_bool() => Some(self.score(prefer, &mut frame)),
                         Ok(_) => None,
                         Err(e) => Some(Err(e)),
                     };
-                    self.field_mut().on_table[u as usize] = false;
+                    self.field_mut().set_on_table(u as usize, false);
                     if let Some(s) = score {
                         let s = s?;
                         if best
@@ -2001,7 +2084,7 @@ impl<'r> Game<'r> {
                 .help("make the table bigger, give the scenario fewer units, or place some with `at`"));
             };
             self.set_base(u as usize, b);
-            self.field_mut().on_table[u as usize] = true;
+            self.field_mut().set_on_table(u as usize, true);
             self.unplaced[u as usize] = false;
             self.note(|_| Event::Placed {
                 unit,
@@ -2022,10 +2105,24 @@ impl<'r> Game<'r> {
         mut frame: Vec<Value>,
     ) -> Result<(), Diag> {
         let u_slot = ch.vars[0] as usize;
+        // Units that have had their turn, alone or with a group (kept only
+        // with `together`).
+        let mut had_turn = vec![false; self.world.units.len()];
         for u in self.units_on_table() {
+            if had_turn[u as usize] {
+                continue;
+            }
             frame[u_slot] = Value::Unit(u);
             if !self.eval(&ch.legal, &mut frame)?.as_bool() {
                 continue;
+            }
+            let mut others = Vec::new();
+            if ch.together.is_some() {
+                others = self.together_with(ch, u, None, &had_turn, &mut frame)?;
+                had_turn[u as usize] = true;
+                for o in &others {
+                    had_turn[*o as usize] = true;
+                }
             }
             let must = match &ch.must {
                 Some(m) => self.eval(m, &mut frame)?.as_bool(),
@@ -2040,6 +2137,11 @@ impl<'r> Game<'r> {
             }
             let d = to_len(self.eval(ch.distance.as_ref().expect("compiler checked"), &mut frame)?)
                 .unwrap_or(0.0);
+            if !others.is_empty() {
+                self.retire_group(ch, u, &others, d, &mut frame)?;
+                self.run_then(ch, &mut frame)?;
+                continue;
+            }
             let start = self.field().bases[u as usize];
             let mut done = None;
             let mut k = (d / 0.25).round() as i64;
@@ -2064,6 +2166,7 @@ impl<'r> Game<'r> {
                         how: format!("falls back {dist:.1}"),
                         from: place(&start),
                         to: place(&end),
+                        with: Vec::new(),
                     });
                 }
                 None => self.note(|_| Event::Stays {

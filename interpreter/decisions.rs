@@ -19,6 +19,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
         "allowance" | "buffer" | "manoeuvre" | "control" => kind == Move,
         "check" => matches!(kind, Pick | Move | Retire),
         "through" => matches!(kind, Move | Retire),
+        "together" => matches!(kind, Move | Retire | Charge),
         "distance" => kind == Retire,
         "then" => true,
         _ => false,
@@ -146,6 +147,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         manoeuvre: None,
         control: None,
         through: None,
+        together: None,
         check: None,
         then: None,
         slots: 0,
@@ -164,9 +166,9 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     .at(span, "not a clause of this kind of decision")
                     .help(match ch.kind {
                         ChoiceKind::Pick => "`pick` takes `must`, `by`, `check` and `then`",
-                        ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `buffer`, `control e:`, `through f:`, `check` and `then`",
-                        ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel` and `then`",
-                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `through f:`, `check` and `then`",
+                        ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
+                        ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `together g:` and `then`",
+                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Place => "`place` takes `by` and `then`",
                     }),
             );
@@ -229,6 +231,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                 let target = match k.text.as_str() {
                     "manoeuvre" => &mut def.manoeuvre,
                     "control" => &mut def.control,
+                    "together" => &mut def.together,
                     _ => &mut def.through,
                 };
                 *target = Some((slot, ex));

@@ -86,6 +86,49 @@ impl Clone for DistanceCache {
     }
 }
 
+/// Which group each unit on the table belongs to (see
+/// [`Base::linked_with`]), worked out once after the table changes and kept
+/// until a base moves or a unit comes onto or leaves the table. Atomics,
+/// like [`DistanceCache`]'s, so that a prepared field can be shared.
+#[derive(Debug, Default)]
+pub struct GroupCache {
+    known: std::sync::atomic::AtomicBool,
+    /// Per unit: the lowest-numbered unit of its group; [`NO_GROUP`] off
+    /// the table.
+    of: Vec<std::sync::atomic::AtomicU32>,
+}
+
+const NO_GROUP: u32 = u32::MAX;
+
+impl GroupCache {
+    fn new(n: usize) -> Self {
+        GroupCache {
+            known: std::sync::atomic::AtomicBool::new(false),
+            of: (0..n)
+                .map(|_| std::sync::atomic::AtomicU32::new(NO_GROUP))
+                .collect(),
+        }
+    }
+    fn forget(&self) {
+        self.known
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Clone for GroupCache {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+        GroupCache {
+            known: AtomicBool::new(self.known.load(Relaxed)),
+            of: self
+                .of
+                .iter()
+                .map(|c| AtomicU32::new(c.load(Relaxed)))
+                .collect(),
+        }
+    }
+}
+
 /// Where everything is.
 #[derive(Clone, Debug)]
 pub struct Field {
@@ -95,6 +138,7 @@ pub struct Field {
     /// Per unit: its base.
     pub bases: Vec<Base>,
     /// Per unit: still on the table (not routed, destroyed or fled).
+    /// Change it with [`Field::set_on_table`], which keeps the groups known.
     pub on_table: Vec<bool>,
     /// Per unit: the y of its army's base edge.
     pub edge: Vec<f64>,
@@ -105,8 +149,13 @@ pub struct Field {
     pub path: Option<(u16, Vec<Base>)>,
     /// The symbols of core's `zone` values: front, flank, rear.
     pub zone_syms: [u32; 3],
+    /// While a group's move is being weighed: the other members and their
+    /// paths (`touches_terrain` looks along each; see `path`).
+    pub member_paths: Vec<(u16, Vec<Base>)>,
     /// Distances between bases, as far as known.
     pub cache: DistanceCache,
+    /// The groups, as far as known.
+    pub groups: GroupCache,
 }
 
 /// A distance as the rules see it: in 1/64ths of the measure, so that
@@ -150,8 +199,10 @@ impl Field {
             edge,
             command,
             path: None,
+            member_paths: Vec::new(),
             zone_syms,
             cache: DistanceCache::new(n),
+            groups: GroupCache::new(n),
         }
     }
 
@@ -160,6 +211,40 @@ impl Field {
         if self.bases[u] != b {
             self.bases[u] = b;
             self.cache.forget(u);
+            self.groups.forget();
+        }
+    }
+
+    /// Put unit `u` on the table, or take it off.
+    pub fn set_on_table(&mut self, u: usize, on: bool) {
+        if self.on_table[u] != on {
+            self.on_table[u] = on;
+            self.groups.forget();
+        }
+    }
+
+    /// Per unit: the lowest-numbered unit of its group (units on the table
+    /// of one side and one command, linked by a chain of touching, aligned
+    /// bases: [`Base::linked_with`]), or None off the table. Worked out for
+    /// every unit at once, and again only after the table changes.
+    pub fn group_of(&self, w: &World, u: usize) -> Option<usize> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.groups.known.load(Relaxed) {
+            let roots = crate::battlefield::group_roots(&self.bases, |a, b| {
+                self.on_table[a]
+                    && self.on_table[b]
+                    && self.command[a] == self.command[b]
+                    && w.units[a].side == w.units[b].side
+            });
+            for (x, r) in roots.into_iter().enumerate() {
+                let g = if self.on_table[x] { r as u32 } else { NO_GROUP };
+                self.groups.of[x].store(g, Relaxed);
+            }
+            self.groups.known.store(true, Relaxed);
+        }
+        match self.groups.of[u].load(Relaxed) {
+            NO_GROUP => None,
+            g => Some(g as usize),
         }
     }
 
@@ -373,6 +458,11 @@ impl Field {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
                 self.bases[a].aligned_with(&self.bases[o]).into()
             }
+            B::Grouped => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                let g = self.group_of(w, a);
+                (g.is_some() && g == self.group_of(w, o)).into()
+            }
             B::NearestEnemy | B::NearestFriend => {
                 let a = self.unit(v[0])?;
                 self.nearest(w, a, b == B::NearestEnemy)
@@ -388,6 +478,16 @@ impl Field {
                     Some((m, path)) if *m as usize == a => self
                         .features_of(v[1])
                         .any(|f| crate::battlefield::path_touches(&f.shape, path)),
+                    Some(_) if self.member_paths.iter().any(|(m, _)| *m as usize == a) => {
+                        let path = &self
+                            .member_paths
+                            .iter()
+                            .find(|(m, _)| *m as usize == a)
+                            .expect("just found")
+                            .1;
+                        self.features_of(v[1])
+                            .any(|f| crate::battlefield::path_touches(&f.shape, path))
+                    }
                     _ => self
                         .features_of(v[1])
                         .any(|f| f.shape.overlaps_base(&self.bases[a])),

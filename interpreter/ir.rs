@@ -291,6 +291,9 @@ pub struct ChoiceDef {
     pub control: Option<(u16, Ex)>,
     /// `through f: OK`: the unit may pass through friend f.
     pub through: Option<(u16, Ex)>,
+    /// `together g: COND`: unit g moves with the mover (or charger) as one
+    /// body (a group).
+    pub together: Option<(u16, Ex)>,
     /// `check PROC(args) unless COND`: the procedure's `passed` outcome
     /// decides whether the option may be taken.
     pub check: Option<(Id, Vec<Ex>, Option<Ex>)>,
@@ -452,6 +455,9 @@ pub enum Builtin {
     FromCentreLine,
     /// `same_command(a, b)`: the scenario puts both in one command.
     SameCommand,
+    /// `grouped(a, b)`: both on the table, of one side and one command, and
+    /// linked by a chain of touching, aligned units (a group).
+    Grouped,
     /// `command_number(a)`: which of its army's commands a is in, counting
     /// from 0 in the scenario's order.
     CommandNumber,
@@ -505,6 +511,7 @@ impl Builtin {
             "from_own_edge" => FromOwnEdge,
             "from_centre_line" => FromCentreLine,
             "same_command" => SameCommand,
+            "grouped" => Grouped,
             "command_number" => CommandNumber,
             "table_width" => TableWidth,
             "table_depth" => TableDepth,
@@ -525,9 +532,12 @@ impl Builtin {
             B::Zone => (&[Unit, Unit], Zone),
             B::SameFlank => (&[Unit, Unit, Unit], Bool),
             B::InFrontWithin => (&[Unit, Unit, Num], Bool),
-            B::InContact | B::Aligned | B::Uphill | B::UnitsBetween | B::SameCommand => {
-                (&[Unit, Unit], Bool)
-            }
+            B::InContact
+            | B::Aligned
+            | B::Uphill
+            | B::UnitsBetween
+            | B::SameCommand
+            | B::Grouped => (&[Unit, Unit], Bool),
             B::NearestEnemy | B::NearestFriend => (&[Unit], Unit),
             B::InTerrain | B::TouchesTerrain => (&[Unit, Terrain], Bool),
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),

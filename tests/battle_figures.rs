@@ -166,6 +166,7 @@ impl Figure {
                     how,
                     from,
                     to,
+                    ..
                 } => Some(Moved {
                     unit: unit.clone(),
                     how: how.clone(),

@@ -736,6 +736,60 @@ type = "Horse"
     insta::assert_snapshot!("runtime_division_by_zero", r);
 }
 
+// ================================================================ decisions
+
+#[test]
+fn together_in_a_pick_decision() {
+    let (d, r) = rejected(
+        "together_pick.muster",
+        ruleset!(
+            "procedure shoot(s: unit, t: unit) { }
+decision shooting(side: side) \"pick targets\" {
+  pick s, t where s.side == side and s != t
+  together g: g != s
+  then shoot(s, t)
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::decision"]);
+    assert!(
+        r.contains("a `pick` decision has no `together` clause"),
+        "{r}"
+    );
+    insta::assert_snapshot!("together_in_a_pick_decision", r);
+}
+
+#[test]
+fn together_given_twice_or_not_a_condition() {
+    let (d, r) = rejected(
+        "together_twice.muster",
+        ruleset!(
+            "decision fall_back(side: side) \"retire\" {
+  retire u where u.side == side
+  distance 3
+  together g: g != u
+  together h: h != u
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::decision"]);
+    assert!(r.contains("the `together` clause is given twice"), "{r}");
+    let (_, r) = rejected(
+        "together_number.muster",
+        ruleset!(
+            "decision fall_back(side: side) \"retire\" {
+  retire u where u.side == side
+  distance 3
+  together g: g.resolve
+}
+"
+        ),
+    );
+    assert!(r.contains("together"), "{r}");
+}
+
 // ==================================================================== hooks
 
 #[test]

@@ -1,0 +1,478 @@
+//! Groups: units that move as one body. A `move`, `retire` or `charge`
+//! decision with a `together g: COND` clause takes, with its mover (or
+//! charger), every other unit on the table for which COND holds, and moves
+//! them all as one rigid body: the moves are those of the group's outline
+//! (the smallest rectangle in the mover's facing that holds every member's
+//! base, [`Body`]), and each member goes with the outline. The engine never
+//! decides who belongs to a group: COND does (usually with the `grouped`
+//! measure). A decision without the clause, or a mover with no one to take
+//! along, takes the single-unit code of [`super`], unchanged.
+
+use super::{path_cost, place, Event, Game, How, MovedWith, Prefer};
+use crate::battlefield::{self, charge_path_body, Base, Body};
+use crate::diagnostic::Diag;
+use crate::field::to_len;
+use crate::ir::ChoiceDef;
+use crate::value::Value;
+use std::cmp::Ordering::Greater;
+
+/// A move of a group that the rules allow.
+pub(super) struct GroupMove {
+    pub how: How,
+    /// The manoeuvre.
+    pub m: u32,
+    /// Per member, the mover first: its path.
+    pub paths: Vec<Vec<Base>>,
+}
+
+impl Game<'_> {
+    /// `together g: COND`: the other units on the table for which COND
+    /// holds (the frame holds the option's names), leaving out `target` and
+    /// every unit marked in `skip` (those that have had their turn).
+    pub(super) fn together_with(
+        &self,
+        ch: &ChoiceDef,
+        lead: u16,
+        target: Option<u16>,
+        skip: &[bool],
+        frame: &mut [Value],
+    ) -> Result<Vec<u16>, Diag> {
+        let Some((slot, cond)) = &ch.together else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for g in self.units_on_table() {
+            if g == lead || Some(g) == target || skip[g as usize] {
+                continue;
+            }
+            frame[*slot as usize] = Value::Unit(g);
+            if self.eval(cond, frame)?.as_bool() {
+                out.push(g);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The group's body: its members' bases and their outline, in the
+    /// facing of the first (the mover).
+    fn body_of(&self, group: &[u16]) -> Body {
+        let f = self.field();
+        let bases: Vec<Base> = group.iter().map(|g| f.bases[*g as usize]).collect();
+        Body::new(bases[0].facing, &bases)
+    }
+
+    /// Are the members' paths clear: every base along them on the table,
+    /// none ending on a unit outside the group, none passing through an
+    /// enemy, or through a friend outside the group unless `through`
+    /// (asked with `u` bound to the member that passes) allows it. Members
+    /// never block each other.
+    fn group_path_clear(
+        &self,
+        ch: &ChoiceDef,
+        group: &[u16],
+        paths: &[Vec<Base>],
+        frame: &mut [Value],
+    ) -> Result<bool, Diag> {
+        if !paths.iter().flatten().all(|b| self.on_table(b)) {
+            return Ok(false);
+        }
+        let u_slot = ch.vars[0] as usize;
+        let lead = frame[u_slot];
+        for (&m, path) in group.iter().zip(paths) {
+            let end = path.last().expect("a path has an end");
+            let bounds = battlefield::Bounds::of(path);
+            let side = self.world.units[m as usize].side;
+            for o in 0..self.world.units.len() {
+                let f = self.field();
+                let ob = &f.bases[o];
+                if group.contains(&(o as u16)) || !f.on_table[o] || bounds.clear_of(ob, 0.0) {
+                    continue;
+                }
+                if end.overlaps(ob) {
+                    return Ok(false);
+                }
+                if path.iter().skip(1).any(|b| b.overlaps(ob)) {
+                    let friend = self.world.units[o].side == side;
+                    let allowed = match (&ch.through, friend) {
+                        (Some((slot, e)), true) => {
+                            frame[u_slot] = Value::Unit(m);
+                            frame[*slot as usize] = Value::Unit(o as u16);
+                            let r = self.eval(e, frame);
+                            frame[u_slot] = lead;
+                            r?.as_bool()
+                        }
+                        _ => false,
+                    };
+                    if !allowed {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The enemy buffer zone for every member, from where it stands to `ends`.
+    fn group_buffer_ok(&self, group: &[u16], body: &Body, ends: &[Base], buffer: f64) -> bool {
+        group
+            .iter()
+            .enumerate()
+            .all(|(i, &m)| self.buffer_ok(m, &body.bases[i], &ends[i], buffer))
+    }
+
+    /// Every move the rules allow the group (the mover first): the moves
+    /// of [`Game::candidates`] for the outline, each member carried along,
+    /// checked as a unit's are (see `legal_moves`) for every member: the
+    /// table's edges, units outside the group, the buffer; the zone of
+    /// control of the closest enemy that holds any member (`control` asked
+    /// with `u` bound to each member), tested on the outline; and the
+    /// allowance (with `u` the mover, each member's `touches_terrain`
+    /// looking along its own path) against the outline's path cost.
+    pub(super) fn group_moves(
+        &mut self,
+        ch: &ChoiceDef,
+        group: &[u16],
+        frame: &mut [Value],
+    ) -> Result<Vec<GroupMove>, Diag> {
+        let mut out = Vec::new();
+        let Some((m_slot, m_ok)) = &ch.manoeuvre else {
+            return Ok(out);
+        };
+        let u = group[0];
+        let u_slot = ch.vars[0] as usize;
+        let all = [
+            self.m.straight,
+            self.m.wheel,
+            self.m.about_face,
+            self.m.oblique,
+            self.m.turn,
+            self.m.sideways,
+            self.m.backwards,
+            self.m.pivot,
+            self.m.free,
+        ];
+        let body = self.body_of(group);
+        let start = body.outline;
+        // Which enemy holds the group in its zone of control: the closest
+        // (to the outline) of those that hold a member.
+        let mut zoc: Option<(u16, f64)> = None;
+        if let Some((e_slot, cond)) = &ch.control {
+            for e in self.units_on_table() {
+                if group.contains(&e) {
+                    continue;
+                }
+                for &m in group {
+                    if self.world.units[e as usize].side == self.world.units[m as usize].side {
+                        continue;
+                    }
+                    frame[u_slot] = Value::Unit(m);
+                    frame[*e_slot as usize] = Value::Unit(e);
+                    let held = self.eval(cond, frame);
+                    frame[u_slot] = Value::Unit(u);
+                    if held?.as_bool() {
+                        let d = start.distance(&self.field().bases[e as usize]);
+                        if zoc.is_none_or(|(_, bd)| d < bd) {
+                            zoc = Some((e, d));
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        let buffer = match &ch.buffer {
+            Some(e) => to_len(self.eval(e, frame)?).unwrap_or(0.0),
+            None => 0.0,
+        };
+        let ends_at =
+            |end: &Base| -> Vec<Base> { (0..body.len()).map(|i| body.part_at(i, end)).collect() };
+        for m in all {
+            frame[*m_slot as usize] = Value::Sym(m);
+            if !self.eval(m_ok, frame)?.as_bool() {
+                continue;
+            }
+            let Some(allowance) = ch
+                .allowance
+                .as_ref()
+                .map(|e| self.eval(e, frame))
+                .transpose()?
+                .and_then(to_len)
+            else {
+                continue;
+            };
+            let turns_only = m == self.m.pivot || m == self.m.turn || m == self.m.about_face;
+            if allowance <= 1e-9 && !turns_only {
+                continue;
+            }
+            let target = self.target_for(u, &group[1..], m);
+            let mut cands = self.candidates(m, &start, allowance, target);
+            if m == self.m.straight {
+                // As far ahead as the whole group may go, in quarters.
+                let mut d = (allowance * 4.0).floor() / 4.0;
+                while d > 0.0 {
+                    if !self.group_buffer_ok(group, &body, &ends_at(&start.advanced(d)), buffer) {
+                        d -= 0.25;
+                        continue;
+                    }
+                    let steps = (d / 0.5).ceil().max(1.0) as usize;
+                    let path: Vec<Base> = (0..=steps)
+                        .map(|k| start.advanced(d * k as f64 / steps as f64))
+                        .collect();
+                    if self.group_path_clear(ch, group, &body.paths(&path), frame)? {
+                        if d < allowance * 0.5 - 1e-9
+                            || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
+                        {
+                            cands.push((How::AdvancesAsFar(d), path));
+                        }
+                        break;
+                    }
+                    d -= 0.25;
+                }
+            }
+            for (how, path) in cands {
+                let end = *path.last().expect("a path has an end");
+                let paths = body.paths(&path);
+                let ends: Vec<Base> = paths
+                    .iter()
+                    .map(|p| *p.last().expect("a path has an end"))
+                    .collect();
+                if !self.group_buffer_ok(group, &body, &ends, buffer)
+                    || !self.group_path_clear(ch, group, &paths, frame)?
+                {
+                    continue;
+                }
+                if let Some((e, before)) = zoc {
+                    let eb = self.field().bases[e as usize];
+                    let after = end.distance(&eb);
+                    let away = battlefield::bearing(eb.centre, start.centre);
+                    let moved = end.centre.dist(start.centre);
+                    let dir = battlefield::bearing(start.centre, end.centre);
+                    let directly_away =
+                        moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
+                    if !(after < before - 1e-6 || directly_away) {
+                        continue;
+                    }
+                }
+                // The allowance again, each member's path known.
+                {
+                    let f = self.field_mut();
+                    f.path = Some((u, paths[0].clone()));
+                    f.member_paths = group[1..]
+                        .iter()
+                        .zip(&paths[1..])
+                        .map(|(g, p)| (*g, p.clone()))
+                        .collect();
+                }
+                let allowed_now = ch
+                    .allowance
+                    .as_ref()
+                    .map(|e| self.eval(e, frame))
+                    .transpose();
+                {
+                    let f = self.field_mut();
+                    f.path = None;
+                    f.member_paths.clear();
+                }
+                let allowed_now = allowed_now?.and_then(to_len).unwrap_or(0.0);
+                let cost = path_cost(&path, m == self.m.wheel);
+                if cost > allowed_now + 1e-6 && cost > 1e-9 {
+                    continue;
+                }
+                out.push(GroupMove { how, m, paths });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Put each member of the group on its base in `bases`.
+    fn set_group(&mut self, group: &[u16], bases: &[Base]) {
+        for (g, b) in group.iter().zip(bases) {
+            self.set_base(*g as usize, *b);
+        }
+    }
+
+    /// The log's line for a group's move: the mover's, naming the others.
+    fn note_group_move(&mut self, group: &[u16], from: &[Base], to: &[Base], how: String) {
+        self.note(|g| {
+            let name = |u: u16| g.world.units[u as usize].name.clone();
+            Event::Move {
+                unit: name(group[0]),
+                how,
+                from: place(&from[0]),
+                to: place(&to[0]),
+                with: (1..group.len())
+                    .map(|i| MovedWith {
+                        unit: name(group[i]),
+                        from: place(&from[i]),
+                        to: place(&to[i]),
+                    })
+                    .collect(),
+            }
+        });
+    }
+
+    /// `move` for a mover `u` with `others` in its group: the policy scores
+    /// each of the group's moves with every member where it would end, and
+    /// the best is made if it scores more than staying put; `check` and
+    /// `then` are the mover's.
+    pub(super) fn move_group(
+        &mut self,
+        ch: &ChoiceDef,
+        prefer: Prefer,
+        u: u16,
+        others: &[u16],
+        frame: &mut [Value],
+    ) -> Result<(), Diag> {
+        let Some((m_slot, _)) = &ch.manoeuvre else {
+            return Ok(());
+        };
+        let mut group = vec![u];
+        group.extend_from_slice(others);
+        let starts: Vec<Base> = group
+            .iter()
+            .map(|g| self.field().bases[*g as usize])
+            .collect();
+        let stay = self.score(prefer, frame)?;
+        let mut best: Option<(Value, GroupMove)> = None;
+        for mv in self.group_moves(ch, &group, frame)? {
+            frame[*m_slot as usize] = Value::Sym(mv.m);
+            let ends: Vec<Base> = mv
+                .paths
+                .iter()
+                .map(|p| *p.last().expect("a path has an end"))
+                .collect();
+            self.set_group(&group, &ends);
+            let s = self.score(prefer, frame);
+            self.set_group(&group, &starts);
+            let s = s?;
+            if best
+                .as_ref()
+                .is_none_or(|(bs, _)| s.num_cmp(*bs) == Some(Greater))
+            {
+                best = Some((s, mv));
+            }
+        }
+        let Some((s, mv)) = best else {
+            return Ok(());
+        };
+        if s.num_cmp(stay) != Some(Greater) {
+            return Ok(());
+        }
+        frame[*m_slot as usize] = Value::Sym(mv.m);
+        if !self.passes_check(ch, u, frame)? {
+            return Ok(());
+        }
+        let ends: Vec<Base> = mv
+            .paths
+            .iter()
+            .map(|p| *p.last().expect("a path has an end"))
+            .collect();
+        self.set_group(&group, &ends);
+        self.note_group_move(&group, &starts, &ends, mv.how.to_string());
+        self.run_then(ch, frame)
+    }
+
+    /// `retire` for a mover `u` with `others` in its group: the outline goes
+    /// straight back `d`, or 0.25 less each time while any member's way is
+    /// blocked; the group stays if no distance fits.
+    pub(super) fn retire_group(
+        &mut self,
+        ch: &ChoiceDef,
+        u: u16,
+        others: &[u16],
+        d: f64,
+        frame: &mut [Value],
+    ) -> Result<(), Diag> {
+        let mut group = vec![u];
+        group.extend_from_slice(others);
+        let body = self.body_of(&group);
+        let start = body.outline;
+        let mut found = None;
+        let mut k = (d / 0.25).round() as i64;
+        while k > 0 {
+            let dist = k as f64 * 0.25;
+            let steps = (dist / 0.5).ceil().max(1.0) as usize;
+            let path: Vec<Base> = (0..=steps)
+                .map(|i| start.advanced(-dist * i as f64 / steps as f64))
+                .collect();
+            let paths = body.paths(&path);
+            if self.group_path_clear(ch, &group, &paths, frame)? {
+                let ends: Vec<Base> = paths
+                    .iter()
+                    .map(|p| *p.last().expect("a path has an end"))
+                    .collect();
+                found = Some((dist, ends));
+                break;
+            }
+            k -= 1;
+        }
+        match found {
+            Some((dist, ends)) => {
+                self.set_group(&group, &ends);
+                self.note_group_move(&group, &body.bases, &ends, format!("falls back {dist:.1}"));
+            }
+            None => {
+                let unit = self.world.units[u as usize].name.clone();
+                self.note(|_| Event::Stays {
+                    unit,
+                    why: "no room to fall back".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `charge` by a group (the charger first) onto `t`: the outline's
+    /// cheapest charge until a member touches the target
+    /// ([`charge_path_body`]), through no unit outside the group; half the
+    /// straight distance when the two meet half way (`mutual`, and no
+    /// wheel). None when the group could not reach (nobody moved); else
+    /// whether `then` runs (a member in contact, or meeting half way).
+    pub(super) fn charge_group(
+        &mut self,
+        group: &[u16],
+        t: u16,
+        reach: f64,
+        wheel: f64,
+        mutual: bool,
+    ) -> Option<bool> {
+        let f = self.field();
+        let tb = f.bases[t as usize];
+        if group.iter().any(|g| f.bases[*g as usize].in_contact(&tb)) {
+            return Some(true);
+        }
+        let obstacles: Vec<Base> = f
+            .bases
+            .iter()
+            .enumerate()
+            .filter(|(o, _)| f.on_table[*o] && *o != t as usize && !group.contains(&(*o as u16)))
+            .map(|(_, b)| *b)
+            .collect();
+        let body = self.body_of(group);
+        let target = self.world.units[t as usize].name.clone();
+        let Some((path, _)) = charge_path_body(&body, &tb, reach, wheel, &obstacles) else {
+            let unit = self.world.units[group[0] as usize].name.clone();
+            self.note(|_| Event::Stays {
+                unit,
+                why: format!("cannot reach {target}"),
+            });
+            return None;
+        };
+        let half = mutual && path.wheel.abs() < 1e-9;
+        let end = if half {
+            body.outline.advanced(path.distance / 2.0)
+        } else {
+            path.end
+        };
+        let ends: Vec<Base> = (0..body.len()).map(|i| body.part_at(i, &end)).collect();
+        self.set_group(group, &ends);
+        let how = if half {
+            format!("charges {target}, meeting half way")
+        } else if path.wheel.abs() > 1e-9 {
+            format!("wheels {:+.0} and charges {target}", path.wheel)
+        } else {
+            format!("charges {target}")
+        };
+        self.note_group_move(group, &body.bases, &ends, how);
+        Some(mutual || ends.iter().any(|b| b.in_contact(&tb)))
+    }
+}
