@@ -787,6 +787,7 @@ impl<'r> Game<'r> {
         self.turn += 1;
         let turn = self.turn;
         self.note(|_| Event::Turn { turn });
+        self.field_mut().start_turn();
         let reset = self.world.reset_each_turn(self.rs);
         self.ev.forget();
         reset

@@ -156,6 +156,8 @@ pub struct Field {
     pub cache: DistanceCache,
     /// The groups, as far as known.
     pub groups: GroupCache,
+    /// Per unit: where its centre stood when the turn began.
+    pub turn_start: Vec<Pt>,
 }
 
 /// A distance as the rules see it: in 1/64ths of the measure, so that
@@ -190,7 +192,9 @@ impl Field {
         zone_syms: [u32; 3],
     ) -> Field {
         let n = bases.len();
+        let turn_start = bases.iter().map(|b| b.centre).collect();
         Field {
+            turn_start,
             width,
             depth,
             terrain,
@@ -212,6 +216,13 @@ impl Field {
             self.bases[u] = b;
             self.cache.forget(u);
             self.groups.forget();
+        }
+    }
+
+    /// A new turn: every unit's travel this turn starts from where it stands.
+    pub fn start_turn(&mut self) {
+        for (s, b) in self.turn_start.iter_mut().zip(&self.bases) {
+            *s = b.centre;
         }
     }
 
@@ -560,6 +571,10 @@ impl Field {
             B::FromCentreLine => {
                 let a = self.unit(v[0])?;
                 to_value((self.bases[a].centre.x - self.width / 2.0).abs())
+            }
+            B::MovedThisTurn => {
+                let a = self.unit(v[0])?;
+                to_value(self.bases[a].centre.dist(self.turn_start[a]))
             }
             B::InArc => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);

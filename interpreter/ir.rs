@@ -464,6 +464,9 @@ pub enum Builtin {
     /// `table_width()`, `table_depth()`.
     TableWidth,
     TableDepth,
+    /// `moved_this_turn(a)`: how far a's centre is from where it stood when
+    /// the turn began.
+    MovedThisTurn,
     /// `in_arc(a, b, degrees)`: some part of b lies within the arc of that
     /// many degrees centred straight ahead of the middle of a's front edge.
     InArc,
@@ -516,6 +519,7 @@ impl Builtin {
             "table_width" => TableWidth,
             "table_depth" => TableDepth,
             "in_arc" => InArc,
+            "moved_this_turn" => MovedThisTurn,
             "on_line_through" => OnLineThrough,
             _ => return None,
         })
@@ -546,6 +550,7 @@ impl Builtin {
             B::FromOwnEdge | B::FromCentreLine | B::CommandNumber => (&[Unit], Num),
             B::TableWidth | B::TableDepth => (&[], Num),
             B::InArc => (&[Unit, Unit, Num], Bool),
+            B::MovedThisTurn => (&[Unit], Num),
             B::OnLineThrough => (&[Unit, Unit, Unit], Bool),
         }
     }

@@ -482,3 +482,139 @@ fn artillery_rolls_against_every_unit_in_the_line_of_fire() {
     // The last die (the bills'): 5+.
     assert_eq!(frac(o.get("hits").unwrap().p(Value::Int(1))), (1, 3));
 }
+
+// ------------------------------------------------------------------ on the table
+
+use muster::battle::{Game, Prepared};
+use muster::ir::Ruleset;
+
+const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios/");
+
+/// A scenario's table, ready to play a step at a time.
+struct Table {
+    build: Build,
+    game: Game<'static>,
+}
+
+impl Table {
+    fn open(file: &str) -> Table {
+        let mut build = thistle();
+        let path = format!("{SCENARIOS}{file}");
+        let sc = match build.scenario(Some(Path::new(&path))) {
+            Ok(s) => s,
+            Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &build.sources)),
+        };
+        let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
+        let prep = match Prepared::new(rs, &sc) {
+            Ok(p) => p,
+            Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &build.sources)),
+        };
+        let game = prep.start(1, true);
+        Table { build, game }
+    }
+
+    fn unit(&self, name: &str) -> Value {
+        let u = self.game.world.units.iter().position(|u| u.name == name);
+        Value::Unit(u.unwrap_or_else(|| panic!("no unit `{name}`")) as u16)
+    }
+
+    fn eval(&mut self, expr: &str) -> Value {
+        match self.build.query_world(&self.game.world, expr) {
+            Ok(v) => v.0,
+            Err(d) => panic!(
+                "{expr}: {}",
+                muster::diagnostic::render_plain(&d, &self.build.sources)
+            ),
+        }
+    }
+
+    fn int(&mut self, expr: &str) -> i64 {
+        match self.eval(expr) {
+            Value::Int(i) => i,
+            v => panic!("{expr} is {v:?}"),
+        }
+    }
+
+    /// A unit's hits, read from the world.
+    fn hits(&self, name: &str) -> i64 {
+        let Value::Unit(u) = self.unit(name) else {
+            unreachable!()
+        };
+        let rs = &self.build.ruleset;
+        let st = rs.state("hits").expect("a hits state") as usize;
+        match self.game.world.state[u as usize * rs.states.len() + st] {
+            Value::Int(h) => h,
+            v => panic!("{v:?}"),
+        }
+    }
+
+    fn perform(&mut self, proc: &str, args: &[Value]) {
+        if let Err(d) = self.game.perform_named(proc, args) {
+            panic!(
+                "{}",
+                muster::diagnostic::render_plain(&[d], &self.build.sources)
+            );
+        }
+    }
+
+    fn decide(&mut self, decision: &str, args: &[Value]) {
+        if let Err(d) = self.game.decide_named(decision, args) {
+            panic!(
+                "{}",
+                muster::diagnostic::render_plain(&[d], &self.build.sources)
+            );
+        }
+    }
+}
+
+/// The book's example (§opening): a group of pike stands takes 5 hits; 4
+/// go onto one pike unit, which is removed, and the last where the owner
+/// chooses.
+#[test]
+fn a_pike_group_taking_five_hits() {
+    let mut t = Table::open("thistle_pike_group.toml");
+    // The three pike units are one group (the general stands apart).
+    assert_eq!(t.int("group_size(first u: u is Pikes)"), 3);
+    let p2 = t.unit("Pikes 2");
+    t.perform("group_takes_hits", &[p2, Value::Int(5)]);
+    assert_eq!(
+        t.int("sum u: u is Pikes of u.pending"),
+        15,
+        "5 hits waiting on each of the 3"
+    );
+    t.decide("allocate_hits", &[Value::Side(0)]);
+    let hits: Vec<i64> = (1..=3).map(|i| t.hits(&format!("Pikes {i}"))).collect();
+    let mut sorted = hits.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        vec![0, 1, 4],
+        "hits on the three pike units: {hits:?}"
+    );
+    assert_eq!(t.int("count u: u is Pikes and u.removed"), 1);
+    assert_eq!(
+        t.int("count u: u is Pikes and u.removed and u.hits == 4"),
+        1
+    );
+    assert_eq!(t.int("sum u: true of u.pending"), 0, "every hit placed");
+}
+
+/// §opening: the first unit is of the group's type (two bills and a pike:
+/// bills), though the default policy would rather hit the pike; the excess
+/// goes where the policy likes (the pike).
+#[test]
+fn a_group_s_hits_go_first_onto_its_main_type() {
+    let mut t = Table::open("thistle_mixed_group.toml");
+    assert_eq!(t.int("group_size(first u: u is Pikes)"), 3);
+    let pike = t.unit("Pikes");
+    t.perform("group_takes_hits", &[pike, Value::Int(5)]);
+    t.decide("allocate_hits", &[Value::Side(0)]);
+    let hits = [t.hits("Pikes"), t.hits("Bills 1"), t.hits("Bills 2")];
+    assert_eq!(
+        t.int("count u: u is Bills and u.removed and u.hits == 4"),
+        1,
+        "{hits:?}"
+    );
+    assert_eq!(t.int("count u: u is Pikes and u.hits == 1"), 1, "{hits:?}");
+    assert_eq!(t.int("sum u: u.side == near of u.hits"), 5);
+}
