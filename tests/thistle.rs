@@ -183,6 +183,19 @@ fn pikes_caught_in_the_flank_do_not_hit_back() {
         frac(o.get("attacker_hits").unwrap().p(Value::Int(2))),
         (1, 4)
     );
+    // In the pikes' own melee they have turned to face: 2 dice each, -1
+    // against gensdarmes, no +1 (not charged frontally): 4 dice at 5+.
+    let own = text
+        .replace("attacker = \"gensdarmes\"", "attacker = \"pike_1\"")
+        .replace("defender = \"pike_1\"", "defender = \"gensdarmes\"");
+    let o = exact(&mut b, &own);
+    let want = binomial(4, 1.0, 3.0);
+    for (k, pk) in want.iter().enumerate() {
+        assert!(
+            (p(&o, "attacker_hits", Value::Int(k as i64)) - pk).abs() < 1e-12,
+            "{k}"
+        );
+    }
 }
 
 /// §Melee Dice and §Hits for other pairs: swordsmen against bills (swordsmen
@@ -617,4 +630,123 @@ fn a_group_s_hits_go_first_onto_its_main_type() {
     );
     assert_eq!(t.int("count u: u is Pikes and u.hits == 1"), 1, "{hits:?}");
     assert_eq!(t.int("sum u: u.side == near of u.hits"), 5);
+}
+
+/// The default scenario (Flodden) with seed 3, as a wargamer reads it:
+/// initiative, group moves, charges and counter-charges, shooting, each
+/// group melee with its modifiers and With Me!, hits placed, morale results.
+/// Review a change to it as a reader of the rules would.
+#[test]
+fn seeded_battle_log_of_flodden() {
+    let mut b = thistle();
+    let sc = b.scenario(None).expect("the default scenario reads");
+    let prep = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
+    let game = prep.play(3, true).expect("the battle plays");
+    let text = game.narrative();
+    for needed in [
+        "=== Turn 1 ===",
+        "initiative() rolls",
+        " with ",
+        "group_melee(",
+        "place_hits(",
+        "=== End after",
+    ] {
+        assert!(text.contains(needed), "the log has no `{needed}`");
+    }
+    insta::assert_snapshot!("thistle_flodden_seed_3", text);
+}
+
+/// The same seed and runs give the same summary on 1 thread and on 2, and
+/// remembering define values changes no game.
+#[test]
+fn thistle_simulate_is_the_same_on_any_thread_count() {
+    let mut b = thistle();
+    let sc = b.scenario(None).unwrap();
+    let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let run = |prep: &Prepared, threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| muster::simulate::run(prep, 6, 42, &|| {}))
+            .unwrap()
+    };
+    let one = run(&prep, 1);
+    let two = run(&prep, 2);
+    assert_eq!(one, two);
+    assert_eq!(one.games, 6);
+    prep.remember = false;
+    let without = prep.play(5, true).unwrap().narrative();
+    prep.remember = true;
+    let with = prep.play(5, true).unwrap().narrative();
+    assert_eq!(with, without);
+}
+
+/// §Movement: a group moves at its slowest unit's rate (pikes 6" with
+/// bills) and as one body; a lone unit of the same command does not come
+/// along; the general stays with his group.
+#[test]
+fn groups_move_as_one_at_the_slowest_rate() {
+    let mut t = Table::open("thistle_mixed_group.toml");
+    assert_eq!(t.int("group_move(first u: u is Pikes)"), 6);
+    assert_eq!(
+        t.int("group_size(first u: u is General)"),
+        1,
+        "the general stands apart"
+    );
+    t.decide("move", &[Value::Side(0)]);
+    let after: Vec<f64> = ["Pikes", "Bills 1", "Bills 2"]
+        .iter()
+        .map(|n| {
+            let Value::Unit(u) = t.unit(n) else {
+                unreachable!()
+            };
+            t.game.world.field.as_ref().unwrap().bases[u as usize]
+                .centre
+                .y
+        })
+        .collect();
+    assert_eq!(
+        after,
+        vec![16.0, 16.0, 16.0],
+        "each of the group advanced 6 together"
+    );
+    assert_eq!(
+        t.int("group_size(first u: u is Pikes)"),
+        3,
+        "still one group"
+    );
+}
+
+/// §Detached groups: a group that is not within 12" of its general at the
+/// start of the turn rolls 3+ to move (elite +1, levy -1), even when the
+/// general comes closer first.
+#[test]
+fn a_detached_group_rolls_to_move() {
+    let mut t = Table::open("thistle_mixed_group.toml");
+    // The general at (10, 6) is more than 12" from the group at x 30..35.
+    for name in [
+        "English vanguard General",
+        "Pikes",
+        "Bills 1",
+        "Bills 2",
+        "Scots pikes",
+    ] {
+        let u = t.unit(name);
+        t.perform("check_command", &[u]);
+    }
+    assert_eq!(
+        t.eval("in_command(first u: u is Pikes)"),
+        Value::Bool(false)
+    );
+    assert_eq!(
+        t.eval("in_command(first u: u is General)"),
+        Value::Bool(true)
+    );
+    t.decide("move", &[Value::Side(0)]);
+    let text = t.game.narrative();
+    // The general moves first (he is first in the scenario), but the group
+    // was detached when the turn began.
+    assert!(text.contains("English vanguard General advances"), "{text}");
+    assert!(text.contains("command_roll(Pikes) rolls ["), "{text}");
 }
