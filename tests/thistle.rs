@@ -3,6 +3,8 @@
 //! defeated-in-melee test under each modifier (checked against closed forms
 //! worked out here and against sampling), With Me!, shooting, and battles.
 
+#![allow(clippy::result_large_err)]
+
 use muster::dice::Prob;
 use muster::odds::Odds;
 use muster::value::Value;
