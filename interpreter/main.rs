@@ -168,15 +168,18 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 match muster::build(r) {
                     Ok(b) => {
                         let rs = &b.ruleset;
+                        let n = |k: usize, what: &str| {
+                            format!("{k} {what}{}", if k == 1 { "" } else { "s" })
+                        };
                         println!(
-                            "{}: ok ({} unit types, {} tables, {} modifiers, {} procedures, {} steps, {} hooks)",
+                            "{}: ok ({}, {}, {}, {}, {}, {})",
                             r.display(),
-                            rs.unit_types.len(),
-                            rs.tables.len(),
-                            rs.modifiers.len(),
-                            rs.procedures.len(),
-                            rs.graph.as_ref().map(|g| g.turn_end).unwrap_or(0),
-                            rs.hooks.len()
+                            n(rs.unit_types.len(), "unit type"),
+                            n(rs.tables.len(), "table"),
+                            n(rs.modifiers.len(), "modifier"),
+                            n(rs.procedures.len(), "procedure"),
+                            n(rs.graph.as_ref().map(|g| g.turn_end).unwrap_or(0), "step"),
+                            n(rs.hooks.len(), "hook")
                         );
                     }
                     Err((d, s)) => {
