@@ -1,6 +1,8 @@
 //! Battle benchmark: whole games of Tilly's Very Bad Day on its default
-//! scenario (18 units a side on the big table), played to the end with the
-//! default policy and no log, as `muster simulate` plays them.
+//! scenario (18 units a side on the big table), and of The Thistle, the
+//! Lily and the Rose on its default (Flodden, 19 units a side in groups),
+//! played to the end with the default policy and no log, as `muster
+//! simulate` plays them.
 //!
 //! Measured in one run:
 //! 1. ONE CORE: games per second on a one-thread pool;
@@ -21,7 +23,12 @@ use std::path::Path;
 use std::time::Instant;
 
 fn main() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/tillys_very_bad_day.muster");
+    bench("rules/tillys_very_bad_day.muster", "TVBD", true);
+    bench("rules/thistle_lily_and_rose.muster", "Thistle (Flodden)", false);
+}
+
+fn bench(file: &str, label: &str, target: bool) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let mut b = match muster::build(&path) {
         Ok(b) => b,
         Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
@@ -49,7 +56,7 @@ fn main() {
     let one = games as f64 / t1;
     let all = games as f64 / tn;
     println!(
-        "battle: {games} games of the TVBD default scenario, mean {:.2} turns",
+        "battle: {games} games of the {label} default scenario, mean {:.2} turns",
         s1.mean_turns
     );
     println!(
@@ -60,6 +67,9 @@ fn main() {
         "  {n} cores  : {all:10.1} games/s  ({:.2}x one core)",
         all / one
     );
+    if !target {
+        return;
+    }
     println!(
         "  target 2,000 games/s per core: {}",
         if one >= 2000.0 {
