@@ -427,6 +427,45 @@ fn a_group_of_two_charges() {
     }
 }
 
+/// Two charges at each other in one decision, a group's and a single
+/// unit's, meet half way: the group (first in the scenario) goes half the
+/// straight distance, and the enemy closes the rest when its own charge
+/// comes.
+#[test]
+fn a_group_and_its_target_meet_half_way() {
+    let mut t = Table::open("groups_charge.toml");
+    let before = [t.base("pikes_a"), t.base("pikes_b")];
+    let args: [Value; 0] = [];
+    if let Err(d) = t.game.decide_named("all_charges", &args) {
+        panic!("{}", render_plain(&[d], &t.build.sources));
+    }
+    let m = t.moves_of("pikes_a");
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0].how, "charges scots_pikes, meeting half way");
+    assert_eq!(names(&m[0].with), ["pikes_b"]);
+    assert_moved_by(&before[0], &t.base("pikes_a"), 0.0, 1.5);
+    assert_moved_by(&before[1], &t.base("pikes_b"), 0.0, 1.5);
+    // pikes_b does not charge again; the Scots close the gap.
+    assert!(t.moves_of("pikes_b").is_empty());
+    assert_eq!(t.moves_of("scots_pikes").len(), 1);
+    assert!(t.holds("in_contact(scots_pikes, pikes_a) or in_contact(scots_pikes, pikes_b)"));
+}
+
+/// While a group's move is weighed, each member's `touches_terrain` looks
+/// along its own path: the wood ahead of pikes_c (not the mover) cuts the
+/// group's allowance to 2 for the move of 6, so the group goes 3, the move
+/// that keeps pikes_c out of the wood.
+#[test]
+fn a_members_path_decides_the_allowance() {
+    let mut t = Table::open("groups_woods.toml");
+    let before = [t.base("pikes_a"), t.base("pikes_c")];
+    assert_eq!(t.int("group_move(pikes_a)"), 6);
+    t.decide("march", "english");
+    assert_moved_by(&before[0], &t.base("pikes_a"), 0.0, 3.0);
+    assert_moved_by(&before[1], &t.base("pikes_c"), 0.0, 3.0);
+    assert_eq!(t.moves_of("pikes_a")[0].how, "advances 3.0");
+}
+
 /// A whole game: the same seed plays the same game, and the JSON log gives
 /// each member's move (`with`) only on a group's move.
 #[test]
