@@ -24,7 +24,11 @@ use std::time::Instant;
 
 fn main() {
     bench("rules/tillys_very_bad_day.muster", "TVBD", true);
-    bench("rules/thistle_lily_and_rose.muster", "Thistle (Flodden)", false);
+    bench(
+        "rules/thistle_lily_and_rose.muster",
+        "Thistle (Flodden)",
+        false,
+    );
 }
 
 fn bench(file: &str, label: &str, target: bool) {

@@ -752,3 +752,54 @@ fn a_detached_group_rolls_to_move() {
     assert!(text.contains("English vanguard General advances"), "{text}");
     assert!(text.contains("command_roll(Pikes) rolls ["), "{text}");
 }
+
+/// The odds table of single-unit melees: each type charging the front of
+/// each type in the open, trained against trained (exact; `winner` as
+/// attacker / draw / defender, then the mean hits each side inflicts).
+/// Review a change as a reader of the rules would: pikes hold horse (the
+/// horse lose a point against their front, the pikes gain one being
+/// charged), bills and swordsmen cancel the pikes' bonus, everyone fighting
+/// gensdarmes loses a point, and only gensdarmes and cavalry double their
+/// dice charging.
+#[test]
+fn single_unit_melee_odds_table() {
+    let mut b = thistle();
+    let types = [
+        "Gensdarmes",
+        "Cavalry",
+        "Light cavalry",
+        "Pikes",
+        "Bills",
+        "Swordsmen",
+        "Shot",
+        "Bows",
+    ];
+    let mut out = String::from(
+        "   attacker (charging) -> defender        att    draw   def   | hits att  def\n",
+    );
+    for a in types {
+        for d in types {
+            let text = format!(
+                "procedure = \"group_melee\"\nfacts = [\"engaged(a, d)\", \"engaged(d, a)\", \"charging(a)\"]\n\
+                 [units.a]\ntype = \"{a}\"\nside = \"near\"\n[units.d]\ntype = \"{d}\"\nside = \"far\"\n\
+                 [args]\nattacker = \"a\"\ndefender = \"d\"\n"
+            );
+            let o = exact(&mut b, &text);
+            let w = o.get("winner").unwrap();
+            let mean = |name: &str| {
+                (0..=8)
+                    .map(|k| k as f64 * p(&o, name, Value::Int(k)))
+                    .sum::<f64>()
+            };
+            out.push_str(&format!(
+                "{a:>22} -> {d:<13} {:.4} {:.4} {:.4} | {:.3} {:.3}\n",
+                w.p(sym(&b, "attacker")).to_f64(),
+                w.p(sym(&b, "draw")).to_f64(),
+                w.p(sym(&b, "defender")).to_f64(),
+                mean("attacker_hits"),
+                mean("defender_hits"),
+            ));
+        }
+    }
+    insta::assert_snapshot!("thistle_melee_odds", out);
+}
