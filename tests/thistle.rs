@@ -317,7 +317,7 @@ fn the_defeated_in_melee_test_under_each_modifier() {
     ];
     for (qualities, hits, demoralized, m) in cases {
         let mut text = format!(
-            "procedure = \"defeated_in_melee\"\nfacts = [{}{}]\n[args]\ng = \"u0\"\nhits = {hits}\nwinner = \"enemy\"\n",
+            "procedure = \"defeated_in_melee\"\nfacts = [{}{}]\n[args]\ng = \"u0\"\nhits = {hits}\n",
             (1..qualities.len())
                 .map(|i| format!("\"same_group(u0, u{i})\", "))
                 .collect::<String>(),
@@ -367,7 +367,7 @@ fn reduce(n: u128, d: u128) -> (u128, u128) {
 fn sampling_agrees_with_the_morale_test() {
     let mut b = thistle();
     let text = "procedure = \"defeated_in_melee\"\nfacts = [\"same_group(u0, u1)\"]\n\
-                [args]\ng = \"u0\"\nhits = 2\nwinner = \"enemy\"\n\
+                [args]\ng = \"u0\"\nhits = 2\n\
                 [units.u0]\ntype = \"Pikes\"\nquality = \"elite\"\nside = \"near\"\n\
                 [units.u1]\ntype = \"Pikes\"\nquality = \"elite\"\nside = \"near\"\n\
                 [units.enemy]\ntype = \"Bills\"\nside = \"far\"\n";
