@@ -564,6 +564,42 @@ impl Field {
                 .is_some()
                 .into()
             }
+            B::GroupReachable => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                if a == o || !self.on_table[a] || !self.on_table[o] {
+                    return Ok(false.into());
+                }
+                let reach = self.len(v[2])?;
+                let wheel = self.len(v[3])?;
+                let g = self.group_of(w, a);
+                let members: Vec<usize> = std::iter::once(a)
+                    .chain((0..self.bases.len()).filter(|&u| {
+                        u != a && self.on_table[u] && g.is_some() && self.group_of(w, u) == g
+                    }))
+                    .collect();
+                if members.contains(&o) {
+                    return Ok(false.into());
+                }
+                // No base of the group moves further than the charge's cost.
+                if members.iter().all(|&m| self.dist(m, o) > reach + 1e-9) {
+                    return Ok(false.into());
+                }
+                let bases: Vec<Base> = members.iter().map(|&m| self.bases[m]).collect();
+                let body = crate::battlefield::Body::new(self.bases[a].facing, &bases);
+                let obstacles: Vec<Base> = (0..self.bases.len())
+                    .filter(|u| self.on_table[*u] && *u != o && !members.contains(u))
+                    .map(|u| self.bases[u])
+                    .collect();
+                crate::battlefield::charge_path_body(
+                    &body,
+                    &self.bases[o],
+                    reach,
+                    wheel,
+                    &obstacles,
+                )
+                .is_some()
+                .into()
+            }
             B::FromOwnEdge => {
                 let a = self.unit(v[0])?;
                 to_value((self.bases[a].centre.y - self.edge[a]).abs())

@@ -464,6 +464,9 @@ pub enum Builtin {
     /// `table_width()`, `table_depth()`.
     TableWidth,
     TableDepth,
+    /// `group_reachable(a, b, reach, wheel)`: as `reachable`, for a's whole
+    /// group (`grouped`) charging as one body.
+    GroupReachable,
     /// `moved_this_turn(a)`: how far a's centre is from where it stood when
     /// the turn began.
     MovedThisTurn,
@@ -520,6 +523,7 @@ impl Builtin {
             "table_depth" => TableDepth,
             "in_arc" => InArc,
             "moved_this_turn" => MovedThisTurn,
+            "group_reachable" => GroupReachable,
             "on_line_through" => OnLineThrough,
             _ => return None,
         })
@@ -546,7 +550,7 @@ impl Builtin {
             B::InTerrain | B::TouchesTerrain => (&[Unit, Terrain], Bool),
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),
             B::GapNarrower => (&[Unit, Unit, Num], Bool),
-            B::Reachable => (&[Unit, Unit, Num, Num], Bool),
+            B::Reachable | B::GroupReachable => (&[Unit, Unit, Num, Num], Bool),
             B::FromOwnEdge | B::FromCentreLine | B::CommandNumber => (&[Unit], Num),
             B::TableWidth | B::TableDepth => (&[], Num),
             B::InArc => (&[Unit, Unit, Num], Bool),

@@ -803,3 +803,21 @@ fn single_unit_melee_odds_table() {
     }
     insta::assert_snapshot!("thistle_melee_odds", out);
 }
+
+/// §Charges: a group charges as one body. The enemy stands 3" before the
+/// group's right-hand unit: the group can reach it (its outline goes
+/// straight on until a member touches), its first unit alone cannot.
+#[test]
+fn a_group_reaches_what_its_first_unit_alone_does_not() {
+    let mut t = Table::open("thistle_group_charge.toml");
+    assert_eq!(t.eval("reachable(first u: u is Pikes and u.side == near, first u: u.side == far and u is Pikes, 6, 0)"), Value::Bool(false));
+    assert_eq!(t.eval("group_reachable(first u: u is Pikes and u.side == near, first u: u.side == far and u is Pikes, 6, 0)"), Value::Bool(true));
+    assert_eq!(t.eval("group_reachable(first u: u is Pikes and u.side == near, first u: u.side == far and u is Pikes, 2, 0)"), Value::Bool(false));
+    // The charge itself: declared in the first part, the group moves 3 and
+    // the right-hand bills touch the enemy.
+    let (p, s) = (t.unit("Pikes"), t.unit("Scots pikes"));
+    t.perform("declare_charge", &[p, s, Value::Int(1)]);
+    t.decide("charge_moves", &[Value::Int(1)]);
+    assert_eq!(t.eval("engaged(first u: u.side == near and u is Bills and u.hits == 0 and u != (first x: x is Bills), first u: u.side == far and u is Pikes)"), Value::Bool(true));
+    assert_eq!(t.eval("charging(first u: u is Bills)"), Value::Bool(true));
+}
