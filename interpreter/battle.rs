@@ -1591,6 +1591,38 @@ impl<'r> Game<'r> {
     /// `through` allows), the enemy buffer zone, an enemy zone of control
     /// holding the unit (stand, close, or move directly away) and the
     /// allowance over its actual path.
+    /// How far the mover may go with manoeuvre `m` (bound in `frame`), or
+    /// None when the rules refuse it: the `manoeuvre` clause does not hold,
+    /// or the allowance is 0 for anything but a turn in place.
+    pub(super) fn manoeuvre_allowance(
+        &mut self,
+        ch: &ChoiceDef,
+        m: u32,
+        frame: &mut [Value],
+    ) -> Result<Option<f64>, Diag> {
+        let Some((m_slot, m_ok)) = &ch.manoeuvre else {
+            return Ok(None);
+        };
+        frame[*m_slot as usize] = Value::Sym(m);
+        if !self.eval(m_ok, frame)?.as_bool() {
+            return Ok(None);
+        }
+        let Some(allowance) = ch
+            .allowance
+            .as_ref()
+            .map(|e| self.eval(e, frame))
+            .transpose()?
+            .and_then(to_len)
+        else {
+            return Ok(None);
+        };
+        let turns_only = m == self.m.pivot || m == self.m.turn || m == self.m.about_face;
+        if allowance <= 1e-9 && !turns_only {
+            return Ok(None);
+        }
+        Ok(Some(allowance))
+    }
+
     #[inline(never)]
     fn legal_moves(
         &mut self,
@@ -1599,9 +1631,9 @@ impl<'r> Game<'r> {
         frame: &mut [Value],
     ) -> Result<Vec<(How, Vec<Base>, u32)>, Diag> {
         let mut out = Vec::new();
-        let Some((m_slot, m_ok)) = &ch.manoeuvre else {
+        if ch.manoeuvre.is_none() {
             return Ok(out);
-        };
+        }
         let all = [
             self.m.straight,
             self.m.wheel,
@@ -1635,23 +1667,9 @@ impl<'r> Game<'r> {
             None => 0.0,
         };
         for m in all {
-            frame[*m_slot as usize] = Value::Sym(m);
-            if !self.eval(m_ok, frame)?.as_bool() {
-                continue;
-            }
-            let Some(allowance) = ch
-                .allowance
-                .as_ref()
-                .map(|e| self.eval(e, frame))
-                .transpose()?
-                .and_then(to_len)
-            else {
+            let Some(allowance) = self.manoeuvre_allowance(ch, m, frame)? else {
                 continue;
             };
-            let turns_only = m == self.m.pivot || m == self.m.turn || m == self.m.about_face;
-            if allowance <= 1e-9 && !turns_only {
-                continue;
-            }
             let target = self.target_for(u, &[], m);
             let mut cands = self.candidates(m, &start, allowance, target);
             if m == self.m.straight {

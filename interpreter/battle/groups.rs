@@ -135,9 +135,9 @@ impl Game<'_> {
         frame: &mut [Value],
     ) -> Result<Vec<GroupMove>, Diag> {
         let mut out = Vec::new();
-        let Some((m_slot, m_ok)) = &ch.manoeuvre else {
+        if ch.manoeuvre.is_none() {
             return Ok(out);
-        };
+        }
         let u = group[0];
         let u_slot = ch.vars[0] as usize;
         let all = [
@@ -186,23 +186,9 @@ impl Game<'_> {
         let ends_at =
             |end: &Base| -> Vec<Base> { (0..body.len()).map(|i| body.part_at(i, end)).collect() };
         for m in all {
-            frame[*m_slot as usize] = Value::Sym(m);
-            if !self.eval(m_ok, frame)?.as_bool() {
-                continue;
-            }
-            let Some(allowance) = ch
-                .allowance
-                .as_ref()
-                .map(|e| self.eval(e, frame))
-                .transpose()?
-                .and_then(to_len)
-            else {
+            let Some(allowance) = self.manoeuvre_allowance(ch, m, frame)? else {
                 continue;
             };
-            let turns_only = m == self.m.pivot || m == self.m.turn || m == self.m.about_face;
-            if allowance <= 1e-9 && !turns_only {
-                continue;
-            }
             let target = self.target_for(u, &group[1..], m);
             let mut cands = self.candidates(m, &start, allowance, target);
             if m == self.m.straight {
