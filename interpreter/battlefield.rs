@@ -994,6 +994,31 @@ pub struct ChargePath {
     pub end: Base,
 }
 
+/// The wheels a charge tries before going straight: none, those that
+/// square the front edge to an edge of the target, and every
+/// [`WHEEL_STEP`] degrees out to `max_wheel` either way.
+fn charge_wheels(unit: &Base, target: &Base, max_wheel: f64) -> Vec<f64> {
+    let max_wheel = max_wheel.abs();
+    let mut cands = vec![0.0];
+    for k in 0..4 {
+        let w = norm_angle(target.facing + 90.0 * k as f64 + 180.0 - unit.facing);
+        if w != 0.0 && w.abs() <= max_wheel + 1e-9 {
+            cands.push(w);
+        }
+    }
+    let mut a = WHEEL_STEP;
+    while a < max_wheel {
+        cands.push(a);
+        cands.push(-a);
+        a += WHEEL_STEP;
+    }
+    if max_wheel > 0.0 {
+        cands.push(max_wheel);
+        cands.push(-max_wheel);
+    }
+    cands
+}
+
 /// The cheapest charge (a wheel of at most `max_wheel` degrees, then
 /// straight ahead) that brings the unit's front edge into contact with
 /// `target`, costing at most `allowance` (cost = wheel cost + straight
@@ -1013,24 +1038,7 @@ pub fn charge_path(
     max_wheel: f64,
     obstacles: &[Base],
 ) -> Option<ChargePath> {
-    let max_wheel = max_wheel.abs();
-    let mut cands = vec![0.0];
-    for k in 0..4 {
-        let w = norm_angle(target.facing + 90.0 * k as f64 + 180.0 - unit.facing);
-        if w != 0.0 && w.abs() <= max_wheel + 1e-9 {
-            cands.push(w);
-        }
-    }
-    let mut a = WHEEL_STEP;
-    while a < max_wheel {
-        cands.push(a);
-        cands.push(-a);
-        a += WHEEL_STEP;
-    }
-    if max_wheel > 0.0 {
-        cands.push(max_wheel);
-        cands.push(-max_wheel);
-    }
+    let cands = charge_wheels(unit, target, max_wheel);
 
     let mut best: Option<ChargePath> = None;
     for w in cands {
@@ -1203,24 +1211,7 @@ pub fn charge_path_body(
     obstacles: &[Base],
 ) -> Option<(ChargePath, Vec<Base>)> {
     let unit = &body.outline;
-    let max_wheel = max_wheel.abs();
-    let mut cands = vec![0.0];
-    for k in 0..4 {
-        let w = norm_angle(target.facing + 90.0 * k as f64 + 180.0 - unit.facing);
-        if w != 0.0 && w.abs() <= max_wheel + 1e-9 {
-            cands.push(w);
-        }
-    }
-    let mut a = WHEEL_STEP;
-    while a < max_wheel {
-        cands.push(a);
-        cands.push(-a);
-        a += WHEEL_STEP;
-    }
-    if max_wheel > 0.0 {
-        cands.push(max_wheel);
-        cands.push(-max_wheel);
-    }
+    let cands = charge_wheels(unit, target, max_wheel);
     let mut best: Option<ChargePath> = None;
     for w in cands {
         let wheel_cost = unit.wheel_cost(w);
