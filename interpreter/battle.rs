@@ -1706,14 +1706,7 @@ impl<'r> Game<'r> {
                     continue;
                 }
                 if let Some((e, before)) = zoc {
-                    let eb = self.field().bases[e as usize];
-                    let after = end.distance(&eb);
-                    let away = battlefield::bearing(eb.centre, start.centre);
-                    let moved = end.centre.dist(start.centre);
-                    let dir = battlefield::bearing(start.centre, end.centre);
-                    let directly_away =
-                        moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
-                    if !(after < before - 1e-6 || directly_away) {
+                    if !zoc_allows(&start, &end, &self.field().bases[e as usize], before) {
                         continue;
                     }
                 }
@@ -2296,6 +2289,19 @@ fn reads_local(e: &Ex, slot: u16) -> bool {
         Ex::Local(s) => *s == slot,
         e => e.any_child(&mut |c| reads_local(c, slot)),
     }
+}
+
+/// May a unit held in an enemy's zone of control (the enemy's base `eb`,
+/// `before` away at the start) move from `start` to `end`? Only if it ends
+/// closer to that enemy, or goes directly away from it (within 15 degrees
+/// of the line from the enemy's centre through the unit's).
+pub(crate) fn zoc_allows(start: &Base, end: &Base, eb: &Base, before: f64) -> bool {
+    let after = end.distance(eb);
+    let away = battlefield::bearing(eb.centre, start.centre);
+    let moved = end.centre.dist(start.centre);
+    let dir = battlefield::bearing(start.centre, end.centre);
+    let directly_away = moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
+    after < before - 1e-6 || directly_away
 }
 
 /// What a path costs against the allowance: the distance the centre

@@ -8,7 +8,7 @@
 //! measure). A decision without the clause, or a mover with no one to take
 //! along, takes the single-unit code of [`super`], unchanged.
 
-use super::{path_cost, place, Event, Game, How, MovedWith, Prefer};
+use super::{path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer};
 use crate::battlefield::{self, charge_path_body, Base, Body};
 use crate::diagnostic::Diag;
 use crate::field::to_len;
@@ -227,14 +227,7 @@ impl Game<'_> {
                     continue;
                 }
                 if let Some((e, before)) = zoc {
-                    let eb = self.field().bases[e as usize];
-                    let after = end.distance(&eb);
-                    let away = battlefield::bearing(eb.centre, start.centre);
-                    let moved = end.centre.dist(start.centre);
-                    let dir = battlefield::bearing(start.centre, end.centre);
-                    let directly_away =
-                        moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
-                    if !(after < before - 1e-6 || directly_away) {
+                    if !zoc_allows(&start, &end, &self.field().bases[e as usize], before) {
                         continue;
                     }
                 }
