@@ -2149,8 +2149,12 @@ impl<'r> Game<'r> {
             }
             let d = to_len(self.eval(ch.distance.as_ref().expect("compiler checked"), &mut frame)?)
                 .unwrap_or(0.0);
+            let turn = match &ch.turn_about {
+                Some(e) => self.eval(e, &mut frame)?.as_bool(),
+                None => false,
+            };
             if !others.is_empty() {
-                self.retire_group(ch, u, &others, d, &mut frame)?;
+                self.retire_group(ch, u, &others, d, turn, &mut frame)?;
                 self.run_then(ch, &mut frame)?;
                 continue;
             }
@@ -2170,12 +2174,26 @@ impl<'r> Game<'r> {
                 k -= 1;
             }
             let unit = self.world.units[u as usize].name.clone();
+            let turned = if turn { ", turning about" } else { "" };
             match done {
                 Some((dist, end)) => {
+                    // Turning about in place covers the same ground.
+                    let end = if turn { end.pivoted(180.0) } else { end };
                     self.set_base(u as usize, end);
                     self.note(|_| Event::Move {
                         unit,
-                        how: format!("falls back {dist:.1}"),
+                        how: format!("falls back {dist:.1}{turned}"),
+                        from: place(&start),
+                        to: place(&end),
+                        with: Vec::new(),
+                    });
+                }
+                None if turn => {
+                    let end = start.pivoted(180.0);
+                    self.set_base(u as usize, end);
+                    self.note(|_| Event::Move {
+                        unit,
+                        how: "has no room to fall back, turning about".into(),
                         from: place(&start),
                         to: place(&end),
                         with: Vec::new(),

@@ -20,7 +20,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
         "check" => matches!(kind, Pick | Move | Retire),
         "through" => matches!(kind, Move | Retire),
         "together" => matches!(kind, Move | Retire | Charge),
-        "distance" => kind == Retire,
+        "distance" | "turn_about" => kind == Retire,
         "then" => true,
         _ => false,
     }
@@ -144,6 +144,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         allowance: None,
         buffer: None,
         distance: None,
+        turn_about: None,
         manoeuvre: None,
         control: None,
         through: None,
@@ -168,7 +169,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                         ChoiceKind::Pick => "`pick` takes `must`, `by`, `check` and `then`",
                         ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `together g:` and `then`",
-                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `through f:`, `together g:`, `check` and `then`",
+                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Place => "`place` takes `by` and `then`",
                     }),
             );
@@ -188,7 +189,11 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         seen.push(word);
         match cl {
             Clause::Expr(k, e) => {
-                let want = if k.text == "must" { Ty::Bool } else { Ty::Int };
+                let want = if k.text == "must" || k.text == "turn_about" {
+                    Ty::Bool
+                } else {
+                    Ty::Int
+                };
                 let Some(ex) = typed(c, e, &mut sc, want, &format!("the `{}` clause", k.text))
                 else {
                     continue;
@@ -200,6 +205,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     "wheel" => &mut def.wheel,
                     "allowance" => &mut def.allowance,
                     "buffer" => &mut def.buffer,
+                    "turn_about" => &mut def.turn_about,
                     _ => &mut def.distance,
                 };
                 *slot = Some(ex);

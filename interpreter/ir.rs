@@ -285,6 +285,9 @@ pub struct ChoiceDef {
     pub buffer: Option<Ex>,
     /// Retirements: how far straight back.
     pub distance: Option<Ex>,
+    /// Retirements: `turn_about COND`: when it holds, the unit (or group)
+    /// ends turned about in place, its back to where it came from.
+    pub turn_about: Option<Ex>,
     /// `manoeuvre m: OK`: which manoeuvres a unit may use (slot of m).
     pub manoeuvre: Option<(u16, Ex)>,
     /// `control e: COND`: enemy e holds the unit in its zone of control.

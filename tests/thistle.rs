@@ -501,6 +501,7 @@ fn artillery_rolls_against_every_unit_in_the_line_of_fire() {
 // ------------------------------------------------------------------ on the table
 
 use muster::battle::{Game, Prepared};
+use muster::battlefield::Base;
 use muster::ir::Ruleset;
 
 const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios/");
@@ -561,6 +562,17 @@ impl Table {
             Value::Int(h) => h,
             v => panic!("{v:?}"),
         }
+    }
+
+    fn set_state(&mut self, name: &str, state: &str, v: Value) {
+        let Value::Unit(u) = self.unit(name) else {
+            unreachable!()
+        };
+        let rs = &self.build.ruleset;
+        let st = rs
+            .state(state)
+            .unwrap_or_else(|| panic!("no state `{state}`")) as usize;
+        self.game.world.state[u as usize * rs.states.len() + st] = v;
     }
 
     fn perform(&mut self, proc: &str, args: &[Value]) {
@@ -820,4 +832,54 @@ fn a_group_reaches_what_its_first_unit_alone_does_not() {
     t.decide("charge_moves", &[Value::Int(1)]);
     assert_eq!(t.eval("engaged(first u: u.side == near and u is Bills and u.hits == 0 and u != (first x: x is Bills), first u: u.side == far and u is Pikes)"), Value::Bool(true));
     assert_eq!(t.eval("charging(first u: u is Bills)"), Value::Bool(true));
+}
+
+/// §Defeated in Melee and §Rally: a group that retreats goes a full move
+/// back in disorder and ends with its back to the enemy (`turn_about`);
+/// when it rallies it may face the enemy again (`face_enemy`).
+#[test]
+fn a_retreat_ends_with_backs_to_the_enemy() {
+    let mut t = Table::open("thistle_mixed_group.toml");
+    let pike = t.unit("Pikes");
+    t.perform("retreat_in_disorder", &[pike]);
+    t.decide("retreat_moves", &[Value::Side(0)]);
+    let bases: Vec<Base> = ["Pikes", "Bills 1", "Bills 2"]
+        .iter()
+        .map(|n| {
+            let Value::Unit(u) = t.unit(n) else {
+                unreachable!()
+            };
+            t.game.world.field.as_ref().unwrap().bases[u as usize]
+        })
+        .collect();
+    // 6" back (the pikes' rate) from y = 10, turned about in place: the
+    // line keeps its ground, mirrored (the bills now on the pikes' left).
+    for b in &bases {
+        assert!((b.centre.y - 4.0).abs() < 1e-9, "{b:?}");
+        assert!((b.facing - 180.0).abs() < 1e-9, "{b:?}");
+    }
+    let xs: Vec<f64> = bases
+        .iter()
+        .map(|b| (b.centre.x * 10.0).round() / 10.0)
+        .collect();
+    assert_eq!(xs, vec![34.8, 32.4, 30.0]);
+    assert_eq!(t.int("count u: u.disorder"), 3);
+    assert_eq!(
+        t.int("group_size(first u: u is Pikes)"),
+        3,
+        "still one group"
+    );
+    // Rallied, it may face the enemy again: the policy turns it about.
+    for n in ["Pikes", "Bills 1", "Bills 2"] {
+        t.set_state(n, "rallied", Value::Bool(true));
+    }
+    t.decide("face_enemy", &[Value::Side(0)]);
+    let Value::Unit(p) = t.unit("Pikes") else {
+        unreachable!()
+    };
+    let b = t.game.world.field.as_ref().unwrap().bases[p as usize];
+    assert!(
+        b.facing.abs() < 1e-9 || (b.facing - 360.0).abs() < 1e-9,
+        "{b:?}"
+    );
 }

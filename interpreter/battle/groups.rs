@@ -352,13 +352,16 @@ impl Game<'_> {
 
     /// `retire` for a mover `u` with `others` in its group: the outline goes
     /// straight back `d`, or 0.25 less each time while any member's way is
-    /// blocked; the group stays if no distance fits.
+    /// blocked; the group stays if no distance fits. With `turn`, the group
+    /// then turns about in place (the outline about its centre: it covers
+    /// the same ground).
     pub(super) fn retire_group(
         &mut self,
         ch: &ChoiceDef,
         u: u16,
         others: &[u16],
         d: f64,
+        turn: bool,
         frame: &mut [Value],
     ) -> Result<(), Diag> {
         let mut group = vec![u];
@@ -375,19 +378,43 @@ impl Game<'_> {
                 .collect();
             let paths = body.paths(&path);
             if self.group_path_clear(ch, &group, &paths, frame)? {
-                let ends: Vec<Base> = paths
-                    .iter()
-                    .map(|p| *p.last().expect("a path has an end"))
-                    .collect();
-                found = Some((dist, ends));
+                let end = *path.last().expect("a path has an end");
+                found = Some((dist, end));
                 break;
             }
             k -= 1;
         }
+        let turned = if turn { ", turning about" } else { "" };
+        let ends_at = |outline: &Base| -> Vec<Base> {
+            let outline = if turn {
+                outline.pivoted(180.0)
+            } else {
+                *outline
+            };
+            (0..group.len())
+                .map(|i| body.part_at(i, &outline))
+                .collect()
+        };
         match found {
-            Some((dist, ends)) => {
+            Some((dist, end)) => {
+                let ends = ends_at(&end);
                 self.set_group(&group, &ends);
-                self.note_group_move(&group, &body.bases, &ends, format!("falls back {dist:.1}"));
+                self.note_group_move(
+                    &group,
+                    &body.bases,
+                    &ends,
+                    format!("falls back {dist:.1}{turned}"),
+                );
+            }
+            None if turn => {
+                let ends = ends_at(&start);
+                self.set_group(&group, &ends);
+                self.note_group_move(
+                    &group,
+                    &body.bases,
+                    &ends,
+                    "has no room to fall back, turning about".into(),
+                );
             }
             None => {
                 let unit = self.world.units[u as usize].name.clone();
