@@ -352,6 +352,19 @@ fn the_defeated_in_melee_test_under_each_modifier() {
         check("fights_on", on);
         check("falls_back", back);
         check("retreats", away);
+        // And the same against 60,000 sampled tests (a second method: the
+        // sampler rolls through the compiled program, not the enumeration).
+        let n = 60_000u64;
+        let sampled = sampled(&mut b, &text, n, 17 + m.unsigned_abs());
+        for (name, k) in [("fights_on", on), ("falls_back", back), ("retreats", away)] {
+            let pe = k as f64 / 6.0;
+            let ps = p(&sampled, "morale", sym(&b, name));
+            let se = (pe * (1.0 - pe) / n as f64).sqrt().max(1e-9);
+            assert!(
+                (ps - pe).abs() <= 4.5 * se,
+                "{qualities:?} hits {hits} dem {demoralized}: {name} sampled {ps}, exact {pe}"
+            );
+        }
     }
 }
 
