@@ -524,3 +524,87 @@ fn morale_odds_table() {
     }
     insta::assert_snapshot!("matchlocks_morale_odds", out);
 }
+
+// ------------------------------------------------------------------ doctrine
+
+/// §Tactical Doctrine, Foot vs Foot and Horse vs Horse, under each reroll
+/// combination: the closed form of one die rerolled once on 1 and/or 6.
+#[test]
+fn doctrine_dice_under_each_reroll() {
+    let mut b = matchlocks();
+    // P(final face) for a die rerolled on the faces in `r`.
+    let face = |r: &[i64], f: i64| {
+        let stay = if r.contains(&f) { 0.0 } else { 1.0 / 6.0 };
+        stay + r.len() as f64 / 6.0 * (1.0 / 6.0)
+    };
+    let band = |r: &[i64], lo: i64, hi: i64| (lo..=hi).map(|f| face(r, f)).sum::<f64>();
+    let foot = |q: &str, facts: &str| {
+        format!(
+            "procedure = \"foot_doctrine\"\nfacts = [{facts}]\n[args]\nu = \"u\"\n\
+             [units.u]\ntype = \"Battalia\"\nquality = \"{q}\"\nside = \"first_army\"\n"
+        )
+    };
+    for (q, facts, r) in [
+        ("seasoned", "", vec![]),
+        ("veteran", "", vec![1]),
+        ("raw", "", vec![6]),
+        ("seasoned", "\"shot_this_turn(u)\"", vec![6]),
+        ("veteran", "\"shot_this_turn(u)\"", vec![1, 6]),
+    ] {
+        let o = exact(&mut b, &foot(q, facts));
+        for (name, lo, hi) in [
+            ("long_volley", 1, 2),
+            ("short_volley", 3, 5),
+            ("double_volley", 6, 6),
+        ] {
+            let got = p(&o, "tactics", sym(&b, name));
+            let want = band(&r, lo, hi);
+            assert!(
+                (got - want).abs() < 1e-12,
+                "foot {q} [{facts}] {name}: {got} v {want}"
+            );
+        }
+    }
+    // The survey's "both" row: 5/18, 2/3, 1/18.
+    let o = exact(&mut b, &foot("veteran", "\"shot_this_turn(u)\""));
+    let t = o.get("tactics").unwrap();
+    assert_eq!(t.p(sym(&b, "long_volley")).fraction(), Some((5, 18)));
+    assert_eq!(t.p(sym(&b, "short_volley")).fraction(), Some((2, 3)));
+    assert_eq!(t.p(sym(&b, "double_volley")).fraction(), Some((1, 18)));
+    let horse = |ty: &str, q: &str, facts: &str| {
+        format!(
+            "procedure = \"horse_doctrine\"\nfacts = [{facts}]\n[args]\nu = \"u\"\n\
+             [units.u]\ntype = \"{ty}\"\nquality = \"{q}\"\nside = \"first_army\"\n"
+        )
+    };
+    for (ty, q, facts, r) in [
+        ("Harquebusiers", "seasoned", "\"in_line(u)\"", vec![1]),
+        ("Harquebusiers", "seasoned", "", vec![6]),
+        ("Cuirassiers", "seasoned", "\"royalist(u)\"", vec![1, 6]),
+        ("Harquebusiers", "raw", "\"in_line(u)\"", vec![1, 6]),
+    ] {
+        let o = exact(&mut b, &horse(ty, q, facts));
+        for (name, lo, hi) in [("fire", 1, 1), ("trot", 2, 4), ("charge", 5, 6)] {
+            let got = p(&o, "tactics", sym(&b, name));
+            let want = band(&r, lo, hi);
+            assert!(
+                (got - want).abs() < 1e-12,
+                "horse {ty} {q} [{facts}] {name}: {got} v {want}"
+            );
+        }
+    }
+    // And sampled, for the Royalist cuirassiers (5/18 charge).
+    let n = 200_000u64;
+    let s = sampled(
+        &mut b,
+        &horse("Cuirassiers", "seasoned", "\"royalist(u)\""),
+        n,
+        3,
+    );
+    let ps = p(&s, "tactics", sym(&b, "charge"));
+    let pe = 5.0 / 18.0;
+    assert!(
+        (ps - pe).abs() < 4.5 * (pe * (1.0 - pe) / n as f64).sqrt(),
+        "{ps}"
+    );
+}
