@@ -608,3 +608,92 @@ fn doctrine_dice_under_each_reroll() {
         "{ps}"
     );
 }
+
+// ------------------------------------------------------------------ melee
+
+/// §XII The First Round: two seasoned Battalia. The attacker's 16 dice hit
+/// on 4+ rerolling 1s (it attacks): 7/12, saved on 4+: a kill 7/24 a die.
+/// The defender's 16 dice hit on 4+: 1/2, a kill 1/4. The loser (more
+/// kills suffered) tests at once, 2d6+1 against its kills.
+#[test]
+fn first_round_of_a_battalia_melee() {
+    let mut b = matchlocks();
+    let text = "procedure = \"first_round\"\n[args]\nattacker = \"a\"\ndefender = \"d\"\n\
+                [units.a]\ntype = \"Battalia\"\nside = \"first_army\"\n\
+                [units.d]\ntype = \"Battalia\"\nside = \"second_army\"\n";
+    let o = exact(&mut b, text);
+    let on_d = binomial(16, 7.0 / 24.0);
+    let on_a = binomial(16, 1.0 / 4.0);
+    assert_dist(&o, "defender_kills", &on_d, "kills on the defender");
+    assert_dist(&o, "attacker_kills", &on_a, "kills on the attacker");
+    let (mut att, mut def, mut passed) = (0.0, 0.0, 0.0);
+    for (kd, pd) in on_d.iter().enumerate() {
+        for (ka, pa) in on_a.iter().enumerate() {
+            let pr = pd * pa;
+            if kd > ka {
+                att += pr;
+                passed += pr * morale_closed_form(2, 1, kd as i64, 0)[0];
+            } else if ka > kd {
+                def += pr;
+                passed += pr * morale_closed_form(2, 1, ka as i64, 0)[0];
+            }
+        }
+    }
+    let w = o.get("winner").unwrap();
+    assert!((w.p(sym(&b, "attacker")).to_f64() - att).abs() < 1e-12);
+    assert!((w.p(sym(&b, "defender")).to_f64() - def).abs() < 1e-12);
+    assert!((p(&o, "result", sym(&b, "passed")) - passed).abs() < 1e-12);
+    // Against sampling.
+    let n = 200_000u64;
+    let s = sampled(&mut b, text, n, 41);
+    for (name, pe) in [("attacker", att), ("defender", def)] {
+        let ps = s.get("winner").unwrap().p(sym(&b, name)).to_f64();
+        assert!(
+            (ps - pe).abs() < 4.5 * (pe * (1.0 - pe) / n as f64).sqrt(),
+            "{name}: {ps} v {pe}"
+        );
+    }
+}
+
+/// §XII Hits Adjustments: cavalry attacking pikes reroll nothing (12 dice
+/// at 4+, saved on 4+ by the pikes: 1/4 a die); a veteran squadron against
+/// musketeers rerolls 1s (7/12, saved on 5+: 7/18 a die).
+#[test]
+fn horse_against_pikes_loses_its_rerolls() {
+    let mut b = matchlocks();
+    let melee = |a: &str, q: &str, d: &str| {
+        format!(
+            "procedure = \"first_round\"\n[args]\nattacker = \"a\"\ndefender = \"d\"\n\
+             [units.a]\ntype = \"{a}\"\nquality = \"{q}\"\nside = \"first_army\"\n\
+             [units.d]\ntype = \"{d}\"\nside = \"second_army\"\n"
+        )
+    };
+    let o = exact(&mut b, &melee("Harquebusiers", "veteran", "Pike Stand"));
+    assert_dist(
+        &o,
+        "defender_kills",
+        &binomial(12, 1.0 / 4.0),
+        "horse on pikes",
+    );
+    let o = exact(
+        &mut b,
+        &melee("Harquebusiers", "veteran", "Musketeer Division"),
+    );
+    assert_dist(
+        &o,
+        "defender_kills",
+        &binomial(12, 7.0 / 18.0),
+        "horse on musketeers",
+    );
+    // Cuirassiers save on 3+: the musketeers' 6 dice at 4+ kill 1/6 a die.
+    let o = exact(
+        &mut b,
+        &melee("Cuirassiers", "seasoned", "Musketeer Division"),
+    );
+    assert_dist(
+        &o,
+        "attacker_kills",
+        &binomial(6, 1.0 / 6.0),
+        "musketeers on cuirassiers",
+    );
+}
