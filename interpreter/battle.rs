@@ -1441,12 +1441,7 @@ impl<'r> Game<'r> {
     ) -> Vec<(How, Vec<Base>)> {
         let mm = self.m;
         let mut out = Vec::new();
-        let straight = |from: &Base, d: f64| {
-            let steps = (d / 0.5).ceil().max(1.0) as usize;
-            (0..=steps)
-                .map(|k| from.advanced(d * k as f64 / steps as f64))
-                .collect::<Vec<_>>()
-        };
+        let straight = |from: &Base, d: f64| from.straight_path(d);
         // A handful of moves per manoeuvre: the whole allowance and half of
         // it (the policy picks among them; a finer grid costs time).
         let fractions = [1.0, 0.5];
@@ -1500,11 +1495,7 @@ impl<'r> Game<'r> {
         } else if m == mm.backwards {
             for fr in [1.0, 0.5] {
                 let d = allowance * fr;
-                let steps = (d / 0.5).ceil().max(1.0) as usize;
-                let p = (0..=steps)
-                    .map(|k| b.advanced(-d * k as f64 / steps as f64))
-                    .collect();
-                out.push((How::MovesBack(d), p));
+                out.push((How::MovesBack(d), b.straight_path(-d)));
             }
         } else if m == mm.pivot {
             if let Some(t) = target {
@@ -1683,10 +1674,7 @@ impl<'r> Game<'r> {
                         d -= 0.25;
                         continue;
                     }
-                    let steps = (d / 0.5).ceil().max(1.0) as usize;
-                    let path: Vec<Base> = (0..=steps)
-                        .map(|k| start.advanced(d * k as f64 / steps as f64))
-                        .collect();
+                    let path = start.straight_path(d);
                     if self.path_clear(ch, u, &path, frame)? {
                         if d < allowance * 0.5 - 1e-9
                             || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
@@ -2163,10 +2151,7 @@ impl<'r> Game<'r> {
             let mut k = (d / 0.25).round() as i64;
             while k > 0 {
                 let dist = k as f64 * 0.25;
-                let steps = (dist / 0.5).ceil().max(1.0) as usize;
-                let path: Vec<Base> = (0..=steps)
-                    .map(|i| start.advanced(-dist * i as f64 / steps as f64))
-                    .collect();
+                let path = start.straight_path(-dist);
                 if self.path_clear(ch, u, &path, &mut frame)? {
                     done = Some((dist, *path.last().unwrap()));
                     break;

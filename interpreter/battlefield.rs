@@ -856,6 +856,16 @@ impl Base {
         side_by_side || behind
     }
 
+    /// The path of a move `d` straight along the facing (backwards when `d`
+    /// is negative): the start, then a base every half measure or less, the
+    /// end last. Moves are checked along such paths.
+    pub fn straight_path(&self, d: f64) -> Vec<Base> {
+        let steps = (d.abs() / 0.5).ceil().max(1.0) as usize;
+        (0..=steps)
+            .map(|k| self.advanced(d * k as f64 / steps as f64))
+            .collect()
+    }
+
     /// The base moved `d` straight along its facing (negative `d` moves it
     /// backwards).
     pub fn advanced(&self, d: f64) -> Base {

@@ -522,6 +522,9 @@ impl<'r> Eval<'r> {
                     self.eval(c, b, frame, dice)?
                 }
             }
+            Ex::Quant(q @ (Quant::Sum | Quant::Min | Quant::Max), sides, slot, body) => {
+                self.total(c, *q, *sides, *slot, body, frame, dice)?
+            }
             Ex::Quant(q, sides, slot, body) => {
                 let n = if *sides {
                     c.world.side_names.len()
@@ -529,30 +532,12 @@ impl<'r> Eval<'r> {
                     c.world.units.len()
                 };
                 let mut count = 0i64;
-                let mut best = Value::None;
                 for i in 0..n {
                     frame[*slot as usize] = if *sides {
                         Value::Side(i as u16)
                     } else {
                         Value::Unit(i as u16)
                     };
-                    if let Quant::Sum | Quant::Min | Quant::Max = q {
-                        // The body is `if COND then VALUE else 0|none`.
-                        let v = self.eval(c, body, frame, dice)?;
-                        if *q == Quant::Sum {
-                            best = binary(Bin::Add, if i == 0 { Value::Int(0) } else { best }, v)?;
-                        } else if v != Value::None {
-                            let take = match best.num_cmp(v) {
-                                None => best == Value::None,
-                                Some(o) if *q == Quant::Min => o == Ordering::Greater,
-                                Some(o) => o == Ordering::Less,
-                            };
-                            if take {
-                                best = v;
-                            }
-                        }
-                        continue;
-                    }
                     let hit = self.eval(c, body, frame, dice)?.as_bool();
                     match q {
                         Quant::Any if hit => return Ok(Value::Bool(true)),
@@ -564,10 +549,8 @@ impl<'r> Eval<'r> {
                 match q {
                     Quant::Any => Value::Bool(false),
                     Quant::All => Value::Bool(true),
-                    Quant::Count => Value::Int(count),
                     Quant::First => Value::None,
-                    Quant::Sum if n == 0 => Value::Int(0),
-                    Quant::Sum | Quant::Min | Quant::Max => best,
+                    _ => Value::Int(count),
                 }
             }
             Ex::Dice {
@@ -720,9 +703,56 @@ impl<'r> Eval<'r> {
         Ok(x)
     }
 
-    /// A pool of dice, rolled and read.
+    /// `sum`, `min` or `max` over the units (or sides): the body is `if
+    /// COND then VALUE else 0` (sum) or `else none` (min, max, which skip
+    /// it); `none` when no unit qualifies for min or max.
     #[allow(clippy::too_many_arguments)]
+    fn total(
+        &self,
+        c: Ctx,
+        q: Quant,
+        sides: bool,
+        slot: u16,
+        body: &Ex,
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let n = if sides {
+            c.world.side_names.len()
+        } else {
+            c.world.units.len()
+        };
+        let mut best = if q == Quant::Sum {
+            Value::Int(0)
+        } else {
+            Value::None
+        };
+        for i in 0..n {
+            frame[slot as usize] = if sides {
+                Value::Side(i as u16)
+            } else {
+                Value::Unit(i as u16)
+            };
+            let v = self.eval(c, body, frame, dice)?;
+            if q == Quant::Sum {
+                best = binary(Bin::Add, best, v)?;
+            } else if v != Value::None {
+                let take = match best.num_cmp(v) {
+                    None => best == Value::None,
+                    Some(o) if q == Quant::Min => o == Ordering::Greater,
+                    Some(o) => o == Ordering::Less,
+                };
+                if take {
+                    best = v;
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    /// A pool of dice, rolled and read.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn roll(
         &self,
         c: Ctx,

@@ -6,44 +6,15 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
+use common::{binomial, exact, p, sampled, situation, sym};
 use muster::odds::Odds;
 use muster::value::Value;
 use muster::Build;
-use std::path::Path;
-
-const RULES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/rules/never_mind_the_matchlocks.muster"
-);
 
 fn matchlocks() -> Build {
-    match muster::build(Path::new(RULES)) {
-        Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
-    }
-}
-
-fn situation(b: &mut Build, text: &str) -> muster::situation::Situation {
-    match b.situation("test.toml", text) {
-        Ok(s) => s,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &b.sources)),
-    }
-}
-
-fn exact(b: &mut Build, text: &str) -> Odds {
-    let s = situation(b, text);
-    match b.exact(&s) {
-        Ok(o) => o,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
-    }
-}
-
-fn sampled(b: &mut Build, text: &str, n: u64, seed: u64) -> Odds {
-    let s = situation(b, text);
-    match b.sampled(&s, n, seed) {
-        Ok(o) => o,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
-    }
+    common::ruleset("rules/never_mind_the_matchlocks.muster")
 }
 
 fn query(b: &mut Build, text: &str, e: &str) -> Value {
@@ -52,31 +23,6 @@ fn query(b: &mut Build, text: &str, e: &str) -> Value {
         Ok((v, _)) => v,
         Err(d) => panic!("{e}: {}", muster::diagnostic::render_plain(&d, &b.sources)),
     }
-}
-
-fn p(o: &Odds, outcome: &str, v: Value) -> f64 {
-    o.get(outcome)
-        .unwrap_or_else(|| panic!("no outcome {outcome}"))
-        .p(v)
-        .to_f64()
-}
-
-fn sym(b: &Build, name: &str) -> Value {
-    Value::Sym(b.ruleset.symbols.iter().position(|s| s == name).unwrap() as u32)
-}
-
-/// Binomial(n, q) as a vector of probabilities.
-fn binomial(n: usize, q: f64) -> Vec<f64> {
-    let mut d = vec![1.0];
-    for _ in 0..n {
-        let mut next = vec![0.0; d.len() + 1];
-        for (k, pk) in d.iter().enumerate() {
-            next[k] += pk * (1.0 - q);
-            next[k + 1] += pk * q;
-        }
-        d = next;
-    }
-    d
 }
 
 /// A Battalia shooting at another; `state` lines go under the shooter.

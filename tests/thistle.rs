@@ -5,57 +5,16 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
+use common::{exact, p, sampled, sym};
 use muster::dice::Prob;
-use muster::odds::Odds;
 use muster::value::Value;
 use muster::Build;
 use std::path::Path;
 
-const RULES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/rules/thistle_lily_and_rose.muster"
-);
-
 fn thistle() -> Build {
-    let path = std::env::var("THISTLE_RULES").unwrap_or_else(|_| RULES.to_string());
-    match muster::build(Path::new(&path)) {
-        Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
-    }
-}
-
-fn situation(b: &mut Build, text: &str) -> muster::situation::Situation {
-    match b.situation("test.toml", text) {
-        Ok(s) => s,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &b.sources)),
-    }
-}
-
-fn exact(b: &mut Build, text: &str) -> Odds {
-    let s = situation(b, text);
-    match b.exact(&s) {
-        Ok(o) => o,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
-    }
-}
-
-fn sampled(b: &mut Build, text: &str, n: u64, seed: u64) -> Odds {
-    let s = situation(b, text);
-    match b.sampled(&s, n, seed) {
-        Ok(o) => o,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
-    }
-}
-
-fn sym(b: &Build, name: &str) -> Value {
-    Value::Sym(b.ruleset.symbols.iter().position(|s| s == name).unwrap() as u32)
-}
-
-fn p(o: &Odds, outcome: &str, v: Value) -> f64 {
-    o.get(outcome)
-        .unwrap_or_else(|| panic!("no outcome {outcome}"))
-        .p(v)
-        .to_f64()
+    common::ruleset("rules/thistle_lily_and_rose.muster")
 }
 
 fn frac(pr: Prob) -> (u128, u128) {
@@ -63,19 +22,9 @@ fn frac(pr: Prob) -> (u128, u128) {
 }
 
 /// The distribution of the number of successes of n dice each succeeding
-/// with probability num/den (a closed form, independent of the engine).
+/// with probability num/den.
 fn binomial(n: usize, num: f64, den: f64) -> Vec<f64> {
-    let q = num / den;
-    let mut d = vec![1.0];
-    for _ in 0..n {
-        let mut next = vec![0.0; d.len() + 1];
-        for (k, pk) in d.iter().enumerate() {
-            next[k] += pk * (1.0 - q);
-            next[k + 1] += pk * q;
-        }
-        d = next;
-    }
-    d
+    common::binomial(n, num / den)
 }
 
 const GENSDARMES_V_PIKES: &str =

@@ -199,10 +199,7 @@ impl Game<'_> {
                         d -= 0.25;
                         continue;
                     }
-                    let steps = (d / 0.5).ceil().max(1.0) as usize;
-                    let path: Vec<Base> = (0..=steps)
-                        .map(|k| start.advanced(d * k as f64 / steps as f64))
-                        .collect();
+                    let path = start.straight_path(d);
                     if self.group_path_clear(ch, group, &body.paths(&path), frame)? {
                         if d < allowance * 0.5 - 1e-9
                             || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
@@ -217,10 +214,7 @@ impl Game<'_> {
             for (how, path) in cands {
                 let end = *path.last().expect("a path has an end");
                 let paths = body.paths(&path);
-                let ends: Vec<Base> = paths
-                    .iter()
-                    .map(|p| *p.last().expect("a path has an end"))
-                    .collect();
+                let ends = path_ends(&paths);
                 if !self.group_buffer_ok(group, &body, &ends, buffer)
                     || !self.group_path_clear(ch, group, &paths, frame)?
                 {
@@ -314,11 +308,7 @@ impl Game<'_> {
         let mut best: Option<(Value, GroupMove)> = None;
         for mv in self.group_moves(ch, &group, frame)? {
             frame[*m_slot as usize] = Value::Sym(mv.m);
-            let ends: Vec<Base> = mv
-                .paths
-                .iter()
-                .map(|p| *p.last().expect("a path has an end"))
-                .collect();
+            let ends = path_ends(&mv.paths);
             self.set_group(&group, &ends);
             let s = self.score(prefer, frame);
             self.set_group(&group, &starts);
@@ -340,11 +330,7 @@ impl Game<'_> {
         if !self.passes_check(ch, u, frame)? {
             return Ok(());
         }
-        let ends: Vec<Base> = mv
-            .paths
-            .iter()
-            .map(|p| *p.last().expect("a path has an end"))
-            .collect();
+        let ends = path_ends(&mv.paths);
         self.set_group(&group, &ends);
         self.note_group_move(&group, &starts, &ends, mv.how.to_string());
         self.run_then(ch, frame)
@@ -372,10 +358,7 @@ impl Game<'_> {
         let mut k = (d / 0.25).round() as i64;
         while k > 0 {
             let dist = k as f64 * 0.25;
-            let steps = (dist / 0.5).ceil().max(1.0) as usize;
-            let path: Vec<Base> = (0..=steps)
-                .map(|i| start.advanced(-dist * i as f64 / steps as f64))
-                .collect();
+            let path = start.straight_path(-dist);
             let paths = body.paths(&path);
             if self.group_path_clear(ch, &group, &paths, frame)? {
                 let end = *path.last().expect("a path has an end");
@@ -481,4 +464,12 @@ impl Game<'_> {
         self.note_group_move(group, &body.bases, &ends, how);
         Some(mutual || ends.iter().any(|b| b.in_contact(&tb)))
     }
+}
+
+/// Where each member's path ends.
+fn path_ends(paths: &[Vec<Base>]) -> Vec<Base> {
+    paths
+        .iter()
+        .map(|p| *p.last().expect("a path has an end"))
+        .collect()
 }

@@ -1,0 +1,70 @@
+//! What the ruleset test files share: building a ruleset, reading a
+//! situation, its exact and sampled odds, and the binomial closed form the
+//! odds are checked against. (Each test file uses only some of it.)
+
+#![allow(dead_code)]
+
+use muster::odds::Odds;
+use muster::value::Value;
+use muster::Build;
+use std::path::Path;
+
+/// A ruleset of the repository, by its path under the crate's folder.
+pub fn ruleset(rel: &str) -> Build {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    match muster::build(&path) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+    }
+}
+
+pub fn situation(b: &mut Build, text: &str) -> muster::situation::Situation {
+    match b.situation("test.toml", text) {
+        Ok(s) => s,
+        Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &b.sources)),
+    }
+}
+
+pub fn exact(b: &mut Build, text: &str) -> Odds {
+    let s = situation(b, text);
+    match b.exact(&s) {
+        Ok(o) => o,
+        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
+    }
+}
+
+pub fn sampled(b: &mut Build, text: &str, n: u64, seed: u64) -> Odds {
+    let s = situation(b, text);
+    match b.sampled(&s, n, seed) {
+        Ok(o) => o,
+        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
+    }
+}
+
+/// An outcome symbol's value.
+pub fn sym(b: &Build, name: &str) -> Value {
+    Value::Sym(b.ruleset.symbols.iter().position(|s| s == name).unwrap() as u32)
+}
+
+/// P(outcome = v).
+pub fn p(o: &Odds, outcome: &str, v: Value) -> f64 {
+    o.get(outcome)
+        .unwrap_or_else(|| panic!("no outcome {outcome}"))
+        .p(v)
+        .to_f64()
+}
+
+/// Binomial(n, q): the number of successes of n dice each succeeding with
+/// probability q (a closed form, independent of the engine).
+pub fn binomial(n: usize, q: f64) -> Vec<f64> {
+    let mut d = vec![1.0];
+    for _ in 0..n {
+        let mut next = vec![0.0; d.len() + 1];
+        for (k, pk) in d.iter().enumerate() {
+            next[k] += pk * (1.0 - q);
+            next[k + 1] += pk * q;
+        }
+        d = next;
+    }
+    d
+}
