@@ -9,7 +9,7 @@ use crate::diagnostic::Diag;
 use crate::eval::{Change, Ctx, Eval, EvalError, NoDice};
 use crate::field::{to_len, Feature, Field};
 use crate::ir::{ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Ty};
-use crate::phase_graph::StepAction;
+use crate::phase_graph::{Repeat, StepAction};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::value::Value;
@@ -17,6 +17,7 @@ use crate::world::World;
 use serde::Serialize;
 use std::sync::Arc;
 
+mod decks;
 mod groups;
 
 /// One thing that happened, as data (`--log json`) and as narrative.
@@ -76,6 +77,29 @@ pub enum Event {
     Sides {
         army: String,
         side: String,
+    },
+    /// A deck was shuffled: its pile now holds `cards` cards.
+    Shuffle {
+        deck: String,
+        cards: usize,
+    },
+    /// A card was turned and resolved; `on` names its side or unit (a
+    /// `for each` card), left out of the JSON otherwise.
+    Card {
+        deck: String,
+        card: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        on: Option<String>,
+    },
+    /// `draw ... until N left` stopped: the cards left in the pile, top
+    /// first, each as `card` or `card (side or unit)`.
+    Unturned {
+        deck: String,
+        cards: Vec<String>,
+    },
+    /// A `draw` found the deck's pile empty, and did nothing.
+    Empty {
+        deck: String,
     },
     End {
         turns: u32,
@@ -170,6 +194,19 @@ impl std::fmt::Display for Event {
                 at[0], at[1], at[2]
             ),
             Event::Sides { army, side } => write!(f, "   {army} is the {side}"),
+            Event::Shuffle { deck, cards } => write!(
+                f,
+                "   the {deck} deck is shuffled: {cards} card{}",
+                if *cards == 1 { "" } else { "s" }
+            ),
+            Event::Card { deck, card, on } => match on {
+                Some(on) => write!(f, "== {deck}: {card} ({on})"),
+                None => write!(f, "== {deck}: {card}"),
+            },
+            Event::Unturned { deck, cards } => {
+                write!(f, "   {deck}: left unturned: {}", cards.join(", "))
+            }
+            Event::Empty { deck } => write!(f, "   the {deck} deck is empty"),
             Event::End { turns, result } => {
                 write!(f, "\n=== End after {turns} turns: {result} ===")
             }
@@ -587,6 +624,8 @@ impl<'r> Prepared<'r> {
             unplaced: self.unplaced.clone(),
             result: None,
             splits: vec![None; self.rs.decisions.len()],
+            piles: vec![Default::default(); self.rs.decks.len()],
+            drawing: 0,
         }
     }
 }
@@ -613,6 +652,10 @@ pub struct Game<'r> {
     result: Option<Result_>,
     /// Per decision: its LEGAL split for scanning, once made.
     splits: Vec<Option<Arc<Split>>>,
+    /// Per deck: its draw pile, top first (see [`decks`]).
+    piles: Vec<decks::Pile>,
+    /// How many cards are being resolved, one inside another.
+    drawing: u32,
 }
 
 /// The most steps a game may take (a runaway `goto` loop is reported).
@@ -697,7 +740,7 @@ impl<'r> Game<'r> {
             }
             self.step_hooks(&n.name, false, n.span)?;
             for a in &n.actions {
-                self.action(a, n.span)?;
+                self.action(a, &n.name, n.span)?;
             }
             self.step_hooks(&n.name, true, n.span)?;
             if node == graph.turn_end {
@@ -861,60 +904,126 @@ impl<'r> Game<'r> {
     }
 
     /// Play one action of a step; a problem without a place of its own is
-    /// reported at the step, with the turn it happened in.
-    fn action(&mut self, a: &StepAction, span: crate::syntax::Span) -> Result<(), Diag> {
-        self.action_inner(a).map_err(|d| {
+    /// reported at the step, with the turn it happened in (and, for a
+    /// problem met while resolving a card, the step's name).
+    fn action(
+        &mut self,
+        a: &StepAction,
+        step: &str,
+        span: crate::syntax::Span,
+    ) -> Result<(), Diag> {
+        self.play(a, &[]).map_err(|d| {
             let turn = self.turn;
+            let cards = !matches!(a, StepAction::Do { .. });
             let d = if d.span.is_none() {
                 d.at(span, "while playing this step")
+            } else if cards {
+                d.note(span, "during this step")
             } else {
                 d
             };
+            let when = match (turn, cards) {
+                (0, false) => "game set-up".to_string(),
+                (_, false) => format!("turn {turn}"),
+                (0, true) => format!("game set-up, step \"{step}\""),
+                (_, true) => format!("turn {turn}, step \"{step}\""),
+            };
             Diag {
-                message: if turn > 0 {
-                    format!("{} (turn {turn})", d.message)
-                } else {
-                    format!("{} (game set-up)", d.message)
-                },
+                message: format!("{} ({when})", d.message),
                 ..d
             }
         })
     }
 
-    fn action_inner(&mut self, a: &StepAction) -> Result<(), Diag> {
-        let StepAction::Do {
-            procedure,
-            target,
-            args,
-            each,
-            slots,
-        } = a;
-        let bindings: Vec<Option<Value>> = match each {
-            None => vec![None],
-            Some((_, true)) => (0..self.world.side_names.len().min(self.rs.sides.len()))
-                .map(|s| Some(Value::Side(s as u16)))
-                .collect(),
-            Some((_, false)) => (0..self.world.units.len())
-                .map(|u| Some(Value::Unit(u as u16)))
-                .collect(),
-        };
-        for b in bindings {
-            let mut frame = vec![Value::None; (*slots).max(1) as usize];
-            if let (Some(v), Some((slot, _))) = (b, each) {
-                frame[*slot as usize] = v;
+    /// Play an action with `base` in the first slots of its frame (a card's
+    /// deck arguments and side or unit; nothing for a step's own action).
+    fn play(&mut self, a: &StepAction, base: &[Value]) -> Result<(), Diag> {
+        match a {
+            StepAction::Do {
+                procedure,
+                target,
+                args,
+                each,
+                slots,
+            } => {
+                for i in 0..self.repetitions(each.as_ref()) {
+                    let Some(mut frame) = self.repetition(each.as_ref(), i, *slots, base)? else {
+                        continue;
+                    };
+                    let mut vals = Vec::with_capacity(args.len());
+                    for e in args {
+                        vals.push(self.eval(e, &mut frame)?);
+                    }
+                    if *procedure {
+                        self.perform(*target, &vals)?;
+                    } else {
+                        self.decide(*target, &vals)?;
+                    }
+                    self.sync_off_table();
+                }
+                Ok(())
             }
-            let mut vals = Vec::with_capacity(args.len());
-            for e in args {
-                vals.push(self.eval(e, &mut frame)?);
+            StepAction::Draw {
+                deck,
+                args,
+                until,
+                each,
+                slots,
+            } => {
+                for i in 0..self.repetitions(each.as_ref()) {
+                    let Some(mut frame) = self.repetition(each.as_ref(), i, *slots, base)? else {
+                        continue;
+                    };
+                    let mut vals = Vec::with_capacity(args.len());
+                    for e in args {
+                        vals.push(self.eval(e, &mut frame)?);
+                    }
+                    self.draw(*deck, &vals, *until)?;
+                }
+                Ok(())
             }
-            if *procedure {
-                self.perform(*target, &vals)?;
-            } else {
-                self.decide(*target, &vals)?;
-            }
-            self.sync_off_table();
+            StepAction::Shuffle { deck } => self.shuffle(*deck),
         }
-        Ok(())
+    }
+
+    /// How many times an action runs: once, or once per side or unit.
+    fn repetitions(&self, each: Option<&Repeat>) -> usize {
+        match each {
+            None => 1,
+            Some(r) if r.sides => self.world.side_names.len().min(self.rs.sides.len()),
+            Some(_) => self.world.units.len(),
+        }
+    }
+
+    /// The side or unit of repetition `i`.
+    fn repeated(r: &Repeat, i: usize) -> Value {
+        if r.sides {
+            Value::Side(i as u16)
+        } else {
+            Value::Unit(i as u16)
+        }
+    }
+
+    /// The frame of repetition `i` of an action (`base` first, then the
+    /// side or unit), or `None` when its `where` does not hold now.
+    fn repetition(
+        &self,
+        each: Option<&Repeat>,
+        i: usize,
+        slots: u16,
+        base: &[Value],
+    ) -> Result<Option<Vec<Value>>, Diag> {
+        let mut frame = vec![Value::None; (slots as usize).max(1).max(base.len())];
+        frame[..base.len()].copy_from_slice(base);
+        if let Some(r) = each {
+            frame[r.slot as usize] = Self::repeated(r, i);
+            if let Some(c) = &r.cond {
+                if !self.eval(c, &mut frame)?.as_bool() {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(frame))
     }
 
     fn show(&self, v: Value) -> String {

@@ -106,17 +106,17 @@ impl Scope {
         self.max = self.max.max(self.next);
         slot
     }
-    fn lookup(&self, name: &str) -> Option<(Ty, u16)> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<(Ty, u16)> {
         self.locals
             .iter()
             .rev()
             .find(|(n, _, _)| n == name)
             .map(|(_, t, s)| (t.clone(), *s))
     }
-    fn mark(&self) -> (usize, u16) {
+    pub(crate) fn mark(&self) -> (usize, u16) {
         (self.locals.len(), self.next)
     }
-    fn reset(&mut self, m: (usize, u16)) {
+    pub(crate) fn reset(&mut self, m: (usize, u16)) {
         self.locals.truncate(m.0);
         self.next = m.1;
     }
@@ -270,6 +270,7 @@ impl Compiler {
                 armies: Vec::new(),
                 graph: None,
                 hooks: Vec::new(),
+                decks: Vec::new(),
             },
             diags: Vec::new(),
             names: HashMap::new(),
@@ -354,7 +355,7 @@ impl Compiler {
         lower.to_string()
     }
 
-    fn resolve_ty(&mut self, n: &Name) -> T {
+    pub(crate) fn resolve_ty(&mut self, n: &Name) -> T {
         match n.text.as_str() {
             "int" => Some(Ty::Int),
             "bool" => Some(Ty::Bool),
@@ -713,6 +714,8 @@ impl Compiler {
                 crate::decisions::compile_policy(self, p, it.span);
             }
         }
+        crate::decks::compile(self, items);
+        let mut sequence_failed = false;
         for it in items {
             match &it.kind {
                 ItemKind::Army(a) => self.army(a),
@@ -726,10 +729,15 @@ impl Compiler {
                         continue;
                     }
                     let g = phase_graph::build(self, s);
+                    sequence_failed = g.is_none();
                     self.rs.graph = g;
                 }
                 _ => {}
             }
+        }
+        // Which decks are shuffled is known only from a sequence that compiled.
+        if !sequence_failed {
+            crate::decks::check_shuffled(self);
         }
         self.check_cycles();
         self.hook_scripts(items, hooks);

@@ -55,6 +55,8 @@ pub struct Ruleset {
     pub graph: Option<PhaseGraph>,
     /// Rules written as rhai scripts, compiled (see [`crate::hooks`]).
     pub hooks: Vec<crate::hooks::HookDef>,
+    /// Decks of cards (see [`crate::decks`]).
+    pub decks: Vec<crate::decks::DeckDef>,
 }
 
 impl Ruleset {

@@ -25,6 +25,7 @@ pub mod battlefield;
 pub mod bytecode;
 pub mod compile;
 pub mod decisions;
+pub mod decks;
 pub mod diagnostic;
 pub mod dice;
 pub mod eval;

@@ -86,6 +86,7 @@ fn key(kind: &ItemKind) -> Option<(&'static str, String)> {
         ItemKind::Sequence(_) => ("sequence", String::new()),
         ItemKind::Measure(n, _) => ("measure", n.text.clone()),
         ItemKind::Hook(h) => ("hook", h.name.text.clone()),
+        ItemKind::Deck(d) => ("deck", d.name.text.clone()),
         _ => return None,
     })
 }

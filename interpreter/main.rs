@@ -172,14 +172,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                             format!("{k} {what}{}", if k == 1 { "" } else { "s" })
                         };
                         println!(
-                            "{}: ok ({}, {}, {}, {}, {}, {})",
+                            "{}: ok ({}, {}, {}, {}, {}, {}, {})",
                             r.display(),
                             n(rs.unit_types.len(), "unit type"),
                             n(rs.tables.len(), "table"),
                             n(rs.modifiers.len(), "modifier"),
                             n(rs.procedures.len(), "procedure"),
                             n(rs.graph.as_ref().map(|g| g.turn_end).unwrap_or(0), "step"),
-                            n(rs.hooks.len(), "hook")
+                            n(rs.hooks.len(), "hook"),
+                            n(rs.decks.len(), "deck")
                         );
                     }
                     Err((d, s)) => {
@@ -205,25 +206,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             };
             print!(
                 "{}",
-                g.render(fmt, |a| match a {
-                    muster::phase_graph::StepAction::Do {
-                        procedure,
-                        target,
-                        each,
-                        ..
-                    } => {
-                        let name = if *procedure {
-                            rs.procedures[*target as usize].name.clone()
-                        } else {
-                            format!("decide {}", rs.decisions[*target as usize].name)
-                        };
-                        match each {
-                            Some((_, true)) => format!("{name} (each side)"),
-                            Some((_, false)) => format!("{name} (each unit)"),
-                            None => name,
-                        }
-                    }
-                })
+                g.render(fmt, |a| muster::phase_graph::describe(rs, a))
             );
         }
         Command::Battle {

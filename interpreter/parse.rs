@@ -581,6 +581,7 @@ impl Builder {
                     span,
                 })
             }
+            Rule::deck_item => ItemKind::Deck(self.deck(it)),
             Rule::remove_item => {
                 let kind = self.name(it.next().unwrap());
                 let n = self.name(it.next().unwrap());
@@ -713,7 +714,6 @@ impl Builder {
         let mut anchor = None;
         let mut actions = Vec::new();
         for x in it {
-            let xs = self.span(&x);
             match x.as_rule() {
                 Rule::step_anchor => {
                     let after = x.as_str().trim_start().starts_with("after");
@@ -726,51 +726,151 @@ impl Builder {
                         },
                     ));
                 }
-                Rule::do_action => {
-                    let mut i = x.into_inner();
-                    let target = self.name(i.next().unwrap());
-                    let args = self.args(i.next().unwrap());
-                    let each = match (i.next(), i.next()) {
-                        (Some(v), Some(c)) => Some((self.name(v), self.name(c))),
-                        _ => None,
-                    };
-                    actions.push(Action::Do {
-                        target,
-                        args,
-                        each,
-                        span: xs,
-                    });
-                }
-                Rule::goto_action => {
-                    let mut when = None;
-                    let mut target = None;
-                    for y in x.into_inner() {
-                        match y.as_rule() {
-                            Rule::expr => when = Some(self.expr(y)),
-                            _ => {
-                                target = Some(Name {
-                                    span: self.span(&y),
-                                    text: unquote(y),
-                                })
-                            }
-                        }
-                    }
-                    actions.push(Action::Goto {
-                        when,
-                        target: target.unwrap(),
-                        span: xs,
-                    });
-                }
-                Rule::end_action => {
-                    let when = x.into_inner().next().map(|e| self.expr(e));
-                    actions.push(Action::End { when, span: xs });
-                }
-                _ => {}
+                _ => actions.extend(self.action(x)),
             }
         }
         Step {
             name,
             anchor,
+            actions,
+            span,
+        }
+    }
+
+    /// An action of a step or a card (`None` for anything else).
+    fn action(&self, x: P) -> Option<Action> {
+        let xs = self.span(&x);
+        Some(match x.as_rule() {
+            Rule::do_action => {
+                let mut i = x.into_inner();
+                let target = self.name(i.next().unwrap());
+                let args = self.args(i.next().unwrap());
+                let each = i.next().map(|e| self.each(e));
+                Action::Do {
+                    target,
+                    args,
+                    each,
+                    span: xs,
+                }
+            }
+            Rule::draw_action => {
+                let mut i = x.into_inner();
+                i.next(); // the keyword
+                let deck = self.name(i.next().unwrap());
+                let mut args = None;
+                let mut until = None;
+                let mut each = None;
+                for y in i {
+                    match y.as_rule() {
+                        Rule::args => args = Some(self.args(y)),
+                        Rule::until_left => {
+                            let n = y.into_inner().next().unwrap();
+                            until = Some((self.int(&n), self.span(&n)));
+                        }
+                        _ => each = Some(self.each(y)),
+                    }
+                }
+                Action::Draw {
+                    deck,
+                    args,
+                    until,
+                    each,
+                    span: xs,
+                }
+            }
+            Rule::shuffle_action => {
+                let mut i = x.into_inner();
+                i.next(); // the keyword
+                Action::Shuffle {
+                    deck: self.name(i.next().unwrap()),
+                    span: xs,
+                }
+            }
+            Rule::goto_action => {
+                let mut when = None;
+                let mut target = None;
+                for y in x.into_inner() {
+                    match y.as_rule() {
+                        Rule::expr => when = Some(self.expr(y)),
+                        _ => {
+                            target = Some(Name {
+                                span: self.span(&y),
+                                text: unquote(y),
+                            })
+                        }
+                    }
+                }
+                Action::Goto {
+                    when,
+                    target: target.unwrap(),
+                    span: xs,
+                }
+            }
+            Rule::end_action => {
+                let when = x.into_inner().next().map(|e| self.expr(e));
+                Action::End { when, span: xs }
+            }
+            _ => return None,
+        })
+    }
+
+    /// `for each V in sides|units [where COND]`.
+    fn each(&self, p: P) -> Each {
+        let mut i = p.into_inner();
+        let var = self.name(i.next().unwrap());
+        let coll = self.name(i.next().unwrap());
+        let cond = i.nth(1).map(|e| self.expr(e));
+        Each { var, coll, cond }
+    }
+
+    /// `deck NAME [(PARAMS)] ["doc"] { card ... }` (after the keyword).
+    fn deck<'a>(&self, it: impl Iterator<Item = P<'a>>) -> Deck {
+        let mut name = None;
+        let mut params = Vec::new();
+        let mut doc = None;
+        let mut cards = Vec::new();
+        for x in it {
+            match x.as_rule() {
+                Rule::deck_kw => {}
+                Rule::ident => name = Some(self.name(x)),
+                Rule::params => params = self.params(x),
+                Rule::string => doc = Some(unquote(x)),
+                _ => cards.push(self.card(x)),
+            }
+        }
+        Deck {
+            name: name.expect("the grammar requires a deck's name"),
+            params,
+            doc,
+            cards,
+        }
+    }
+
+    fn card(&self, p: P) -> Card {
+        let span = self.span(&p);
+        let mut name = None;
+        let mut copies = None;
+        let mut each = None;
+        let mut when = None;
+        let mut actions = Vec::new();
+        for x in p.into_inner() {
+            match x.as_rule() {
+                Rule::card_kw => {}
+                Rule::name => name = Some(self.name(x)),
+                Rule::copies => {
+                    let n = x.into_inner().nth(1).unwrap();
+                    copies = Some((self.int(&n), self.span(&n)));
+                }
+                Rule::each_clause => each = Some(self.each(x)),
+                Rule::card_when => when = Some(self.expr(x.into_inner().next().unwrap())),
+                _ => actions.extend(self.action(x)),
+            }
+        }
+        Card {
+            name: name.expect("the grammar requires a card's name"),
+            copies,
+            each,
+            when,
             actions,
             span,
         }

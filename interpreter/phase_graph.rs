@@ -9,19 +9,144 @@ use crate::ir::{Ex, Id, Ty};
 use crate::syntax::{self, Action, PhaseOrStep, Span};
 use crate::value::Value;
 
-/// What a step does.
+/// What a step (or a card) does.
 #[derive(Clone, Debug)]
 pub enum StepAction {
-    /// Run a procedure (or ask a decision), once or for each side.
+    /// Run a procedure (or ask a decision), once, for each side or for each unit.
     Do {
         procedure: bool,
         target: Id,
         args: Vec<Ex>,
-        /// `for each s in sides` / `for each u in units`: the slot that holds
-        /// the side or unit, and whether it ranges over sides.
-        each: Option<(u16, bool)>,
+        each: Option<Repeat>,
+        /// The frame the arguments are evaluated in.
         slots: u16,
     },
+    /// `draw DECK(ARGS) [until N left]`: turn the top card of the deck's
+    /// pile and resolve it; with `until`, one card after another while the
+    /// pile holds more than N.
+    Draw {
+        deck: Id,
+        args: Vec<Ex>,
+        until: Option<u32>,
+        each: Option<Repeat>,
+        slots: u16,
+    },
+    /// `shuffle DECK`: the pile becomes the deck's cards, in a random order.
+    Shuffle { deck: Id },
+}
+
+/// `for each V in sides|units [where COND]`: a repetition of an action, or
+/// the cards of a `for each` card.
+#[derive(Clone, Debug)]
+pub struct Repeat {
+    /// The slot that holds the side or unit.
+    pub slot: u16,
+    /// Over the sides (else over the units, in scenario order).
+    pub sides: bool,
+    /// Checked for each side or unit, just before its repetition.
+    pub cond: Option<Ex>,
+}
+
+/// Compile `for each V in sides|units [where COND]`, binding V in `sc`
+/// (the caller marks and resets the scope).
+pub(crate) fn repeat(c: &mut Compiler, each: &syntax::Each, sc: &mut Scope) -> Option<Repeat> {
+    let ty = match each.coll.text.as_str() {
+        "sides" => Ty::Side,
+        "units" => Ty::Unit,
+        _ => {
+            c.err(
+                Diag::new(
+                    "muster::quantifier",
+                    format!(
+                        "`for each` repeats for each of `sides` or `units`, not `{}`",
+                        each.coll.text
+                    ),
+                )
+                .at(each.coll.span, "not `sides` or `units`")
+                .help("write `do army_morale(s) for each s in sides` or `do unit_rally(u) for each u in units`"),
+            );
+            return None;
+        }
+    };
+    if sc.lookup(&each.var.text).is_some() {
+        c.err(
+            Diag::new(
+                "muster::duplicate",
+                format!("`{}` is already bound here", each.var.text),
+            )
+            .at(each.var.span, "bound again")
+            .help("give the repetition's variable a name of its own"),
+        );
+        return None;
+    }
+    let slot = sc.bind(&each.var.text, ty.clone());
+    let cond = match &each.cond {
+        None => None,
+        Some(e) => {
+            let (ex, t) = c.expr(e, sc, None)?;
+            if !c.expect(&t, &Ty::Bool, e.span, "the condition after `where`") {
+                return None;
+            }
+            Some(ex)
+        }
+    };
+    Some(Repeat {
+        slot,
+        sides: ty == Ty::Side,
+        cond,
+    })
+}
+
+fn do_action(
+    c: &mut Compiler,
+    target: &syntax::Name,
+    args: &[syntax::Expr],
+    each: Option<&syntax::Each>,
+    span: Span,
+    sc: &mut Scope,
+) -> Option<StepAction> {
+    let (procedure, id, params) = c.action_target(target)?;
+    let each = match each {
+        Some(e) => Some(repeat(c, e, sc)?),
+        None => None,
+    };
+    let args = c.args(target, args, &params, sc, span)?;
+    Some(StepAction::Do {
+        procedure,
+        target: id,
+        args,
+        each,
+        slots: sc.max,
+    })
+}
+
+/// Compile a `do`, `draw` or `shuffle` action of a step or a card; `sc`
+/// holds what it may read (nothing in a step; the deck's parameters and the
+/// card's variable in a card). `None`: a problem was reported (or the
+/// action is a `goto` or `end game`, which the caller handles).
+pub(crate) fn play_action(c: &mut Compiler, a: &Action, sc: &mut Scope) -> Option<StepAction> {
+    let m = sc.mark();
+    let out = match a {
+        Action::Do {
+            target,
+            args,
+            each,
+            span,
+        } => do_action(c, target, args, each.as_ref(), *span, sc),
+        Action::Draw {
+            deck,
+            args,
+            until,
+            each,
+            span,
+        } => crate::decks::draw_action(c, deck, args.as_deref(), *until, each.as_ref(), *span, sc),
+        Action::Shuffle { deck, .. } => {
+            crate::decks::deck_named(c, deck).map(|deck| StepAction::Shuffle { deck })
+        }
+        Action::Goto { .. } | Action::End { .. } => None,
+    };
+    sc.reset(m);
+    out
 }
 
 /// An edge: where play goes after a step, and when.
@@ -125,44 +250,10 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
         let mut falls_through = true;
         for a in &f.step.actions {
             match a {
-                Action::Do {
-                    target,
-                    args,
-                    each,
-                    span,
-                } => {
-                    let Some((procedure, id, params)) = c.action_target(target) else {
-                        ok = false;
-                        continue;
-                    };
+                Action::Do { .. } | Action::Draw { .. } | Action::Shuffle { .. } => {
                     let mut sc = Scope::new(false);
-                    let each_side = match each {
-                        None => None,
-                        Some((var, coll)) => {
-                            let ty = match coll.text.as_str() {
-                                "sides" => Ty::Side,
-                                "units" => Ty::Unit,
-                                _ => {
-                                    c.err(
-                                        Diag::new("muster::quantifier", format!("a step repeats for each of `sides` or `units`, not `{}`", coll.text))
-                                            .at(coll.span, "not `sides` or `units`")
-                                            .help("write `do army_morale(s) for each s in sides` or `do unit_rally(u) for each u in units`"),
-                                    );
-                                    ok = false;
-                                    continue;
-                                }
-                            };
-                            Some((sc.bind(&var.text, ty.clone()), ty == Ty::Side))
-                        }
-                    };
-                    match c.args(target, args, &params, &mut sc, *span) {
-                        Some(args) => actions.push(StepAction::Do {
-                            procedure,
-                            target: id,
-                            args,
-                            each: each_side,
-                            slots: sc.max,
-                        }),
+                    match play_action(c, a, &mut sc) {
+                        Some(x) => actions.push(x),
                         None => ok = false,
                     }
                 }
@@ -314,6 +405,44 @@ fn condition(c: &mut Compiler, e: &syntax::Expr) -> Option<Ex> {
         "a condition of the sequence of play",
     );
     Some(ex)
+}
+
+/// A step's action as `muster graph` labels it: `melee (each side)`,
+/// `decide charge`, `draw play until 1 left`, `shuffle play`.
+pub fn describe(rs: &crate::ir::Ruleset, a: &StepAction) -> String {
+    let each = |e: &Option<Repeat>| match e {
+        Some(r) if r.sides => " (each side)",
+        Some(_) => " (each unit)",
+        None => "",
+    };
+    match a {
+        StepAction::Do {
+            procedure,
+            target,
+            each: e,
+            ..
+        } => {
+            let name = if *procedure {
+                rs.procedures[*target as usize].name.clone()
+            } else {
+                format!("decide {}", rs.decisions[*target as usize].name)
+            };
+            format!("{name}{}", each(e))
+        }
+        StepAction::Draw {
+            deck,
+            until,
+            each: e,
+            ..
+        } => {
+            let name = &rs.decks[*deck as usize].name;
+            match until {
+                Some(n) => format!("draw {name} until {n} left{}", each(e)),
+                None => format!("draw {name}{}", each(e)),
+            }
+        }
+        StepAction::Shuffle { deck } => format!("shuffle {}", rs.decks[*deck as usize].name),
+    }
 }
 
 /// How the graph is drawn.

@@ -101,6 +101,8 @@ pub enum ItemKind {
     Hook(Hook),
     Army(Army),
     Sequence(Sequence),
+    /// `deck NAME [(PARAMS)] { card ... }`: a deck of cards.
+    Deck(Deck),
     Remove(Name, Name),
     /// A step inserted into the base sequence (`step "X" after "Y" { }`).
     StepPatch(Step),
@@ -438,12 +440,37 @@ pub struct Step {
     pub span: Span,
 }
 
+/// `for each V in sides|units [where COND]`: a repetition (of a `do` or a
+/// `draw`), or the cards of a `for each` card.
+#[derive(Clone, Debug)]
+pub struct Each {
+    pub var: Name,
+    /// `sides` or `units` (anything else is reported by the compiler).
+    pub coll: Name,
+    pub cond: Option<Expr>,
+}
+
 #[derive(Clone, Debug)]
 pub enum Action {
     Do {
         target: Name,
         args: Vec<Expr>,
-        each: Option<(Name, Name)>,
+        each: Option<Each>,
+        span: Span,
+    },
+    /// `draw DECK[(ARGS)] [until N left] [for each ...]`.
+    Draw {
+        deck: Name,
+        /// `None` when the deck is named without parentheses.
+        args: Option<Vec<Expr>>,
+        /// `until N left`: the count, as written, and its span.
+        until: Option<(i64, Span)>,
+        each: Option<Each>,
+        span: Span,
+    },
+    /// `shuffle DECK`.
+    Shuffle {
+        deck: Name,
         span: Span,
     },
     Goto {
@@ -455,6 +482,27 @@ pub enum Action {
         when: Option<Expr>,
         span: Span,
     },
+}
+
+/// A deck of cards: `deck NAME [(PARAMS)] ["doc"] { card ... }`.
+#[derive(Clone, Debug)]
+pub struct Deck {
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub doc: Option<String>,
+    pub cards: Vec<Card>,
+}
+
+/// `card NAME [copies N] [for each V in sides|units [where COND]] [when COND] { ACTIONS }`.
+#[derive(Clone, Debug)]
+pub struct Card {
+    pub name: Name,
+    /// `copies N`, as written, with its span.
+    pub copies: Option<(i64, Span)>,
+    pub each: Option<Each>,
+    pub when: Option<Expr>,
+    pub actions: Vec<Action>,
+    pub span: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
