@@ -186,10 +186,8 @@ fn compile_card(
                 }
                 Some(r)
             }
-            None => {
-                ok = false;
-                None
-            }
+            // The actions would read V: leave them until it is right.
+            None => return None,
         },
     };
     let mut actions = Vec::new();

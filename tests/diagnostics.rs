@@ -855,3 +855,170 @@ type = "Shot"
     assert_eq!(d.code, "muster::hook");
     insta::assert_snapshot!("runtime_hook_loops_forever", r);
 }
+
+// ====================================================================== decks
+
+/// The small ruleset with a sequence of one step, for deck mistakes.
+const DECK_BASE: &str = "import core
+sides attacker, defender
+class cavalry, infantry
+stat resolve
+units (resolve) {
+  Horse : cavalry = 3
+  Shot  : infantry = 3
+}
+state activated: int = 0
+procedure activate(u: unit) { u.activated += 1 }
+procedure cheer(s: side) { }
+";
+
+/// The decks most tests start from, and the step that shuffles and draws them.
+const DECKS: &str = "deck play {
+  card horse for each u in units where u is Horse { do activate(u) }
+  card cheer copies 2 { do cheer(attacker) }
+}
+deck bonus(s: side) {
+  card extra { do cheer(s) }
+}
+";
+const STEP: &str = "shuffle play  shuffle bonus  draw play until 1 left  draw bonus(attacker)";
+
+/// A ruleset of the base, these decks, and a sequence of one step with
+/// these actions.
+fn with_decks(decks: &str, step: &str) -> String {
+    format!(
+        "{DECK_BASE}{decks}sequence {{
+  turn {{
+    step \"Cards\" {{ {step} }}
+  }} until any u in units: u.activated > 9
+}}
+"
+    )
+}
+
+#[test]
+fn decks_without_mistakes_compile() {
+    let b = build_ok("decks.muster", &with_decks(DECKS, STEP));
+    assert_eq!(b.ruleset.decks.len(), 2);
+}
+
+#[test]
+fn deck_defined_twice() {
+    let text = with_decks(&format!("{DECKS}deck play {{ card again {{ }} }}\n"), STEP);
+    let (d, r) = rejected("deck_twice.muster", &text);
+    assert_eq!(codes(&d), ["muster::duplicate"]);
+    assert!(r.contains("first defined here"), "{r}");
+    insta::assert_snapshot!("deck_defined_twice", r);
+}
+
+#[test]
+fn card_named_twice_in_a_deck() {
+    let decks = DECKS.replace(
+        "card cheer copies 2 { do cheer(attacker) }",
+        "card cheer { do cheer(attacker) }\n  card cheer { do cheer(defender) }",
+    );
+    let (d, r) = rejected("card_twice.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::duplicate"]);
+    assert!(r.contains("copies N"), "{r}");
+    insta::assert_snapshot!("card_named_twice_in_a_deck", r);
+}
+
+#[test]
+fn draw_from_an_unknown_deck() {
+    let step = STEP.replace("draw play", "draw plya");
+    let (d, r) = rejected("unknown_deck.muster", &with_decks(DECKS, &step));
+    assert_eq!(codes(&d), ["muster::unknown_deck"]);
+    assert!(r.contains("did you mean `play`?"), "{r}");
+    insta::assert_snapshot!("draw_from_an_unknown_deck", r);
+}
+
+#[test]
+fn deck_drawn_with_the_wrong_number_of_arguments() {
+    let step = STEP.replace("draw bonus(attacker)", "draw bonus");
+    let (d, r) = rejected("deck_arity.muster", &with_decks(DECKS, &step));
+    assert_eq!(codes(&d), ["muster::arity"]);
+    insta::assert_snapshot!("deck_drawn_with_the_wrong_number_of_arguments", r);
+}
+
+#[test]
+fn deck_drawn_with_an_argument_of_the_wrong_type() {
+    let step = STEP.replace("draw bonus(attacker)", "draw bonus(3)");
+    let (d, r) = rejected("deck_arg_type.muster", &with_decks(DECKS, &step));
+    assert_eq!(codes(&d), ["muster::type"]);
+    insta::assert_snapshot!("deck_drawn_with_an_argument_of_the_wrong_type", r);
+}
+
+#[test]
+fn card_with_no_copies() {
+    let decks = DECKS.replace("copies 2", "copies 0");
+    let (d, r) = rejected("copies.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::copies"]);
+    insta::assert_snapshot!("card_with_no_copies", r);
+}
+
+#[test]
+fn card_for_each_over_something_else() {
+    let decks = DECKS.replace("for each u in units", "for each u in horses");
+    let (d, r) = rejected("card_each.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::quantifier"]);
+    insta::assert_snapshot!("card_for_each_over_something_else", r);
+}
+
+#[test]
+fn card_when_that_is_not_a_condition() {
+    let decks = DECKS.replace("card cheer copies 2", "card cheer copies 2 when 3");
+    let (d, r) = rejected("card_when.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::type"]);
+    insta::assert_snapshot!("card_when_that_is_not_a_condition", r);
+}
+
+#[test]
+fn card_where_that_is_not_a_condition() {
+    let decks = DECKS.replace("where u is Horse", "where u.activated");
+    let (d, r) = rejected("card_where.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::type"]);
+    insta::assert_snapshot!("card_where_that_is_not_a_condition", r);
+}
+
+#[test]
+fn card_condition_reads_a_deck_parameter() {
+    let decks = DECKS.replace("card extra {", "card extra when s == attacker {");
+    let (d, r) = rejected("card_param.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::card_condition"]);
+    assert!(r.contains("reads `s`, a parameter of deck `bonus`"), "{r}");
+    insta::assert_snapshot!("card_condition_reads_a_deck_parameter", r);
+}
+
+#[test]
+fn deck_never_shuffled() {
+    let step = STEP.replace("shuffle bonus  ", "");
+    let (d, r) = rejected("never_shuffled.muster", &with_decks(DECKS, &step));
+    assert_eq!(codes(&d), ["muster::deck_never_shuffled"]);
+    assert!(r.contains("shuffle bonus"), "{r}");
+    insta::assert_snapshot!("deck_never_shuffled", r);
+}
+
+#[test]
+fn draw_until_a_negative_count() {
+    let step = STEP.replace("until 1 left", "until -1 left");
+    let (d, r) = rejected("until.muster", &with_decks(DECKS, &step));
+    assert_eq!(codes(&d), ["muster::until"]);
+    insta::assert_snapshot!("draw_until_a_negative_count", r);
+}
+
+#[test]
+fn goto_inside_a_card() {
+    let decks = DECKS.replace("{ do cheer(s) }", "{ do cheer(s) goto \"Cards\" }");
+    let (d, r) = rejected("card_goto.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::card_action"]);
+    insta::assert_snapshot!("goto_inside_a_card", r);
+}
+
+#[test]
+fn deck_without_cards() {
+    let decks = format!("{DECKS}deck events {{ }}\n");
+    let step = format!("{STEP}  shuffle events");
+    let (d, r) = rejected("empty_deck.muster", &with_decks(&decks, &step));
+    assert_eq!(codes(&d), ["muster::empty_deck"]);
+    insta::assert_snapshot!("deck_without_cards", r);
+}
