@@ -89,6 +89,12 @@ fn rule_name(r: &Rule) -> String {
         | Rule::counting
         | Rule::reroll => "an operator or `=>`",
         Rule::block => "`{`",
+        Rule::card | Rule::card_kw => "a card (`card NAME { ... }`)",
+        Rule::left_kw => "`left` (`until 1 left`)",
+        Rule::deck_kw | Rule::deck_item => "a deck (`deck NAME { card ... }`)",
+        Rule::copies_kw | Rule::copies => "`copies N`",
+        Rule::draw_kw | Rule::draw_action => "`draw DECK`",
+        Rule::shuffle_kw | Rule::shuffle_action => "`shuffle DECK`",
         other => return format!("{other:?}").replace('_', " "),
     };
     s.to_string()
