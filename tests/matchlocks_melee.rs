@@ -773,6 +773,20 @@ fn foot_against_foot_first_round() {
             }
         }
         let o = check_winner(&mut b, &text, &evs, 100_000, &what);
+        if aq == "seasoned" && ast.is_empty() && dq == "seasoned" && !dshot {
+            // The situation file is this case.
+            let f = exact(
+                &mut b,
+                include_str!("../rules/situations/matchlocks_battalia_melee.toml"),
+            );
+            for name in ["attacker", "defender", "draw"] {
+                let (x, y) = (
+                    p(&f, "winner", sym(&b, name)),
+                    p(&o, "winner", sym(&b, name)),
+                );
+                close(x, y, "the situation file");
+            }
+        }
         check_results(&b, &o, &evs, &what);
         check_dist(&o, "defender_kills", &marginal(&evs, |e| e.kd, 25), &what);
         check_dist(&o, "attacker_kills", &marginal(&evs, |e| e.ka, 25), &what);
@@ -803,11 +817,7 @@ fn foot_against_foot_first_round() {
 #[test]
 fn horse_against_horse_first_round() {
     let mut b = matchlocks();
-    let text = melee(
-        &u("Harquebusiers", "seasoned", ""),
-        &u("Cuirassiers", "seasoned", ""),
-        &["in_line(a)"],
-    );
+    let text = include_str!("../rules/situations/matchlocks_horse_meet_horse.toml");
     let ta = horse_bands(&[1]);
     let td = horse_bands(&[6]);
     // Kills suffered by the cuirassiers, by the attacker's tactic.
@@ -845,7 +855,7 @@ fn horse_against_horse_first_round() {
         }
     }
     let exchange = ta[0] * td[0];
-    let o = check_winner(&mut b, &text, &evs, 100_000, "horse v horse");
+    let o = check_winner(&mut b, text, &evs, 100_000, "horse v horse");
     check_results(&b, &o, &evs, "horse v horse");
     close(
         p(&o, "fought", Value::Bool(false)),
@@ -904,11 +914,7 @@ fn horse_against_horse_first_round() {
 #[test]
 fn horse_against_pikes_in_hedgehog() {
     let mut b = matchlocks();
-    let text = melee(
-        &u("Harquebusiers", "seasoned", ""),
-        &u("Pike Stand", "seasoned", ""),
-        &[],
-    );
+    let text = include_str!("../rules/situations/matchlocks_horse_v_pike_stand.toml");
     let ta = horse_bands(&[6]);
     let mut evs = vec![];
     for (i, pa) in ta.iter().enumerate() {
@@ -930,7 +936,7 @@ fn horse_against_pikes_in_hedgehog() {
         };
         events(&a, &d, *pa, &mut evs);
     }
-    let o = check_winner(&mut b, &text, &evs, 100_000, "horse v pikes");
+    let o = check_winner(&mut b, text, &evs, 100_000, "horse v pikes");
     check_results(&b, &o, &evs, "horse v pikes");
     close(
         p(&o, "defender_tactics", sym(&b, "hedgehog")),
@@ -1046,15 +1052,19 @@ fn horse_against_a_battalia_s_flank() {
 fn second_round_with_the_winner_s_reroll() {
     let mut b = matchlocks();
     for dq in ["seasoned", "veteran"] {
-        let text = melee(
-            &u(
-                "Battalia",
-                "seasoned",
-                "melee_round = 1\nwon_round = true\nkills = 3",
-            ),
-            &u("Battalia", dq, "melee_round = 1\nkills = 5"),
-            &[],
-        );
+        let text = if dq == "seasoned" {
+            include_str!("../rules/situations/matchlocks_second_round.toml").to_string()
+        } else {
+            melee(
+                &u(
+                    "Battalia",
+                    "seasoned",
+                    "melee_round = 1\nwon_round = true\nkills = 3",
+                ),
+                &u("Battalia", dq, "melee_round = 1\nkills = 5"),
+                &[],
+            )
+        };
         let d_r = if dq == "veteran" { R::Ones } else { R::No };
         let a = Side {
             kills: kills(&[(14, hit(5, d_r))], 0, kill(4), 21),
@@ -1133,6 +1143,90 @@ fn third_round_and_exhaustion() {
     }
 }
 
+/// §XII The Second Round: a unit caught in the flank turns to face if its
+/// leader's card comes before the first Bonus card; turning Disarrays it,
+/// so it counts its front rank (8 dice) instead of half a rank (4), and the
+/// round's own Disarray makes two. Hits on 5+ with no reroll (neither won
+/// the first round); a kill 1/2 a hit.
+#[test]
+fn a_flanked_unit_turns_in_the_second_round() {
+    let mut b = matchlocks();
+    for (acts_first, dice, disarray) in [(true, 8usize, 2i64), (false, 4, 1)] {
+        let mut facts = vec!["attacked_in_flank_or_rear(d)", "leader_attached(d)"];
+        if acts_first {
+            facts.push("leader_acts_first(d)");
+        }
+        let text = melee(
+            &u("Battalia", "seasoned", "melee_round = 1"),
+            &u("Battalia", "seasoned", "melee_round = 1"),
+            &facts,
+        );
+        let o = exact(&mut b, &text);
+        let what = format!("leader acts first: {acts_first}");
+        check_dist(
+            &o,
+            "attacker_kills",
+            &kills(&[(dice, hit(5, R::No))], 0, kill(4), 24),
+            &what,
+        );
+        check_dist(
+            &o,
+            "defender_kills",
+            &kills(&[(16, hit(5, R::No))], 0, kill(4), 24),
+            &what,
+        );
+        close(p(&o, "defender_disarray", Value::Int(disarray)), 1.0, &what);
+    }
+}
+
+/// §XI Ammunition Supply and §Tactical Doctrine: the Doctrine's fire uses
+/// ammunition. Formed musketeers out of it fire one rank (8 dice) at 6
+/// whatever the die says (Scattered Fire); cavalry without shots fire no
+/// pistols but still hit on 5+ after rolling a 1 (survey A20).
+#[test]
+fn doctrine_fire_without_ammunition() {
+    let mut b = matchlocks();
+    // A Battalia out of ammunition attacks a Pike Stand (which fires
+    // nothing): 8 dice at 6 and 16 at 4+ rerolling 1s, saved on 4+.
+    let text = melee(
+        &u("Battalia", "seasoned", "ammunition = 0\nvolleys = 7"),
+        &u("Pike Stand", "seasoned", ""),
+        &[],
+    );
+    let o = exact(&mut b, &text);
+    check_dist(
+        &o,
+        "defender_kills",
+        &kills(&[(8, hit(6, R::No)), (16, hit(4, R::Ones))], 0, kill(4), 12),
+        "scattered fire",
+    );
+    // Harquebusiers in column without shots attack Harquebusiers in column.
+    let text = melee(
+        &u("Harquebusiers", "seasoned", "ammunition = 0"),
+        &u("Harquebusiers", "seasoned", ""),
+        &[],
+    );
+    let o = exact(&mut b, &text);
+    let t = horse_bands(&[6]);
+    let exchange = t[0] * t[0];
+    let parts = [
+        (
+            t[0] - exchange,
+            kills(&[(12, hit(5, R::Ones))], 0, kill(4), 8),
+        ),
+        (t[1], kills(&[(12, hit(4, R::Ones))], 0, kill(4), 8)),
+        (t[2], kills(&[(12, hit(4, R::Misses))], 0, kill(4), 8)),
+        (exchange, vec![1.0]),
+    ];
+    let mut want = vec![0.0; 9];
+    for (w, d) in parts {
+        for (k, pk) in d.iter().enumerate() {
+            want[k] += w * pk;
+        }
+    }
+    check_dist(&o, "defender_kills", &want, "no pistols left");
+}
+
 // ------------------------------------------------------------------ leaders
 
 /// §V Risk to Leaders and §XII Leaders: more than three kills in a round,
@@ -1167,6 +1261,15 @@ fn a_leader_s_risk() {
             &format!("{k} kills"),
         );
     }
+    // The situation file: 5 kills, 11/36.
+    let o = exact(
+        &mut b,
+        include_str!("../rules/situations/matchlocks_leader_risk.toml"),
+    );
+    assert_eq!(
+        o.get("lost").unwrap().p(Value::Bool(true)).fraction(),
+        Some((11, 36))
+    );
     let o = exact(&mut b, &risk(24, "kills = 24"));
     close(p(&o, "lost", Value::Bool(true)), 1.0, "destroyed");
     // Without a leader nothing is at risk.
@@ -1406,6 +1509,30 @@ fn first_round_odds_table() {
             u("Cuirassiers", "seasoned", ""),
             u("Musketeer Division", "seasoned", ""),
             &["attacked_in_flank_or_rear(d)", "single_move_attack(a)"],
+        ),
+        (
+            "Battalia v Battalia (flank)",
+            u("Battalia", "seasoned", ""),
+            u("Battalia", "seasoned", ""),
+            &["attacked_in_flank_or_rear(d)"],
+        ),
+        (
+            "Battalia v Battalia (rear)",
+            u("Battalia", "seasoned", ""),
+            u("Battalia", "seasoned", ""),
+            &["attacked_in_flank_or_rear(d)", "attacked_in_rear(d)"],
+        ),
+        (
+            "Harquebusiers v Field Gun",
+            u("Harquebusiers", "seasoned", ""),
+            u("Field Gun", "seasoned", ""),
+            &[],
+        ),
+        (
+            "pursuers meet Harquebusiers",
+            u("Harquebusiers", "seasoned", "disarray = 1"),
+            u("Harquebusiers", "seasoned", ""),
+            &["met_in_pursuit(a, d)"],
         ),
         (
             "Battalia v Musketeer Detachment",
