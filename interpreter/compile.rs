@@ -1136,6 +1136,19 @@ impl Compiler {
                         }
                     }
                 }
+                Some(Def::Quality(_)) => {
+                    // A quality among types: `is` tests qualities only on
+                    // their own.
+                    self.err(
+                        Diag::new(
+                            "muster::type_mismatch",
+                            format!("`{}` is a quality, and qualities cannot be mixed with unit types, classes or groups in one `is`", n.text),
+                        )
+                        .at(n.span, "a quality")
+                        .help(format!("test it on its own: `u is {} or u is ...`", n.text)),
+                    );
+                    ok = false;
+                }
                 _ => {
                     self.unknown(n, "unit type, class or group", None);
                     ok = false;

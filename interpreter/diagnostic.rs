@@ -51,6 +51,20 @@ impl Diag {
             let src = sources.get(s.file);
             NamedSource::new(src.name.clone(), src.text.to_string())
         });
+        // A note in the same file and near the primary span is drawn in
+        // the same snippet; one far away (miette would print every line in
+        // between) or in another file is named in the help instead.
+        let line_of = |sp: Span| {
+            let src = sources.get(sp.file);
+            src.text[..(sp.start as usize).min(src.text.len())]
+                .matches('\n')
+                .count()
+                + 1
+        };
+        let near = |n: &Span| {
+            self.span
+                .is_some_and(|s| n.file == s.file && line_of(*n).abs_diff(line_of(s)) <= NEAR_LINES)
+        };
         let mut labels = Vec::new();
         if let Some(s) = self.span {
             labels.push(LabeledSpan::new_primary_with_span(
@@ -58,7 +72,7 @@ impl Diag {
                 to_source_span(s),
             ));
             for (n, l) in &self.notes {
-                if n.file == s.file {
+                if near(n) {
                     labels.push(LabeledSpan::new_with_span(
                         Some(l.clone()),
                         to_source_span(*n),
@@ -68,7 +82,7 @@ impl Diag {
         }
         let mut help = self.help.clone();
         for (n, l) in &self.notes {
-            if Some(n.file) != self.span.map(|s| s.file) {
+            if !near(n) {
                 let src = sources.get(n.file);
                 let line = src.text[..n.start as usize].matches('\n').count() + 1;
                 let extra = format!("{} (see {}:{})", l, src.name, line);
@@ -87,6 +101,10 @@ impl Diag {
         }
     }
 }
+
+/// How many lines apart a note may be from the primary span and still be
+/// drawn in its snippet.
+const NEAR_LINES: usize = 8;
 
 fn to_source_span(s: Span) -> SourceSpan {
     SourceSpan::new((s.start as usize).into(), s.len())

@@ -151,6 +151,19 @@ fn typo_in_unit_name_in_is_test() {
     insta::assert_snapshot!("typo_in_unit_name_in_is_test", r);
 }
 
+/// A quality among unit types in one `is`: said as such, not as an
+/// unknown name (it used to answer "did you mean `raw`?" to `raw`).
+#[test]
+fn quality_mixed_with_types_in_is_test() {
+    let (d, r) = rejected(
+        "mix.muster",
+        ruleset!("quality raw { }\ndefine weak(u: unit): bool = u is raw | Horse\n"),
+    );
+    assert_eq!(codes(&d), ["muster::type_mismatch"]);
+    assert!(r.contains("`raw` is a quality"), "{r}");
+    assert!(r.contains("u is raw or u is"), "{r}");
+}
+
 #[test]
 fn unknown_standard_library() {
     let (d, r) = rejected("import.muster", "import kore\n");

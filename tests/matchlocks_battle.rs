@@ -1,0 +1,459 @@
+//! Never Mind the Matchlocks in battles: orders and command range (§V,
+//! §VIII), targeting (§XI), army morale tokens and defeat (§XVI), the
+//! default scenario's points, tokens and scouting (§IV, §VI), the
+//! artillery misfire hook (§XI) against its closed form, and the seeded
+//! battle log of the default scenario.
+
+#![allow(clippy::result_large_err)]
+
+mod common;
+
+use common::{binomial, exact, p, sampled};
+use muster::battle::{Event, Game, Prepared};
+use muster::diagnostic::render_plain;
+use muster::ir::Ruleset;
+use muster::value::Value;
+use muster::Build;
+use std::path::Path;
+
+const RULES: &str = "rules/never_mind_the_matchlocks.muster";
+
+/// A game on a scenario, set up (units placed, state initialised) but
+/// with none of its steps played, and a build to ask questions in the
+/// language.
+struct Table {
+    build: Build,
+    game: Game<'static>,
+}
+
+impl Table {
+    fn open(scenario: Option<&str>, seed: u64) -> Table {
+        let mut build = common::ruleset(RULES);
+        let path = scenario.map(|s| Path::new(env!("CARGO_MANIFEST_DIR")).join(s));
+        let sc = match build.scenario(path.as_deref()) {
+            Ok(s) => s,
+            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
+        };
+        let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
+        let prep = match Prepared::new(rs, &sc) {
+            Ok(p) => p,
+            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
+        };
+        let game = prep.start(seed, true);
+        Table { build, game }
+    }
+
+    fn small() -> Table {
+        Table::open(Some("tests/scenarios/matchlocks_orders.toml"), 1)
+    }
+
+    fn u(&self, name: &str) -> Value {
+        let i = self
+            .game
+            .world
+            .units
+            .iter()
+            .position(|u| u.name == name)
+            .unwrap_or_else(|| panic!("no unit `{name}`"));
+        Value::Unit(i as u16)
+    }
+
+    fn eval(&mut self, expr: &str) -> Value {
+        match self.build.query_world(&self.game.world, expr) {
+            Ok(v) => v.0,
+            Err(d) => panic!("{expr}: {}", render_plain(&d, &self.build.sources)),
+        }
+    }
+
+    fn holds(&mut self, expr: &str) -> bool {
+        match self.eval(expr) {
+            Value::Bool(b) => b,
+            other => panic!("{expr} is {other:?}, not true or false"),
+        }
+    }
+
+    fn int(&mut self, expr: &str) -> i64 {
+        match self.eval(expr) {
+            Value::Int(i) => i,
+            other => panic!("{expr} is {other:?}, not a whole number"),
+        }
+    }
+
+    /// Set a unit's state directly (what earlier play would have done).
+    fn set(&mut self, unit: &str, state: &str, v: Value) {
+        let Value::Unit(u) = self.u(unit) else {
+            unreachable!()
+        };
+        let s = self
+            .build
+            .ruleset
+            .states
+            .iter()
+            .position(|d| d.name == state)
+            .unwrap_or_else(|| panic!("no state `{state}`"));
+        let ns = self.build.ruleset.states.len();
+        self.game.world.state[u as usize * ns + s] = v;
+    }
+
+    fn perform(&mut self, proc: &str, args: &[Value]) {
+        if let Err(d) = self.game.perform_named(proc, args) {
+            panic!("{proc}: {}", render_plain(&[d], &self.build.sources));
+        }
+    }
+
+    fn decide(&mut self, decision: &str, args: &[Value]) {
+        if let Err(d) = self.game.decide_named(decision, args) {
+            panic!("{decision}: {}", render_plain(&[d], &self.build.sources));
+        }
+    }
+
+    fn side(&self, i: u16) -> Value {
+        Value::Side(i)
+    }
+
+    fn sym(&self, name: &str) -> Value {
+        common::sym(&self.build, name)
+    }
+}
+
+// ------------------------------------------------------------------ orders
+
+/// §V Leaders, §VIII Orders: a Brigadier of class 2 has two tokens; one
+/// token orders every unit of one arm of his brigade within 10" (the port's
+/// reading of group orders), so the foot and the horse cost one each, and
+/// the Battalia 17" away is not ordered at all.
+#[test]
+fn a_brigadier_orders_the_units_in_his_range_one_token_an_arm() {
+    let mut t = Table::small();
+    assert!(t.holds("in_command_range(red_brigadier, red_battalia)"));
+    assert!(t.holds("in_command_range(red_brigadier, red_horse)"));
+    assert!(!t.holds("in_command_range(red_brigadier, far_battalia)"));
+    // 16.5" across and 4.25" up: 17.04", rounded to 1/64.
+    assert_eq!(
+        t.eval("distance(red_brigadier, far_battalia)"),
+        Value::Frac(545, 32)
+    );
+    let l = t.u("red_brigadier");
+    t.perform("leader_card", &[l]);
+    assert_eq!(t.int("red_brigadier.orders_left"), 2);
+    let s = t.side(0);
+    t.decide("give_orders", &[s, l]);
+    assert!(t.holds("red_battalia.ordered and red_battalia.actions == 2"));
+    assert!(t.holds("red_horse.ordered and red_horse.actions == 2"));
+    assert!(!t.holds("far_battalia.ordered"));
+    assert_eq!(t.int("red_brigadier.orders_left"), 0);
+}
+
+/// §V Command Class: an Amateur (class 1) has one token: one arm only.
+#[test]
+fn an_amateur_brigadier_orders_one_arm() {
+    let mut t = Table::small();
+    t.set("red_brigadier", "command_class", Value::Int(1));
+    let l = t.u("red_brigadier");
+    t.perform("leader_card", &[l]);
+    let s = t.side(0);
+    t.decide("give_orders", &[s, l]);
+    let foot = t.holds("red_battalia.ordered");
+    let horse = t.holds("red_horse.ordered");
+    assert!(foot != horse, "exactly one arm is ordered");
+    assert_eq!(t.int("red_brigadier.orders_left"), 0);
+}
+
+/// §VII Bonus Deck › Forfeit: the unit ordered after the enemy drew it
+/// gets one action, and the card is spent.
+#[test]
+fn forfeit_leaves_the_next_ordered_unit_one_action() {
+    let mut t = Table::small();
+    let blue = t.side(1);
+    t.perform("hold_forfeit", &[blue]);
+    let l = t.u("red_brigadier");
+    t.perform("leader_card", &[l]);
+    let u = t.u("red_battalia");
+    t.perform("order", &[l, u]);
+    assert_eq!(t.int("red_battalia.actions"), 1);
+    assert!(!t.holds("second_army.holds_forfeit"));
+    let h = t.u("red_horse");
+    t.perform("order", &[l, h]);
+    assert_eq!(t.int("red_horse.actions"), 2);
+}
+
+// ------------------------------------------------------------------ targets
+
+/// §XI Shooting › targets: the nearest enemy in range and arc. The
+/// Battalia's nearest enemy is the other Battalia 7.5" off (short range,
+/// 5+), so it may not pick the detachment 12" off, until a leader is
+/// attached to it (he may choose the target).
+#[test]
+fn the_nearest_enemy_is_the_target_unless_a_leader_chooses() {
+    let mut t = Table::small();
+    assert_eq!(t.int("2 * distance(red_battalia, blue_battalia)"), 15);
+    assert!(t.holds("short_range(red_battalia, blue_battalia)"));
+    assert_eq!(t.int("hit_score(red_battalia, blue_battalia)"), 5);
+    assert!(t.holds("shootable(red_battalia, blue_forlorn)"));
+    assert!(t.holds("may_shoot_at(red_battalia, blue_battalia)"));
+    assert!(!t.holds("may_shoot_at(red_battalia, blue_forlorn)"));
+    assert_eq!(t.int("hit_score(red_battalia, blue_forlorn)"), 6);
+    // The brigadier rides up to the Battalia's rear edge: attached.
+    let idx = match t.u("red_brigadier") {
+        Value::Unit(i) => i as usize,
+        _ => unreachable!(),
+    };
+    let b = t.game.world.field.as_ref().unwrap().bases[idx];
+    let moved = muster::battlefield::Base::new(
+        muster::battlefield::Pt { x: 30.0, y: 6.25 },
+        b.facing,
+        b.width,
+        b.depth,
+    );
+    t.game.set_base(idx, moved);
+    assert!(t.holds("leader_attached(red_battalia)"));
+    assert!(t.holds("may_shoot_at(red_battalia, blue_forlorn)"));
+    // Leaders are never targets on their own.
+    assert!(!t.holds("shootable(blue_battalia, red_brigadier)"));
+}
+
+/// §XI Shoot! 1 and §IX Shoot: a stationary Battalia fires both ranks
+/// (16 dice) with its two actions; once it has moved, one rank (8).
+#[test]
+fn a_stationary_battalia_fires_both_ranks() {
+    let mut t = Table::small();
+    let (s, g) = (t.u("red_battalia"), t.u("blue_battalia"));
+    t.set("red_battalia", "actions", Value::Int(2));
+    t.perform("shoot_action", &[s, g]);
+    let dice = |t: &Table| -> i64 {
+        match t.game.log.iter().rev().find_map(|e| match e {
+            Event::Procedure { name, outcomes, .. } if name == "shoot_action" => Some(outcomes),
+            _ => None,
+        }) {
+            Some(o) => o
+                .iter()
+                .find(|(n, _)| n == "dice")
+                .unwrap()
+                .1
+                .parse()
+                .unwrap(),
+            None => panic!("no shot"),
+        }
+    };
+    assert_eq!(dice(&t), 16);
+    assert_eq!(t.int("red_battalia.actions"), 0);
+    // Its free volley spent, the counter falls from 6 to 5.
+    assert_eq!(t.int("red_battalia.ammunition"), 5);
+    let mut t = Table::small();
+    t.set("red_battalia", "actions", Value::Int(2));
+    t.set("red_battalia", "moved", Value::Bool(true));
+    t.perform("shoot_action", &[s, g]);
+    assert_eq!(dice(&t), 8);
+    assert_eq!(t.int("red_battalia.actions"), 1);
+}
+
+// ------------------------------------------------------------------ tokens
+
+/// §XVI Army Morale Tokens: 2 a Battalia, 1 a squadron, none for a
+/// detachment or a leader. A Battalia that becomes Daunted gives up 2; one
+/// broken when Daunted gives up 2 more, and a side that owes tokens it does
+/// not have loses.
+#[test]
+fn army_morale_tokens_and_defeat() {
+    let mut t = Table::small();
+    assert_eq!(t.int("first_army.tokens"), 5);
+    assert_eq!(t.int("second_army.tokens"), 2);
+    let u = t.u("blue_battalia");
+    let daunted = t.sym("daunted");
+    t.perform("test_result", &[u, daunted]);
+    assert!(t.holds("blue_battalia.daunted and blue_battalia.must_fall_back"));
+    assert_eq!(t.int("second_army.tokens"), 0);
+    assert!(!t.holds("second_army.defeated"));
+    // Daunted again: falls back, no more tokens (survey A31).
+    t.perform("test_result", &[u, daunted]);
+    assert_eq!(t.int("second_army.tokens"), 0);
+    assert!(!t.holds("second_army.defeated"));
+    let broken = t.sym("broken");
+    t.perform("test_result", &[u, broken]);
+    assert!(t.holds("blue_battalia.off_table"));
+    assert!(t.holds("second_army.defeated"));
+    // A Battalia broken outright costs 4; Red has 5.
+    let r = t.u("red_battalia");
+    t.perform("test_result", &[r, broken]);
+    assert_eq!(t.int("first_army.tokens"), 1);
+    assert!(!t.holds("first_army.defeated"));
+}
+
+/// §IX Rally: two actions and an attached leader take a Daunted token
+/// off, and the side regains the tokens (§XVI).
+#[test]
+fn rallying_a_daunted_battalia_regains_its_tokens() {
+    let mut t = Table::small();
+    let u = t.u("red_battalia");
+    let daunted = t.sym("daunted");
+    t.perform("test_result", &[u, daunted]);
+    assert_eq!(t.int("first_army.tokens"), 3);
+    assert!(!t.holds("may_rally(red_battalia)"), "no leader, no actions");
+    t.set("red_battalia", "actions", Value::Int(2));
+    assert!(!t.holds("may_rally(red_battalia)"), "no leader attached");
+    let idx = match t.u("red_brigadier") {
+        Value::Unit(i) => i as usize,
+        _ => unreachable!(),
+    };
+    let b = t.game.world.field.as_ref().unwrap().bases[idx];
+    t.game.set_base(
+        idx,
+        muster::battlefield::Base::new(
+            muster::battlefield::Pt { x: 30.0, y: 6.25 },
+            b.facing,
+            b.width,
+            b.depth,
+        ),
+    );
+    // Not in the turn it became Daunted.
+    assert!(!t.holds("may_rally(red_battalia)"));
+    t.game.world.facts.iter_mut().for_each(|f| f.clear());
+    assert!(t.holds("may_rally(red_battalia)"));
+    t.perform("rally_action", &[u]);
+    assert!(!t.holds("red_battalia.daunted"));
+    assert_eq!(t.int("first_army.tokens"), 5);
+}
+
+// ------------------------------------------------------------------ the default scenario
+
+/// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
+/// tokens; §VI scouting: the King has 6 scouts to Essex's 4, so Essex is
+/// out-scouted; the quarter limit holds for both armies (27 of 177, 27 of
+/// 158).
+#[test]
+fn the_default_armies_points_tokens_and_scouts() {
+    let mut t = Table::open(None, 1);
+    assert_eq!(t.int("army_points(first_army)"), 192);
+    assert_eq!(t.int("army_points(second_army)"), 178);
+    assert_eq!(t.int("first_army.tokens"), 13);
+    assert_eq!(t.int("second_army.tokens"), 12);
+    assert_eq!(t.int("scouts(first_army)"), 6);
+    assert_eq!(t.int("scouts(second_army)"), 4);
+    for (s, light, troops) in [("first_army", 27, 177), ("second_army", 27, 158)] {
+        let l = t.int(&format!(
+            "sum u: u.side == {s} and (u is skirmishers | dragoons | artillery) of unit_points(u)"
+        ));
+        let all = t.int(&format!(
+            "sum u: u.side == {s} and not (u is leader) of unit_points(u)"
+        ));
+        assert_eq!((l, all), (light, troops), "{s}");
+        assert!(4 * l <= all);
+    }
+}
+
+/// §VI Deployment: light troops first, alternating; then brigades, the
+/// out-scouted side (Essex) placing two before the King places any.
+#[test]
+fn deployment_follows_scouting() {
+    let mut t = Table::open(None, 1);
+    let s0 = t.side(0);
+    let s1 = t.side(1);
+    t.perform("scouting", &[s0]);
+    t.perform("scouting", &[s1]);
+    t.perform("deployment_dice_off", &[]);
+    t.decide("deploy", &[]);
+    let placed: Vec<String> = t
+        .game
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            Event::Placed { unit, .. } => Some(unit.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(placed.len(), 30);
+    let light = [
+        "The King's demi-culverin",
+        "Essex's saker",
+        "Byron's forlorn hope",
+        "Usher's dragoons",
+        "Ballard's forlorn hope",
+        "Wardlawe's dragoons",
+    ];
+    let mut first: Vec<&str> = placed[..6].iter().map(String::as_str).collect();
+    first.sort();
+    let mut want = light.to_vec();
+    want.sort();
+    assert_eq!(first, want, "light troops first");
+    // Then Essex's first two brigades (the General's train, which has
+    // only the General left to place, and Balfour's horse), each leader
+    // after his units, before any of the King's; then the King's first
+    // (the General's), then Essex's third.
+    let next: Vec<&str> = placed[6..13].iter().map(String::as_str).collect();
+    assert_eq!(
+        next,
+        [
+            "The Earl of Essex",
+            "Sir Philip Stapleton's regiment",
+            "Balfour's regiment",
+            "Sir William Balfour",
+            "The Earl of Lindsey",
+            "Lord Brooke's regiment",
+            "Sir William Fairfax's regiment",
+        ]
+    );
+    // Every unit is where §VI allows.
+    assert!(t.holds("all u: legal_deployment(u)"));
+}
+
+// ------------------------------------------------------------------ misfire
+
+/// §XI, the note on artillery: a Field Gun's 6 dice at long range (6s)
+/// misfire on four sixes or more: (15 x 25 + 6 x 5 + 1) / 6^6 =
+/// 203/23328; a Light Gun's 4 dice 1/1296. The hook's hits are still
+/// Binomial(n, 1/6) (survey A19: the sixes count), checked exactly and by
+/// sampling.
+#[test]
+fn the_artillery_misfire_against_its_closed_form() {
+    let mut b = common::ruleset(RULES);
+    let gun = |kind: &str| {
+        format!(
+            "procedure = \"volley\"\nfacts = [\"not short_range(gun, target)\"]\n\
+             [args]\ns = \"gun\"\nt = \"target\"\nactions = 1\n\
+             [units.gun]\ntype = \"{kind}\"\nside = \"first_army\"\n\
+             [units.target]\ntype = \"Battalia\"\nside = \"second_army\"\n"
+        )
+    };
+    for (kind, n, num, den) in [
+        ("Field Gun", 6usize, 203u128, 23328u128),
+        ("Light Gun", 4, 1, 1296),
+    ] {
+        let o = exact(&mut b, &gun(kind));
+        assert_eq!(
+            o.get("misfired").unwrap().p(Value::Bool(true)).fraction(),
+            Some((num, den)),
+            "{kind}"
+        );
+        let hits = binomial(n, 1.0 / 6.0);
+        for (k, pk) in hits.iter().enumerate() {
+            assert!((p(&o, "kills", Value::Int(k as i64)) - pk).abs() < 1e-12);
+        }
+        // Closed form of P(>= 4 sixes), independently.
+        let pm: f64 = hits[4..].iter().sum();
+        assert!((pm - num as f64 / den as f64).abs() < 1e-15);
+        let runs = 400_000u64;
+        let s = sampled(&mut b, &gun(kind), runs, 7);
+        let ps = s.get("misfired").unwrap().p(Value::Bool(true)).to_f64();
+        let se = (pm * (1.0 - pm) / runs as f64).sqrt();
+        assert!((ps - pm).abs() < 4.5 * se, "{kind}: sampled {ps} v {pm}");
+    }
+}
+
+// ------------------------------------------------------------------ whole battles
+
+/// The default scenario plays to an end, the same on every run of a seed.
+#[test]
+fn the_default_battle_is_seeded() {
+    let play = |seed: u64| {
+        let t = Table::open(None, seed);
+        let mut g = t.game;
+        if let Err(d) = g.run() {
+            panic!("{}", render_plain(&[d], &t.build.sources));
+        }
+        g.narrative()
+    };
+    let a = play(3);
+    assert_eq!(a, play(3));
+    assert_ne!(a, play(4));
+    assert!(a.contains("=== End after"), "{a}");
+}
