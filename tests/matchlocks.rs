@@ -175,48 +175,74 @@ fn artillery_hits_kill_and_bounce_through_a_square() {
 
 /// §XII The First Round: a full Battalia rolls 16 dice (8 pikes x 1, 16
 /// musketeers x 1/2); a Squadron 12 (8 x 1.5); after 7 kills a Battalia
-/// 8 + 9/2 = 12.5, rounded up to 13.
+/// 8 + 9/2 = 12.5, rounded up to 13. (More pools, with Disarray, flanks
+/// and Hedgehogs, in tests/matchlocks_melee.rs.)
 #[test]
 fn melee_dice_of_the_first_round() {
     let mut b = matchlocks();
+    // `u` attacks a Battalia `f` in the first round.
     let unit = |ty: &str, kills: i64| {
         format!(
-            "[units.u]\ntype = \"{ty}\"\nside = \"first_army\"\n[units.u.state]\nkills = {kills}\n"
+            "[units.u]\ntype = \"{ty}\"\nside = \"first_army\"\n[units.u.state]\nkills = {kills}\n\
+             [units.f]\ntype = \"Battalia\"\nside = \"second_army\"\n"
         )
     };
     assert_eq!(
-        query(&mut b, &unit("Battalia", 0), "melee_dice(u)"),
+        query(&mut b, &unit("Battalia", 0), "fighting_dice(u, f, true, 1)"),
         Value::Int(16)
     );
     assert_eq!(
-        query(&mut b, &unit("Harquebusiers", 0), "melee_dice(u)"),
+        query(
+            &mut b,
+            &unit("Harquebusiers", 0),
+            "fighting_dice(u, f, true, 1)"
+        ),
         Value::Int(12)
     );
     assert_eq!(
-        query(&mut b, &unit("Battalia", 7), "melee_dice(u)"),
+        query(&mut b, &unit("Battalia", 7), "fighting_dice(u, f, true, 1)"),
         Value::Int(13)
     );
     assert_eq!(
-        query(&mut b, &unit("Musketeer Division", 0), "melee_dice(u)"),
+        query(
+            &mut b,
+            &unit("Musketeer Division", 0),
+            "fighting_dice(u, f, true, 1)"
+        ),
         Value::Int(6)
     );
     assert_eq!(
-        query(&mut b, &unit("Pike Square", 0), "melee_dice(u)"),
+        query(
+            &mut b,
+            &unit("Pike Square", 0),
+            "fighting_dice(u, f, true, 1)"
+        ),
         Value::Int(24)
     );
     assert_eq!(
-        query(&mut b, &unit("Cuirassiers", 3), "melee_dice(u)"),
+        query(
+            &mut b,
+            &unit("Cuirassiers", 3),
+            "fighting_dice(u, f, true, 1)"
+        ),
         Value::Int(8)
     );
     // Mounted dragoons 1 a figure, on foot 1/2; skirmishers 1/2.
     assert_eq!(
-        query(&mut b, &unit("Dragoons", 0), "melee_dice(u)"),
+        query(&mut b, &unit("Dragoons", 0), "fighting_dice(u, f, true, 1)"),
         Value::Int(8)
     );
     let on_foot = format!("facts = [\"dismounted(u)\"]\n{}", unit("Dragoons", 0));
-    assert_eq!(query(&mut b, &on_foot, "melee_dice(u)"), Value::Int(4));
     assert_eq!(
-        query(&mut b, &unit("Musketeer Detachment", 0), "melee_dice(u)"),
+        query(&mut b, &on_foot, "fighting_dice(u, f, true, 1)"),
+        Value::Int(4)
+    );
+    assert_eq!(
+        query(
+            &mut b,
+            &unit("Musketeer Detachment", 0),
+            "fighting_dice(u, f, true, 1)"
+        ),
         Value::Int(3)
     );
 }
@@ -471,175 +497,4 @@ fn morale_odds_table() {
     insta::assert_snapshot!("matchlocks_morale_odds", out);
 }
 
-// ------------------------------------------------------------------ doctrine
-
-/// §Tactical Doctrine, Foot vs Foot and Horse vs Horse, under each reroll
-/// combination: the closed form of one die rerolled once on 1 and/or 6.
-#[test]
-fn doctrine_dice_under_each_reroll() {
-    let mut b = matchlocks();
-    // P(final face) for a die rerolled on the faces in `r`.
-    let face = |r: &[i64], f: i64| {
-        let stay = if r.contains(&f) { 0.0 } else { 1.0 / 6.0 };
-        stay + r.len() as f64 / 6.0 * (1.0 / 6.0)
-    };
-    let band = |r: &[i64], lo: i64, hi: i64| (lo..=hi).map(|f| face(r, f)).sum::<f64>();
-    let foot = |q: &str, facts: &str| {
-        format!(
-            "procedure = \"foot_doctrine\"\nfacts = [{facts}]\n[args]\nu = \"u\"\n\
-             [units.u]\ntype = \"Battalia\"\nquality = \"{q}\"\nside = \"first_army\"\n"
-        )
-    };
-    for (q, facts, r) in [
-        ("seasoned", "", vec![]),
-        ("veteran", "", vec![1]),
-        ("raw", "", vec![6]),
-        ("seasoned", "\"shot_this_turn(u)\"", vec![6]),
-        ("veteran", "\"shot_this_turn(u)\"", vec![1, 6]),
-    ] {
-        let o = exact(&mut b, &foot(q, facts));
-        for (name, lo, hi) in [
-            ("long_volley", 1, 2),
-            ("short_volley", 3, 5),
-            ("double_volley", 6, 6),
-        ] {
-            let got = p(&o, "tactics", sym(&b, name));
-            let want = band(&r, lo, hi);
-            assert!(
-                (got - want).abs() < 1e-12,
-                "foot {q} [{facts}] {name}: {got} v {want}"
-            );
-        }
-    }
-    // The survey's "both" row: 5/18, 2/3, 1/18.
-    let o = exact(&mut b, &foot("veteran", "\"shot_this_turn(u)\""));
-    let t = o.get("tactics").unwrap();
-    assert_eq!(t.p(sym(&b, "long_volley")).fraction(), Some((5, 18)));
-    assert_eq!(t.p(sym(&b, "short_volley")).fraction(), Some((2, 3)));
-    assert_eq!(t.p(sym(&b, "double_volley")).fraction(), Some((1, 18)));
-    let horse = |ty: &str, q: &str, facts: &str| {
-        format!(
-            "procedure = \"horse_doctrine\"\nfacts = [{facts}]\n[args]\nu = \"u\"\n\
-             [units.u]\ntype = \"{ty}\"\nquality = \"{q}\"\nside = \"first_army\"\n"
-        )
-    };
-    for (ty, q, facts, r) in [
-        ("Harquebusiers", "seasoned", "\"in_line(u)\"", vec![1]),
-        ("Harquebusiers", "seasoned", "", vec![6]),
-        ("Cuirassiers", "seasoned", "\"royalist(u)\"", vec![1, 6]),
-        ("Harquebusiers", "raw", "\"in_line(u)\"", vec![1, 6]),
-    ] {
-        let o = exact(&mut b, &horse(ty, q, facts));
-        for (name, lo, hi) in [("fire", 1, 1), ("trot", 2, 4), ("charge", 5, 6)] {
-            let got = p(&o, "tactics", sym(&b, name));
-            let want = band(&r, lo, hi);
-            assert!(
-                (got - want).abs() < 1e-12,
-                "horse {ty} {q} [{facts}] {name}: {got} v {want}"
-            );
-        }
-    }
-    // And sampled, for the Royalist cuirassiers (5/18 charge).
-    let n = 200_000u64;
-    let s = sampled(
-        &mut b,
-        &horse("Cuirassiers", "seasoned", "\"royalist(u)\""),
-        n,
-        3,
-    );
-    let ps = p(&s, "tactics", sym(&b, "charge"));
-    let pe = 5.0 / 18.0;
-    assert!(
-        (ps - pe).abs() < 4.5 * (pe * (1.0 - pe) / n as f64).sqrt(),
-        "{ps}"
-    );
-}
-
-// ------------------------------------------------------------------ melee
-
-/// §XII The First Round: two seasoned Battalia. The attacker's 16 dice hit
-/// on 4+ rerolling 1s (it attacks): 7/12, saved on 4+: a kill 7/24 a die.
-/// The defender's 16 dice hit on 4+: 1/2, a kill 1/4. The loser (more
-/// kills suffered) tests at once, 2d6+1 against its kills.
-#[test]
-fn first_round_of_a_battalia_melee() {
-    let mut b = matchlocks();
-    let text = "procedure = \"first_round\"\n[args]\nattacker = \"a\"\ndefender = \"d\"\n\
-                [units.a]\ntype = \"Battalia\"\nside = \"first_army\"\n\
-                [units.d]\ntype = \"Battalia\"\nside = \"second_army\"\n";
-    let o = exact(&mut b, text);
-    let on_d = binomial(16, 7.0 / 24.0);
-    let on_a = binomial(16, 1.0 / 4.0);
-    assert_dist(&o, "defender_kills", &on_d, "kills on the defender");
-    assert_dist(&o, "attacker_kills", &on_a, "kills on the attacker");
-    let (mut att, mut def, mut passed) = (0.0, 0.0, 0.0);
-    for (kd, pd) in on_d.iter().enumerate() {
-        for (ka, pa) in on_a.iter().enumerate() {
-            let pr = pd * pa;
-            if kd > ka {
-                att += pr;
-                passed += pr * morale_closed_form(2, 1, kd as i64, 0)[0];
-            } else if ka > kd {
-                def += pr;
-                passed += pr * morale_closed_form(2, 1, ka as i64, 0)[0];
-            }
-        }
-    }
-    let w = o.get("winner").unwrap();
-    assert!((w.p(sym(&b, "attacker")).to_f64() - att).abs() < 1e-12);
-    assert!((w.p(sym(&b, "defender")).to_f64() - def).abs() < 1e-12);
-    assert!((p(&o, "result", sym(&b, "passed")) - passed).abs() < 1e-12);
-    // Against sampling.
-    let n = 200_000u64;
-    let s = sampled(&mut b, text, n, 41);
-    for (name, pe) in [("attacker", att), ("defender", def)] {
-        let ps = s.get("winner").unwrap().p(sym(&b, name)).to_f64();
-        assert!(
-            (ps - pe).abs() < 4.5 * (pe * (1.0 - pe) / n as f64).sqrt(),
-            "{name}: {ps} v {pe}"
-        );
-    }
-}
-
-/// §XII Hits Adjustments: cavalry attacking pikes reroll nothing (12 dice
-/// at 4+, saved on 4+ by the pikes: 1/4 a die); a veteran squadron against
-/// musketeers rerolls 1s (7/12, saved on 5+: 7/18 a die).
-#[test]
-fn horse_against_pikes_loses_its_rerolls() {
-    let mut b = matchlocks();
-    let melee = |a: &str, q: &str, d: &str| {
-        format!(
-            "procedure = \"first_round\"\n[args]\nattacker = \"a\"\ndefender = \"d\"\n\
-             [units.a]\ntype = \"{a}\"\nquality = \"{q}\"\nside = \"first_army\"\n\
-             [units.d]\ntype = \"{d}\"\nside = \"second_army\"\n"
-        )
-    };
-    let o = exact(&mut b, &melee("Harquebusiers", "veteran", "Pike Stand"));
-    assert_dist(
-        &o,
-        "defender_kills",
-        &binomial(12, 1.0 / 4.0),
-        "horse on pikes",
-    );
-    let o = exact(
-        &mut b,
-        &melee("Harquebusiers", "veteran", "Musketeer Division"),
-    );
-    assert_dist(
-        &o,
-        "defender_kills",
-        &binomial(12, 7.0 / 18.0),
-        "horse on musketeers",
-    );
-    // Cuirassiers save on 3+: the musketeers' 6 dice at 4+ kill 1/6 a die.
-    let o = exact(
-        &mut b,
-        &melee("Cuirassiers", "seasoned", "Musketeer Division"),
-    );
-    assert_dist(
-        &o,
-        "attacker_kills",
-        &binomial(6, 1.0 / 6.0),
-        "musketeers on cuirassiers",
-    );
-}
+// The doctrine dice and whole melee rounds: tests/matchlocks_melee.rs.
