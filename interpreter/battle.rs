@@ -42,6 +42,9 @@ pub enum Event {
         /// Lines its hooks logged.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         log: Vec<String>,
+        /// The side state it changed (an army's morale tokens, say).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        sides: Vec<SideChange>,
     },
     /// A hook on a step ran: the dice it rolled and the lines it logged.
     Hook {
@@ -107,6 +110,16 @@ pub enum Event {
     },
 }
 
+/// A side's state a procedure changed: which side, which state, from what
+/// to what (see [`Event::Procedure`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct SideChange {
+    pub side: String,
+    pub state: String,
+    pub from: String,
+    pub to: String,
+}
+
 /// A unit that moved with its group's leader (see [`Event::Move`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct MovedWith {
@@ -135,6 +148,7 @@ impl std::fmt::Display for Event {
                 modifiers,
                 outcomes,
                 log,
+                sides,
             } => {
                 write!(f, "   {name}({})", args.join(", "))?;
                 if !modifiers.is_empty() {
@@ -154,6 +168,9 @@ impl std::fmt::Display for Event {
                 }
                 for l in log {
                     write!(f, "\n      > {l}")?;
+                }
+                for c in sides {
+                    write!(f, "\n      {}: {} {} -> {}", c.side, c.state, c.from, c.to)?;
                 }
                 Ok(())
             }
@@ -1026,6 +1043,15 @@ impl<'r> Game<'r> {
         Ok(Some(frame))
     }
 
+    /// The name of the army on side `s` (the side's own name before the
+    /// sides are settled).
+    fn army_of_side(&self, s: usize) -> String {
+        match self.side_of_army.iter().position(|x| *x as usize == s) {
+            Some(a) => self.army_names[a].clone(),
+            None => self.show(Value::Side(s as _)),
+        }
+    }
+
     fn show(&self, v: Value) -> String {
         self.world.show(self.rs, v)
     }
@@ -1044,11 +1070,23 @@ impl<'r> Game<'r> {
         }
         // The procedure tells the evaluator each thing it changes.
         let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng)?;
+        let mut sides = Vec::new();
         let changed = before.is_some_and(|(st, sst, nf)| {
+            let nss = self.rs.side_states.len();
+            for (i, (was, now)) in sst.iter().zip(&self.world.side_state).enumerate() {
+                if was != now {
+                    sides.push(SideChange {
+                        side: self.army_of_side(i / nss),
+                        state: self.rs.side_states[i % nss].name.clone(),
+                        from: self.show(*was),
+                        to: self.show(*now),
+                    });
+                }
+            }
             !p.rolls.is_empty()
                 || !p.log.is_empty()
+                || !sides.is_empty()
                 || st != self.world.state
-                || sst != self.world.side_state
                 || nf != self.world.facts.iter().map(|f| f.len()).sum::<usize>()
         });
         if changed {
@@ -1081,6 +1119,7 @@ impl<'r> Game<'r> {
                     .map(|(o, v)| (o.name.clone(), self.show(*v)))
                     .collect(),
                 log: p.log.clone(),
+                sides,
             };
             self.log.push(ev);
         }
