@@ -1,7 +1,8 @@
 //! Decks of cards, compiled. A `deck` item becomes a [`DeckDef`]: its
 //! parameters (bound by `draw NAME(ARGS)`) and its cards, each with the
 //! conditions that put it in the pile at a shuffle and the actions that
-//! resolve it. The `draw` and `shuffle` actions of steps and cards are
+//! resolve it, and the deck's `after each card` actions, run after each
+//! card is resolved. The `draw` and `shuffle` actions of steps and cards are
 //! checked here too. A battle plays them (`battle/decks.rs`); the language
 //! is described in docs/LANGUAGE.md, "Decks and cards".
 
@@ -23,6 +24,18 @@ pub struct DeckDef {
     /// Bound by `draw NAME(ARGS)`, in slots 0.. of every card's frame.
     pub params: Vec<(String, Ty)>,
     pub cards: Vec<CardDef>,
+    /// `after each card { ACTIONS }`: run after each card of this deck is
+    /// resolved, with the deck's parameters bound (and not the card's V).
+    pub after_each: Option<AfterEachDef>,
+    pub span: Span,
+}
+
+/// A deck's `after each card` block, compiled.
+#[derive(Clone, Debug)]
+pub struct AfterEachDef {
+    /// In order; their frames start with the deck's parameters.
+    pub actions: Vec<StepAction>,
+    /// The words `after each card`.
     pub span: Span,
 }
 
@@ -103,6 +116,7 @@ pub(crate) fn compile(c: &mut Compiler, items: &[syntax::Item]) {
             doc: d.doc.clone(),
             params,
             cards: Vec::new(),
+            after_each: None,
             span: d.name.span,
         });
     }
@@ -132,6 +146,106 @@ pub(crate) fn compile(c: &mut Compiler, items: &[syntax::Item]) {
             }
         }
         c.rs.decks[id].cards = cards;
+        if let Some((first, rest)) = d.after_each.split_first() {
+            for again in rest {
+                c.err(
+                    Diag::new(
+                        "muster::duplicate",
+                        format!("deck `{}` has two `after each card` blocks", d.name.text),
+                    )
+                    .at(again.span, "a second block here")
+                    .note(first.span, "the first `after each card` of this deck")
+                    .help("a deck has at most one `after each card` block: put all its actions in one, in the order they should run"),
+                );
+            }
+            c.rs.decks[id].after_each = compile_after_each(c, id, d, first);
+        }
+    }
+}
+
+/// Compile a deck's `after each card { ACTIONS }`: a card's actions, with
+/// the deck's parameters bound and no card's variable.
+fn compile_after_each(
+    c: &mut Compiler,
+    id: usize,
+    d: &syntax::Deck,
+    block: &syntax::AfterEach,
+) -> Option<AfterEachDef> {
+    let params = c.rs.decks[id].params.clone();
+    let mut sc = Compiler::scope_for(&params, false);
+    let mut ok = true;
+    let mut actions = Vec::new();
+    for a in &block.actions {
+        match a {
+            Action::Goto { span, .. } | Action::End { span, .. } => {
+                let what = if matches!(a, Action::Goto { .. }) {
+                    "`goto`"
+                } else {
+                    "`end game`"
+                };
+                c.err(
+                    Diag::new(
+                        "muster::card_action",
+                        format!(
+                            "the `after each card` block of deck `{}` cannot {what}",
+                            d.name.text
+                        ),
+                    )
+                    .at(*span, "not an action this block can take")
+                    .note(block.span, "in this block")
+                    .help("its actions are a card's: `do`, `draw` and `shuffle`; jump or end the game in the step that draws the deck (its procedures can set the state a `goto` tests)"),
+                );
+                ok = false;
+            }
+            _ => {
+                let before = c.diags.len();
+                match play_action(c, a, &mut sc) {
+                    Some(x) => actions.push(x),
+                    None => ok = false,
+                }
+                explain_card_variables(c, before, d, block);
+            }
+        }
+    }
+    ok.then_some(AfterEachDef {
+        actions,
+        span: block.span,
+    })
+}
+
+/// An unknown name in an `after each card` block that is some card's `for
+/// each` variable: say why the block cannot see it.
+fn explain_card_variables(
+    c: &mut Compiler,
+    from: usize,
+    d: &syntax::Deck,
+    block: &syntax::AfterEach,
+) {
+    for diag in &mut c.diags[from..] {
+        if diag.code != "muster::unknown_name" {
+            continue;
+        }
+        let Some(card) = d.cards.iter().find(|card| {
+            card.each
+                .as_ref()
+                .is_some_and(|e| diag.message == format!("unknown name `{}`", e.var.text))
+        }) else {
+            continue;
+        };
+        let var = &card.each.as_ref().expect("found by its variable").var;
+        diag.label = format!("`{}` is card `{}`'s variable", var.text, card.name.text);
+        diag.notes.push((
+            var.span,
+            "bound here, for this card's own actions".to_string(),
+        ));
+        diag.notes.push((
+            block.span,
+            "this block runs after every card of the deck".to_string(),
+        ));
+        diag.help = Some(format!(
+            "the `after each card` block of deck `{}` runs after every card and sees only the deck's parameters, not a card's `for each` variable; act on `{}` in card `{}` itself, or mark it there with a state (`{}.activated = true`) and repeat the block's action `for each u in units where u.activated`",
+            d.name.text, var.text, card.name.text, var.text
+        ));
     }
 }
 
@@ -373,6 +487,9 @@ pub(crate) fn check_shuffled(c: &mut Compiler) {
     for d in &c.rs.decks {
         for card in &d.cards {
             mark(&card.actions);
+        }
+        if let Some(a) = &d.after_each {
+            mark(&a.actions);
         }
     }
     let never: Vec<(String, Span)> =

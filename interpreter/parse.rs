@@ -90,6 +90,8 @@ fn rule_name(r: &Rule) -> String {
         | Rule::reroll => "an operator or `=>`",
         Rule::block => "`{`",
         Rule::card | Rule::card_kw => "a card (`card NAME { ... }`)",
+        Rule::after_each | Rule::after_each_head | Rule::after_kw => "`after each card { ... }`",
+        Rule::each_kw => "`each` (`after each card`)",
         Rule::left_kw => "`left` (`until 1 left`)",
         Rule::deck_kw | Rule::deck_item => "a deck (`deck NAME { card ... }`)",
         Rule::copies_kw | Rule::copies => "`copies N`",
@@ -835,12 +837,14 @@ impl Builder {
         let mut params = Vec::new();
         let mut doc = None;
         let mut cards = Vec::new();
+        let mut after_each = Vec::new();
         for x in it {
             match x.as_rule() {
                 Rule::deck_kw => {}
                 Rule::ident => name = Some(self.name(x)),
                 Rule::params => params = self.params(x),
                 Rule::string => doc = Some(unquote(x)),
+                Rule::after_each => after_each.push(self.after_each(x)),
                 _ => cards.push(self.card(x)),
             }
         }
@@ -849,6 +853,17 @@ impl Builder {
             params,
             doc,
             cards,
+            after_each,
+        }
+    }
+
+    /// `after each card { ACTIONS }`.
+    fn after_each(&self, p: P) -> AfterEach {
+        let mut i = p.into_inner();
+        let span = self.span(&i.next().expect("the grammar requires `after each card`"));
+        AfterEach {
+            actions: i.filter_map(|x| self.action(x)).collect(),
+            span,
         }
     }
 

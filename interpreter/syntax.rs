@@ -484,13 +484,25 @@ pub enum Action {
     },
 }
 
-/// A deck of cards: `deck NAME [(PARAMS)] ["doc"] { card ... }`.
+/// A deck of cards: `deck NAME [(PARAMS)] ["doc"] { card ... [after each card { ... }] }`.
 #[derive(Clone, Debug)]
 pub struct Deck {
     pub name: Name,
     pub params: Vec<Param>,
     pub doc: Option<String>,
     pub cards: Vec<Card>,
+    /// Every `after each card { ACTIONS }` block, in the order written (the
+    /// compiler accepts at most one).
+    pub after_each: Vec<AfterEach>,
+}
+
+/// `after each card { ACTIONS }`: what follows the resolving of each card
+/// of a deck.
+#[derive(Clone, Debug)]
+pub struct AfterEach {
+    pub actions: Vec<Action>,
+    /// The words `after each card`.
+    pub span: Span,
 }
 
 /// `card NAME [copies N] [for each V in sides|units [where COND]] [when COND] { ACTIONS }`.

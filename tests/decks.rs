@@ -391,6 +391,197 @@ sequence {
     assert_eq!(side_state(&b, &g, "red", "turns"), Value::Int(1));
 }
 
+// ---------------------------------------------------------------- after each card
+
+#[test]
+fn after_each_card_runs_after_every_turned_card() {
+    // The block stands between the cards: where it is written is no matter.
+    let mut b = build(
+        r#"
+side_state after_cards: int = 0
+procedure after_card() { red.after_cards += 1 }
+deck play {
+  card leader for each l in units where l is Leader { do activate(l) }
+  after each card {
+    do after_card()
+    do activate(u) for each u in units where u is Foot
+  }
+  card bonus copies 2 { do count_turn() }
+}
+sequence {
+  turn {
+    step "Cards" { shuffle play  draw play until 1 left }
+  } until any s in sides: s.defeated
+}
+"#,
+    );
+    let sc = scenario(&mut b, 3);
+    let g = play(&b, &sc, 7);
+    // Four cards a turn (two leaders, two bonus), three turned: the block
+    // runs three times a turn, not for the card left unturned.
+    for events in &turns(&g)[1..] {
+        assert_eq!(cards_turned(events).len(), 3);
+        let after = of_kind(events, "procedure")
+            .iter()
+            .filter(|e| e["name"] == "after_card")
+            .count();
+        assert_eq!(after, 3);
+    }
+    assert_eq!(side_state(&b, &g, "red", "after_cards"), Value::Int(9));
+    let block = b.ruleset.decks[0].after_each.as_ref().unwrap();
+    assert_eq!(block.actions.len(), 2);
+    // Its `for each ... where` repeats as a step's does: each foot once a card.
+    let rs = &b.ruleset;
+    let activated = rs.state("activated").unwrap() as usize;
+    let foot = g
+        .world
+        .units
+        .iter()
+        .position(|u| u.name == "Red Foot")
+        .unwrap();
+    assert_eq!(
+        g.world.state[foot * rs.states.len() + activated],
+        Value::Int(9)
+    );
+}
+
+#[test]
+fn after_each_card_reads_the_deck_s_parameters() {
+    // Written before the cards this time.
+    let mut b = build(
+        r#"
+deck bonus(s: side) {
+  after each card { do bonus_for(s) }
+  card extra copies 5 { do count_turn() }
+}
+sequence {
+  turn {
+    step "Bonus" { shuffle bonus  draw bonus(blue)  draw bonus(blue)  draw bonus(red) }
+  } until any s in sides: s.defeated
+}
+"#,
+    );
+    let sc = scenario(&mut b, 1);
+    let g = play(&b, &sc, 2);
+    assert_eq!(side_state(&b, &g, "blue", "bonuses"), Value::Int(2));
+    assert_eq!(side_state(&b, &g, "red", "bonuses"), Value::Int(1));
+    assert_eq!(side_state(&b, &g, "red", "turns"), Value::Int(3));
+}
+
+#[test]
+fn after_each_card_runs_once_the_card_and_what_it_drew_are_resolved() {
+    // Each mark appends a digit, so the trace spells the order of events.
+    let mut b = build(
+        r#"
+side_state trace: int = 0
+procedure mark(k: int) { red.trace = red.trace * 10 + k }
+deck play {
+  card first { do mark(1)  draw bonus(red)  do mark(2) }
+  after each card { do mark(9) }
+}
+deck bonus(s: side) {
+  card extra { do mark(3) }
+  after each card { do mark(4) }
+}
+sequence {
+  turn {
+    step "Cards" { shuffle play  shuffle bonus  draw play }
+  } until any s in sides: s.defeated
+}
+"#,
+    );
+    let sc = scenario(&mut b, 1);
+    let g = play(&b, &sc, 1);
+    // play's card: 1; bonus's card: 3, then bonus's block: 4; the rest of
+    // play's card: 2; play's block last: 9.
+    assert_eq!(side_state(&b, &g, "red", "trace"), Value::Int(13429));
+}
+
+#[test]
+fn after_each_card_does_not_run_on_an_empty_pile() {
+    let mut b = build(
+        r#"
+deck play {
+  card only { }
+  after each card { do count_turn() }
+}
+sequence {
+  turn {
+    step "Draw" { draw play  draw play }
+    step "Shuffle" { shuffle play }
+  } until any s in sides: s.defeated
+}
+"#,
+    );
+    let sc = scenario(&mut b, 2);
+    let g = play(&b, &sc, 1);
+    let t = turns(&g);
+    // Turn 1: two empty draws; turn 2: the card, then an empty draw.
+    assert_eq!(of_kind(&t[1], "empty").len(), 2);
+    assert_eq!(cards_turned(&t[2]), ["only"]);
+    assert_eq!(of_kind(&t[2], "empty").len(), 1);
+    assert_eq!(side_state(&b, &g, "red", "turns"), Value::Int(1));
+}
+
+#[test]
+fn a_problem_inside_after_each_card_names_the_block_and_the_step() {
+    let mut b = build(
+        r#"
+deck play {
+  card leader for each l in units where l is Leader { }
+  after each card { do only_foot(u) for each u in units where u is Leader }
+}
+sequence {
+  turn {
+    step "Cards" { shuffle play  draw play }
+  } until any s in sides: s.defeated
+}
+"#,
+    );
+    let sc = scenario(&mut b, 2);
+    let prep = prepared(&b, &sc);
+    let Err(d) = prep.play(1, true) else {
+        panic!("the block's requirement should stop the battle");
+    };
+    assert_eq!(d.code, "muster::requirement");
+    assert!(
+        d.message.contains("(turn 1, step \"Cards\")"),
+        "{}",
+        d.message
+    );
+    let out = render_plain(&[d], &b.sources);
+    assert!(
+        out.contains("while resolving the `after each card` block of deck `play`"),
+        "{out}"
+    );
+    assert!(!out.contains("while resolving this card"), "{out}");
+    assert!(out.contains("during this step"), "{out}");
+    assert!(out.contains("only foot may act on this card"), "{out}");
+}
+
+#[test]
+fn an_after_each_card_that_draws_its_own_deck_forever_is_stopped() {
+    let mut b = build(
+        r#"
+deck again {
+  card again { }
+  after each card { shuffle again  draw again }
+}
+sequence {
+  turn { step "Cards" { shuffle again  draw again } }
+  until any s in sides: s.defeated
+}
+"#,
+    );
+    let sc = scenario(&mut b, 1);
+    let prep = prepared(&b, &sc);
+    let Err(d) = prep.play(1, false) else {
+        panic!("the endless block should stop the battle");
+    };
+    assert_eq!(d.code, "muster::battle");
+    assert!(d.message.contains("nest more than"), "{}", d.message);
+}
+
 /// The order a game turns the three cards in, for a seed.
 fn order(prep: &Prepared, seed: u64) -> Vec<String> {
     let g = prep.play(seed, true).unwrap();
@@ -531,16 +722,23 @@ define deck(u: unit): int = u.copies
 procedure duel(a: unit, b: unit) outcomes { winner: attacker | defender | draw } {
   outcome winner = if d6 > 3 then attacker else draw
 }
+state after: int = 0
+procedure each_card() { }
 deck shuffle { card draw when true { do count_turn() } }
+deck after { card after { } after each card { do each_card() } }
 sequence {
   turn {
-    step "Duel" { shuffle shuffle  draw shuffle  do count_turn() }
+    step "Duel" { shuffle shuffle  draw shuffle  shuffle after  draw after  do count_turn() }
   } until any s in sides: s.defeated
 }
 "#,
     );
     assert_eq!(b.ruleset.decks[0].name, "shuffle");
     assert_eq!(b.ruleset.decks[0].cards[0].name, "draw");
+    // `after`, a state, and a deck and a card named so.
+    assert_eq!(b.ruleset.decks[1].name, "after");
+    assert_eq!(b.ruleset.decks[1].cards[0].name, "after");
+    assert!(b.ruleset.decks[1].after_each.is_some());
 }
 
 #[test]
@@ -551,7 +749,7 @@ fn a_house_rule_overrides_and_removes_decks() {
         dir.join("base.muster"),
         format!(
             "{BASE}
-deck play {{ card a {{ }} card b {{ }} }}
+deck play {{ card a {{ }} card b {{ }} after each card {{ do count_turn() }} }}
 deck events {{ card storm {{ }} }}
 sequence {{
   turn {{
@@ -577,6 +775,15 @@ remove deck events
     assert_eq!(names, ["play"]);
     assert_eq!(b.ruleset.decks[0].cards.len(), 1);
     assert_eq!(b.ruleset.decks[0].cards[0].copies, 2);
+    // The override replaces the whole deck, its `after each card` too.
+    assert!(b.ruleset.decks[0].after_each.is_none());
+    let b = house(
+        "extends \"base.muster\"\noverride deck play { after each card { do crown(red) } card only { } }\n",
+    )
+    .unwrap_or_else(|(d, s)| panic!("{}", render_plain(&d, &s)));
+    let block = b.ruleset.decks[0].after_each.as_ref().unwrap();
+    assert_eq!(block.actions.len(), 1);
+    assert_eq!(b.ruleset.decks[0].cards.len(), 1);
     // Removing a deck a step still draws from is caught.
     let Err((d, _)) = house("extends \"base.muster\"\nremove deck events\n") else {
         panic!("a step draws from the removed deck");

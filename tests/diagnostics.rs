@@ -1035,3 +1035,51 @@ fn deck_without_cards() {
     assert_eq!(codes(&d), ["muster::empty_deck"]);
     insta::assert_snapshot!("deck_without_cards", r);
 }
+
+#[test]
+fn two_after_each_card_blocks_in_a_deck() {
+    let decks = DECKS.replace(
+        "  card cheer copies 2",
+        "  after each card { do cheer(attacker) }\n  card cheer copies 2",
+    );
+    let decks = decks.replace(
+        "card extra { do cheer(s) }",
+        "card extra { do cheer(s) }\n  after each card { do cheer(s) }",
+    );
+    let decks = decks.replace(
+        "\n}\ndeck bonus",
+        "\n  after each card { do cheer(defender) }\n}\ndeck bonus",
+    );
+    let (d, r) = rejected("after_each_twice.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::duplicate"]);
+    assert!(r.contains("two `after each card` blocks"), "{r}");
+    assert!(
+        r.contains("the first `after each card` of this deck"),
+        "{r}"
+    );
+    insta::assert_snapshot!("two_after_each_card_blocks_in_a_deck", r);
+}
+
+#[test]
+fn after_each_card_reads_a_card_s_variable() {
+    let decks = DECKS.replace(
+        "  card cheer copies 2 { do cheer(attacker) }\n",
+        "  card cheer copies 2 { do cheer(attacker) }\n  after each card { do activate(u) }\n",
+    );
+    let (d, r) = rejected("after_each_var.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::unknown_name"]);
+    assert!(r.contains("not a card's `for each` variable"), "{r}");
+    insta::assert_snapshot!("after_each_card_reads_a_card_s_variable", r);
+}
+
+#[test]
+fn goto_inside_after_each_card() {
+    let decks = DECKS.replace(
+        "  card extra { do cheer(s) }\n",
+        "  card extra { do cheer(s) }\n  after each card { do cheer(s) goto \"Cards\" }\n",
+    );
+    let (d, r) = rejected("after_each_goto.muster", &with_decks(&decks, STEP));
+    assert_eq!(codes(&d), ["muster::card_action"]);
+    assert!(r.contains("cannot `goto`"), "{r}");
+    insta::assert_snapshot!("goto_inside_after_each_card", r);
+}

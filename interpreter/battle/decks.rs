@@ -1,9 +1,9 @@
 //! Decks in a battle: each deck's draw pile, `shuffle` (the pile rebuilt
 //! from the deck's cards whose `when`/`where` hold now, then shuffled with
 //! the game's one generator) and `draw` (the top card turned and its
-//! actions resolved). Piles start empty in every game and keep their cards
-//! from turn to turn until the next shuffle, so a deck never shuffled again
-//! runs out. A ruleset without decks never gets here, so its games draw
+//! actions resolved, then the deck's `after each card` actions). Piles
+//! start empty in every game and keep their cards from turn to turn until
+//! the next shuffle, so a deck never shuffled again runs out. A ruleset without decks never gets here, so its games draw
 //! nothing more from the generator.
 
 use super::{Event, Game};
@@ -129,7 +129,8 @@ impl Game<'_> {
     }
 
     /// Take the top card off a (non-empty) pile and resolve it: its actions
-    /// run with the deck's arguments and its side or unit bound.
+    /// run with the deck's arguments and its side or unit bound, then the
+    /// deck's `after each card` actions with the deck's arguments alone.
     fn turn_card(&mut self, deck: Id, args: &[Value]) -> Result<(), Diag> {
         let rs = self.rs;
         let d = &rs.decks[deck as usize];
@@ -156,20 +157,28 @@ impl Game<'_> {
             frame[r.slot as usize] = v;
         }
         self.drawing += 1;
-        let mut done = Ok(());
-        for a in &card.actions {
-            done = self.play(a, &frame);
-            if done.is_err() {
-                break;
-            }
-        }
+        let done = card
+            .actions
+            .iter()
+            .try_for_each(|a| self.play(a, &frame))
+            .map_err(|e| (e, card.span, "this card"));
+        // The deck's `after each card` block, once the card (and every card
+        // it drew) is resolved: the deck's arguments bound, not the card's V.
+        let done = done.and_then(|()| match &d.after_each {
+            None => Ok(()),
+            Some(after) => after
+                .actions
+                .iter()
+                .try_for_each(|a| self.play(a, args))
+                .map_err(|e| (e, after.span, "the `after each card` block")),
+        });
         self.drawing -= 1;
-        done.map_err(|e| {
-            let what = format!("while resolving this card of deck `{}`", d.name);
+        done.map_err(|(e, span, what)| {
+            let what = format!("while resolving {what} of deck `{}`", d.name);
             if e.span.is_none() {
-                e.at(card.span, what)
+                e.at(span, what)
             } else {
-                e.note(card.span, what)
+                e.note(span, what)
             }
         })
     }
