@@ -1052,6 +1052,14 @@ impl<'r> Game<'r> {
         }
     }
 
+    /// A value as the narrative names it: a side by its army's name.
+    pub(crate) fn label(&self, v: Value) -> String {
+        match v {
+            Value::Side(s) => self.army_of_side(s as usize),
+            v => self.show(v),
+        }
+    }
+
     fn show(&self, v: Value) -> String {
         self.world.show(self.rs, v)
     }

@@ -263,8 +263,8 @@ sequence {
         let turned = cards_turned(events);
         let n = |c: &str| turned.iter().filter(|x| *x == c).count();
         assert_eq!(n("skirmish"), 3, "{turned:?}");
-        assert_eq!(n("rally (red)"), 2, "{turned:?}");
-        assert_eq!(n("rally (blue)"), 2, "{turned:?}");
+        assert_eq!(n("rally (Red)"), 2, "{turned:?}");
+        assert_eq!(n("rally (Blue)"), 2, "{turned:?}");
         assert_eq!(n("leader (Sir Red)"), 1, "{turned:?}");
         // Nothing is left, so nothing is reported unturned.
         assert!(of_kind(events, "unturned").is_empty());

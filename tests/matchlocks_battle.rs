@@ -457,3 +457,60 @@ fn the_default_battle_is_seeded() {
     assert_ne!(a, play(4));
     assert!(a.contains("=== End after"), "{a}");
 }
+
+/// The default scenario's battle with seed 5, as a wargamer reads it: the
+/// Play deck's cards turned one by one (leaders' tokens and orders, Bonus
+/// cards with their dice-off and the Bonus deck, Skirmishers & Artillery),
+/// the Doctrine dice of every melee (`attacker_tactics`, `defender_tactics`)
+/// and each army's morale tokens as they are lost and won back. Review a
+/// change to it as a reader of the rules would.
+#[test]
+fn seeded_battle_log_of_the_default_scenario() {
+    let mut build = common::ruleset(RULES);
+    let sc = build.scenario(None).expect("the default scenario reads");
+    let prep = Prepared::new(&build.ruleset, &sc).expect("the default scenario sets up");
+    let game = match prep.play(5, true) {
+        Ok(g) => g,
+        Err(d) => panic!("{}", render_plain(&[d], &build.sources)),
+    };
+    let text = game.narrative();
+    for must in [
+        "== play: leader (",
+        "== play: bonus",
+        "== play: Skirmishers & Artillery (",
+        "play: left unturned: ",
+        "bonus_dice_off() rolls [",
+        "order(",
+        "attacker_tactics ",
+        ": tokens ",
+        "=== End after",
+    ] {
+        assert!(text.contains(must), "the log has no {must:?}:\n{text}");
+    }
+    insta::assert_snapshot!("matchlocks_default_seed_5", text);
+}
+
+/// The same seed and runs give the same summary on 1 thread and on 2, and
+/// another seed other games.
+#[test]
+fn simulate_is_the_same_on_any_thread_count() {
+    let mut build = common::ruleset(RULES);
+    let sc = build.scenario(None).unwrap();
+    let prep = Prepared::new(&build.ruleset, &sc).unwrap();
+    let run = |threads: usize, seed: u64| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| muster::simulate::run(&prep, 8, seed, &|| {}))
+            .unwrap()
+    };
+    let one = run(1, 42);
+    let two = run(2, 42);
+    assert_eq!(one, two);
+    assert_eq!(one.games, 8);
+    let decided: u64 =
+        one.wins.iter().map(|w| w.count).sum::<u64>() + one.draws.count + one.turn_limit.count;
+    assert_eq!(decided, 8);
+    assert_ne!(one.length, run(2, 43).length);
+}

@@ -123,7 +123,7 @@ impl Game<'_> {
     /// A card as the log names it: `leader (Sir William Waller)`.
     fn card_name(&self, card: &CardDef, v: Value) -> String {
         match card.each {
-            Some(_) => format!("{} ({})", card.name, self.show(v)),
+            Some(_) => format!("{} ({})", card.name, self.label(v)),
             None => card.name.clone(),
         }
     }
@@ -141,7 +141,7 @@ impl Game<'_> {
         self.note(|g| Event::Card {
             deck: d.name.clone(),
             card: card.name.clone(),
-            on: card.each.as_ref().map(|_| g.show(v)),
+            on: card.each.as_ref().map(|_| g.label(v)),
         });
         if self.drawing >= MAX_NESTED_DRAWS {
             return Err(Diag::new(
