@@ -952,6 +952,26 @@ impl<'r> Game<'r> {
         })
     }
 
+    /// The arguments of repetition `i` of an action (None: its `where`
+    /// leaves this repetition out).
+    fn arguments(
+        &mut self,
+        each: Option<&Repeat>,
+        i: usize,
+        slots: u16,
+        base: &[Value],
+        args: &[Ex],
+    ) -> Result<Option<Vec<Value>>, Diag> {
+        let Some(mut frame) = self.repetition(each, i, slots, base)? else {
+            return Ok(None);
+        };
+        let mut vals = Vec::with_capacity(args.len());
+        for e in args {
+            vals.push(self.eval(e, &mut frame)?);
+        }
+        Ok(Some(vals))
+    }
+
     /// Play an action with `base` in the first slots of its frame (a card's
     /// deck arguments and side or unit; nothing for a step's own action).
     fn play(&mut self, a: &StepAction, base: &[Value]) -> Result<(), Diag> {
@@ -964,13 +984,9 @@ impl<'r> Game<'r> {
                 slots,
             } => {
                 for i in 0..self.repetitions(each.as_ref()) {
-                    let Some(mut frame) = self.repetition(each.as_ref(), i, *slots, base)? else {
+                    let Some(vals) = self.arguments(each.as_ref(), i, *slots, base, args)? else {
                         continue;
                     };
-                    let mut vals = Vec::with_capacity(args.len());
-                    for e in args {
-                        vals.push(self.eval(e, &mut frame)?);
-                    }
                     if *procedure {
                         self.perform(*target, &vals)?;
                     } else {
@@ -988,13 +1004,9 @@ impl<'r> Game<'r> {
                 slots,
             } => {
                 for i in 0..self.repetitions(each.as_ref()) {
-                    let Some(mut frame) = self.repetition(each.as_ref(), i, *slots, base)? else {
+                    let Some(vals) = self.arguments(each.as_ref(), i, *slots, base, args)? else {
                         continue;
                     };
-                    let mut vals = Vec::with_capacity(args.len());
-                    for e in args {
-                        vals.push(self.eval(e, &mut frame)?);
-                    }
                     self.draw(*deck, &vals, *until)?;
                 }
                 Ok(())

@@ -173,9 +173,47 @@ fn compile_after_each(
 ) -> Option<AfterEachDef> {
     let params = c.rs.decks[id].params.clone();
     let mut sc = Compiler::scope_for(&params, false);
+    let actions = compile_actions(
+        c,
+        &block.actions,
+        &mut sc,
+        Refusal {
+            who: format!("the `after each card` block of deck `{}`", d.name.text),
+            label: "not an action this block can take",
+            block: Some(block.span),
+            help: "its actions are a card's: `do`, `draw` and `shuffle`; jump or end the game in the step that draws the deck (its procedures can set the state a `goto` tests)",
+        },
+        |c, before| explain_card_variables(c, before, d, block),
+    )?;
+    Some(AfterEachDef {
+        actions,
+        span: block.span,
+    })
+}
+
+/// How `compile_actions` refuses a `goto` or an `end game`: what holds it,
+/// the label, the block to point at, the help line.
+struct Refusal {
+    who: String,
+    label: &'static str,
+    block: Option<Span>,
+    help: &'static str,
+}
+
+/// Compile the actions of a card or of an `after each card` block: `do`,
+/// `draw` and `shuffle`, never `goto` or `end game`. `explain` runs after
+/// each action with the number of diagnostics before it (to add to what
+/// the action's own diagnostics say). None if any action failed.
+fn compile_actions(
+    c: &mut Compiler,
+    actions: &[Action],
+    sc: &mut Scope,
+    refusal: Refusal,
+    mut explain: impl FnMut(&mut Compiler, usize),
+) -> Option<Vec<StepAction>> {
     let mut ok = true;
-    let mut actions = Vec::new();
-    for a in &block.actions {
+    let mut out = Vec::new();
+    for a in actions {
         match a {
             Action::Goto { span, .. } | Action::End { span, .. } => {
                 let what = if matches!(a, Action::Goto { .. }) {
@@ -183,34 +221,28 @@ fn compile_after_each(
                 } else {
                     "`end game`"
                 };
-                c.err(
-                    Diag::new(
-                        "muster::card_action",
-                        format!(
-                            "the `after each card` block of deck `{}` cannot {what}",
-                            d.name.text
-                        ),
-                    )
-                    .at(*span, "not an action this block can take")
-                    .note(block.span, "in this block")
-                    .help("its actions are a card's: `do`, `draw` and `shuffle`; jump or end the game in the step that draws the deck (its procedures can set the state a `goto` tests)"),
-                );
+                let mut diag = Diag::new(
+                    "muster::card_action",
+                    format!("{} cannot {what}", refusal.who),
+                )
+                .at(*span, refusal.label);
+                if let Some(b) = refusal.block {
+                    diag = diag.note(b, "in this block");
+                }
+                c.err(diag.help(refusal.help));
                 ok = false;
             }
             _ => {
                 let before = c.diags.len();
-                match play_action(c, a, &mut sc) {
-                    Some(x) => actions.push(x),
+                match play_action(c, a, sc) {
+                    Some(x) => out.push(x),
                     None => ok = false,
                 }
-                explain_card_variables(c, before, d, block);
+                explain(c, before);
             }
         }
     }
-    ok.then_some(AfterEachDef {
-        actions,
-        span: block.span,
-    })
+    ok.then_some(out)
 }
 
 /// An unknown name in an `after each card` block that is some card's `for
@@ -304,32 +336,20 @@ fn compile_card(
             None => return None,
         },
     };
-    let mut actions = Vec::new();
-    for a in &card.actions {
-        match a {
-            Action::Goto { span, .. } | Action::End { span, .. } => {
-                let what = if matches!(a, Action::Goto { .. }) {
-                    "`goto`"
-                } else {
-                    "`end game`"
-                };
-                c.err(
-                    Diag::new(
-                        "muster::card_action",
-                        format!("card `{}` cannot {what}", card.name.text),
-                    )
-                    .at(*span, "not an action a card can take")
-                    .help("a card's actions are `do`, `draw` and `shuffle`; jump or end the game in the step that draws the card (its procedures can set the state a `goto` tests)"),
-                );
-                ok = false;
-            }
-            _ => match play_action(c, a, &mut sc) {
-                Some(x) => actions.push(x),
-                None => ok = false,
-            },
-        }
-    }
-    ok.then(|| CardDef {
+    let actions = compile_actions(
+        c,
+        &card.actions,
+        &mut sc,
+        Refusal {
+            who: format!("card `{}`", card.name.text),
+            label: "not an action a card can take",
+            block: None,
+            help: "a card's actions are `do`, `draw` and `shuffle`; jump or end the game in the step that draws the card (its procedures can set the state a `goto` tests)",
+        },
+        |_, _| {},
+    );
+    let actions = actions.filter(|_| ok)?;
+    Some(CardDef {
         name: card.name.text.clone(),
         copies,
         each,
