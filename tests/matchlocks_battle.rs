@@ -314,6 +314,62 @@ fn rallying_a_daunted_battalia_regains_its_tokens() {
     assert_eq!(t.int("first_army.tokens"), 5);
 }
 
+/// §XIII When Should a Unit Take a Morale Crisis Test 1(b), Routing
+/// Friends, on `matchlocks_routing.toml`: a Division (12 points) behind a
+/// Battalia sees a squadron (16) break 3" off the Battalia's flank and
+/// tests; the Battalia (24) does not until the second squadron breaks
+/// (32); the Division does not test twice in one card; a Division in a
+/// wood ignores routing horse; one 10.5" away sees nothing. After the card
+/// everything is forgotten.
+#[test]
+fn friends_routing_within_ten_inches_make_a_unit_test() {
+    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    let broken = t.sym("broken");
+    let tests_of = |t: &Table| -> Vec<String> {
+        t.game
+            .log
+            .iter()
+            .filter_map(|e| match e {
+                Event::Procedure { name, args, .. } if name == "rout_test" => Some(args[0].clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let left = t.u("left_horse");
+    t.perform("test_result", &[left, broken]);
+    assert!(t.holds("left_horse.off_table"));
+    assert_eq!(t.int("steady.routs_seen"), 16);
+    assert_eq!(t.int("reserve.routs_seen"), 16);
+    assert_eq!(t.int("far_away.routs_seen"), 0, "10.5 inches away");
+    assert_eq!(t.int("in_the_wood.routs_seen"), 0, "21 inches away");
+    t.decide("routing_tests", &[]);
+    assert_eq!(tests_of(&t), vec!["reserve".to_string()]);
+    assert!(t.holds("reserve.rout_tested and not steady.rout_tested"));
+
+    let right = t.u("right_horse");
+    assert!(t.holds("in_cover(in_the_wood) and distance(in_the_wood, right_horse) <= 10"));
+    t.perform("test_result", &[right, broken]);
+    assert_eq!(t.int("steady.routs_seen"), 32);
+    assert_eq!(t.int("reserve.routs_seen"), 32);
+    assert_eq!(
+        t.int("in_the_wood.routs_seen"),
+        0,
+        "in cover: horse routing is ignored"
+    );
+    t.decide("routing_tests", &[]);
+    let tested = tests_of(&t);
+    assert_eq!(tested[..2], ["reserve".to_string(), "steady".to_string()]);
+    assert_eq!(
+        tested.iter().filter(|n| *n == "reserve").count(),
+        1,
+        "once a card"
+    );
+
+    t.perform("end_activation", &[]);
+    assert_eq!(t.int("steady.routs_seen"), 0);
+    assert!(t.holds("not steady.rout_tested and not reserve.rout_tested"));
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
