@@ -370,6 +370,35 @@ fn friends_routing_within_ten_inches_make_a_unit_test() {
     assert!(t.holds("not steady.rout_tested and not reserve.rout_tested"));
 }
 
+/// §X Cavalry and the Movement Summary: horse never enter a wood, formed
+/// foot go 4" in it. Squadrons 10" in the open; one touching the copse has
+/// no allowance for any move, and horse never attack a unit in a wood.
+#[test]
+fn horse_stay_out_of_woods() {
+    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    assert_eq!(t.int("move_allowance(right_horse, straight)"), 10);
+    assert_eq!(t.int("move_allowance(in_the_wood, straight)"), 4);
+    assert_eq!(t.int("move_allowance(steady, straight)"), 6);
+    assert!(t.holds("not barred_ground(right_horse) and not barred_ground(in_the_wood)"));
+    let idx = match t.u("right_horse") {
+        Value::Unit(i) => i as usize,
+        _ => unreachable!(),
+    };
+    let b = t.game.world.field.as_ref().unwrap().bases[idx];
+    t.game.set_base(
+        idx,
+        muster::battlefield::Base::new(
+            muster::battlefield::Pt { x: 55.0, y: 9.0 },
+            b.facing,
+            b.width,
+            b.depth,
+        ),
+    );
+    assert!(t.holds("touches_terrain(right_horse, woods) and barred_ground(right_horse)"));
+    assert_eq!(t.int("move_allowance(right_horse, straight)"), 0);
+    assert_eq!(t.int("move_allowance(left_horse, straight)"), 10);
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
