@@ -952,6 +952,24 @@ impl<'r> Game<'r> {
         })
     }
 
+    /// A requirement that a step's own `do` broke: no decision offered the
+    /// arguments, the table did (the scenario's armies or positions), so
+    /// the help says so and names them.
+    fn broken_by_the_table(&self, d: Diag, vals: &[Value]) -> Diag {
+        if d.code != "muster::requirement" {
+            return d;
+        }
+        let who: Vec<String> = vals.iter().map(|v| self.label(*v)).collect();
+        let who = if who.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", who.join(", "))
+        };
+        d.help(format!(
+            "the step's procedure{who} found the scenario breaking this rule: change the scenario's armies or positions, or remove or override the step in a house rule"
+        ))
+    }
+
     /// The arguments of repetition `i` of an action (None: its `where`
     /// leaves this repetition out).
     fn arguments(
@@ -988,7 +1006,8 @@ impl<'r> Game<'r> {
                         continue;
                     };
                     if *procedure {
-                        self.perform(*target, &vals)?;
+                        self.perform(*target, &vals)
+                            .map_err(|d| self.broken_by_the_table(d, &vals))?;
                     } else {
                         self.decide(*target, &vals)?;
                     }

@@ -264,7 +264,7 @@ fn army_morale_tokens_and_defeat() {
     assert!(t.holds("blue_battalia.daunted and blue_battalia.must_fall_back"));
     assert_eq!(t.int("second_army.tokens"), 0);
     assert!(!t.holds("second_army.defeated"));
-    // Daunted again: falls back, no more tokens (survey A31).
+    // Daunted again: falls back, no more tokens (the port's reading).
     t.perform("test_result", &[u, daunted]);
     assert_eq!(t.int("second_army.tokens"), 0);
     assert!(!t.holds("second_army.defeated"));
@@ -399,6 +399,32 @@ fn horse_stay_out_of_woods() {
     assert_eq!(t.int("move_allowance(left_horse, straight)"), 10);
 }
 
+/// §III Army Troop Restrictions: a battle whose army spends more than a
+/// quarter of its troop points on skirmishers, dragoons and guns stops
+/// before it begins, with the rule's diagnostic (18 of 42 here).
+#[test]
+fn an_army_over_the_quarter_limit_is_refused() {
+    let mut t = Table::open(Some("tests/scenarios/matchlocks_too_light.toml"), 1);
+    assert_eq!(t.int("light_points(first_army)"), 18);
+    assert_eq!(t.int("troop_points(first_army)"), 42);
+    let mut g = t.game;
+    let d = g.run().expect_err("the quarter limit is broken");
+    let text = render_plain(&[d], &t.build.sources);
+    assert!(text.contains("muster::requirement"), "{text}");
+    assert!(
+        text.contains("more than a quarter of its troops' points"),
+        "{text}"
+    );
+    assert!(
+        text.contains("procedure (Red) found the scenario breaking this rule"),
+        "{text}"
+    );
+    assert!(
+        g.log.iter().all(|e| !matches!(e, Event::Turn { .. })),
+        "no turn is played"
+    );
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
@@ -486,7 +512,7 @@ fn deployment_follows_scouting() {
 /// §XI, the note on artillery: a Field Gun's 6 dice at long range (6s)
 /// misfire on four sixes or more: (15 x 25 + 6 x 5 + 1) / 6^6 =
 /// 203/23328; a Light Gun's 4 dice 1/1296. The hook's hits are still
-/// Binomial(n, 1/6) (survey A19: the sixes count), checked exactly and by
+/// Binomial(n, 1/6) (the port's reading: the sixes count), checked exactly and by
 /// sampling.
 #[test]
 fn the_artillery_misfire_against_its_closed_form() {

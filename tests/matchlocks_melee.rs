@@ -334,7 +334,7 @@ fn marginal(evs: &[Ev], f: impl Fn(&Ev) -> usize, len: usize) -> Dist {
 
 // ------------------------------------------------------------------ the book's dice pools
 
-/// §XII The First Round 1-3 and the survey's worked pools: a full Battalia
+/// §XII The First Round 1-3 and the book's pools: a full Battalia
 /// 16 dice (the book's example: 8 pikes + 16 musketeers x 1/2), after 7
 /// kills 13 (8 + 9/2 rounded up), Disarrayed its front rank 8 (4 pikes + 8
 /// musketeers / 2), caught in the flank half a rank 4; a Division 6; a
@@ -553,7 +553,7 @@ fn the_book_s_melee_dice() {
 /// §Tactical Doctrine, Foot vs Foot and Horse vs Horse, under each reroll:
 /// one die rerolled once on the faces that ask for it, whatever asked.
 /// Horse that may reroll any score (veterans, a leader attached) roll again
-/// any 1-4 when no forced reroll applied (survey A23), only a 1 when the
+/// any 1-4 when no forced reroll applied (the port's reading), only a 1 when the
 /// enemy is too close to charge; a Charge from too close is a Trot.
 #[test]
 fn doctrine_dice_under_each_reroll() {
@@ -585,7 +585,7 @@ fn doctrine_dice_under_each_reroll() {
             );
         }
     }
-    // The survey's "both" row: 5/18, 2/3, 1/18.
+    // Both conditions: 5/18, 2/3, 1/18.
     let o = exact(
         &mut b,
         &one(
@@ -1182,7 +1182,7 @@ fn a_flanked_unit_turns_in_the_second_round() {
 /// §XI Ammunition Supply and §Tactical Doctrine: the Doctrine's fire uses
 /// ammunition. Formed musketeers out of it fire one rank (8 dice) at 6
 /// whatever the die says (Scattered Fire); cavalry without shots fire no
-/// pistols but still hit on 5+ after rolling a 1 (survey A20).
+/// pistols but still hit on 5+ after rolling a 1 (the port's reading).
 #[test]
 fn doctrine_fire_without_ammunition() {
     let mut b = matchlocks();
@@ -1279,7 +1279,7 @@ fn a_leader_s_risk() {
 }
 
 /// §XII The First Round 5: an Expert leader attached to cavalry adds 3
-/// hits a round without rolling (survey A25: every round), saved like the
+/// hits a round without rolling (the port's reading: every round), saved like the
 /// others. In a second round: 12 dice at 5+ and 3 sure hits on
 /// Harquebusiers (a kill 1/2 a hit); and the defender's leader is at risk
 /// when it loses more than 3.
