@@ -425,6 +425,31 @@ fn an_army_over_the_quarter_limit_is_refused() {
     );
 }
 
+/// §IX Mount/Dismount: one action puts dragoons on foot, where they move
+/// 8" (10" mounted) and shoot at 12" with all but one figure (the
+/// horse-holder, §XI Shoot!); another action puts them back.
+#[test]
+fn dragoons_dismount_and_mount_with_an_action() {
+    let mut t = Table::open(None, 1);
+    let d = t.u("Usher's dragoons");
+    t.set("Usher's dragoons", "actions", Value::Int(2));
+    // Usher's dragoons, the King's one company.
+    let q = |e: &str| e.replace('D', "(first x: x is Dragoons and x.side == first_army)");
+    assert_eq!(t.int(&q("good_move(D)")), 10);
+    assert_eq!(t.int(&q("short_range_of(D)")), 6);
+    assert_eq!(t.int(&q("shooting_figures(D)")), 8);
+    t.perform("mount_or_dismount", &[d]);
+    assert!(t.holds(&q("dismounted(D)")));
+    assert_eq!(t.int(&q("D.actions")), 1);
+    assert_eq!(t.int(&q("good_move(D)")), 8);
+    assert_eq!(t.int(&q("short_range_of(D)")), 12);
+    assert_eq!(t.int(&q("shooting_figures(D)")), 7);
+    t.perform("mount_or_dismount", &[d]);
+    assert!(t.holds(&q("not dismounted(D)")));
+    assert_eq!(t.int(&q("D.actions")), 0);
+    assert_eq!(t.int(&q("good_move(D)")), 10);
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
