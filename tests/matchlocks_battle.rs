@@ -95,6 +95,23 @@ impl Table {
         self.game.world.state[u as usize * ns + s] = v;
     }
 
+    /// Put a unit's base at (x, y), keeping its facing and size.
+    fn place(&mut self, unit: &str, x: f64, y: f64) {
+        let Value::Unit(i) = self.u(unit) else {
+            unreachable!()
+        };
+        let b = self.game.world.field.as_ref().unwrap().bases[i as usize];
+        self.game.set_base(
+            i as usize,
+            muster::battlefield::Base::new(
+                muster::battlefield::Pt { x, y },
+                b.facing,
+                b.width,
+                b.depth,
+            ),
+        );
+    }
+
     fn perform(&mut self, proc: &str, args: &[Value]) {
         if let Err(d) = self.game.perform_named(proc, args) {
             panic!("{proc}: {}", render_plain(&[d], &self.build.sources));
@@ -291,20 +308,7 @@ fn rallying_a_daunted_battalia_regains_its_tokens() {
     assert!(!t.holds("may_rally(red_battalia)"), "no leader, no actions");
     t.set("red_battalia", "actions", Value::Int(2));
     assert!(!t.holds("may_rally(red_battalia)"), "no leader attached");
-    let idx = match t.u("red_brigadier") {
-        Value::Unit(i) => i as usize,
-        _ => unreachable!(),
-    };
-    let b = t.game.world.field.as_ref().unwrap().bases[idx];
-    t.game.set_base(
-        idx,
-        muster::battlefield::Base::new(
-            muster::battlefield::Pt { x: 30.0, y: 6.25 },
-            b.facing,
-            b.width,
-            b.depth,
-        ),
-    );
+    t.place("red_brigadier", 30.0, 6.25);
     // Not in the turn it became Daunted.
     assert!(!t.holds("may_rally(red_battalia)"));
     t.game.world.facts.iter_mut().for_each(|f| f.clear());
@@ -380,20 +384,7 @@ fn horse_stay_out_of_woods() {
     assert_eq!(t.int("move_allowance(in_the_wood, straight)"), 4);
     assert_eq!(t.int("move_allowance(steady, straight)"), 6);
     assert!(t.holds("not barred_ground(right_horse) and not barred_ground(in_the_wood)"));
-    let idx = match t.u("right_horse") {
-        Value::Unit(i) => i as usize,
-        _ => unreachable!(),
-    };
-    let b = t.game.world.field.as_ref().unwrap().bases[idx];
-    t.game.set_base(
-        idx,
-        muster::battlefield::Base::new(
-            muster::battlefield::Pt { x: 55.0, y: 9.0 },
-            b.facing,
-            b.width,
-            b.depth,
-        ),
-    );
+    t.place("right_horse", 55.0, 9.0);
     assert!(t.holds("touches_terrain(right_horse, woods) and barred_ground(right_horse)"));
     assert_eq!(t.int("move_allowance(right_horse, straight)"), 0);
     assert_eq!(t.int("move_allowance(left_horse, straight)"), 10);
@@ -448,6 +439,33 @@ fn dragoons_dismount_and_mount_with_an_action() {
     assert!(t.holds(&q("not dismounted(D)")));
     assert_eq!(t.int(&q("D.actions")), 0);
     assert_eq!(t.int(&q("good_move(D)")), 10);
+}
+
+/// §XI Shooting through gaps and Shooting from Cover: a gap of 3" between
+/// two friends blocks a Division's shot at a Battalia 11.5" ahead, one of
+/// 4.5" does not; from inside a wood the range is 6": the Division in the
+/// copse cannot reach an enemy 7.5" away, one in the open can.
+#[test]
+fn gaps_and_woods_limit_shooting() {
+    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    t.place("blue_battalia", 12.5, 20.0);
+    t.place("left_horse", 8.0, 12.0);
+    t.place("right_horse", 17.0, 12.0);
+    assert!(t.holds(
+        "distance(far_away, blue_battalia) <= 15 and not units_between(far_away, blue_battalia)"
+    ));
+    assert!(t.holds("gap_narrower(far_away, blue_battalia, 4)"));
+    assert!(!t.holds("shootable(far_away, blue_battalia)"));
+    t.place("right_horse", 18.5, 12.0);
+    assert!(t.holds("shootable(far_away, blue_battalia)"));
+
+    t.place("blue_battalia", 52.5, 16.0);
+    assert!(t.holds("distance(in_the_wood, blue_battalia) == 15 / 2"));
+    assert!(t.holds("in_terrain(in_the_wood, woods)"));
+    assert!(!t.holds("shootable(in_the_wood, blue_battalia)"));
+    t.place("in_the_wood", 60.0, 7.0);
+    t.place("blue_battalia", 60.0, 16.0);
+    assert!(t.holds("not in_terrain(in_the_wood, woods) and shootable(in_the_wood, blue_battalia)"));
 }
 
 // ------------------------------------------------------------------ the default scenario
