@@ -483,6 +483,10 @@ fn the_default_armies_points_tokens_and_scouts() {
     assert_eq!(t.int("second_army.tokens"), 12);
     assert_eq!(t.int("scouts(first_army)"), 6);
     assert_eq!(t.int("scouts(second_army)"), 4);
+    // §Horse vs Horse: the scenario's `[options]` make the King's horse
+    // Royalists, and only them.
+    assert_eq!(t.int("count u: royalist(u)"), 5);
+    assert!(t.holds("all u: not royalist(u) or (u is horse and u.side == first_army)"));
     for (s, light, troops) in [("first_army", 27, 177), ("second_army", 27, 158)] {
         let l = t.int(&format!(
             "sum u: u.side == {s} and (u is skirmishers | dragoons | artillery) of unit_points(u)"
