@@ -253,7 +253,7 @@ fn melee_dice_of_the_first_round() {
 /// Harquebusiers 12; the Mustering the Forces example: a core of 2
 /// Battalia and 2 Squadrons (80), dealt 2 skirmisher Detachments, 2
 /// Squadrons, a Battalia and a Field Gun (157), one more card: a Light Gun
-/// (163).
+/// (163) or a Battalia (181).
 #[test]
 fn points() {
     let mut b = matchlocks();
@@ -304,10 +304,17 @@ fn points() {
         query(&mut b, &army(&dealt), "army_points(first_army)"),
         Value::Int(157)
     );
+    let mut battalia = dealt.clone();
     dealt.push("Light Gun");
     assert_eq!(
         query(&mut b, &army(&dealt), "army_points(first_army)"),
         Value::Int(163)
+    );
+    // ... or another Battalia of Foot (181).
+    battalia.push("Battalia");
+    assert_eq!(
+        query(&mut b, &army(&battalia), "army_points(first_army)"),
+        Value::Int(181)
     );
 }
 
