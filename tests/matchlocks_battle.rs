@@ -468,6 +468,25 @@ fn gaps_and_woods_limit_shooting() {
     assert!(t.holds("not in_terrain(in_the_wood, woods) and shootable(in_the_wood, blue_battalia)"));
 }
 
+/// §XI Targets and the Shooting Arc (c): a gun shoots at the nearest formed
+/// enemy (a Division 8.5" away), but once shot at this turn it must return
+/// fire at the unit that shot (a Division 13" away), and nothing else.
+#[test]
+fn guns_return_fire() {
+    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    t.place("blue_gun", 36.0, 30.0);
+    t.place("reserve", 36.0, 20.0);
+    t.place("far_away", 45.0, 17.0);
+    assert!(t.holds("distance(blue_gun, reserve) < distance(blue_gun, far_away)"));
+    assert!(t.holds("shootable(far_away, blue_gun) and shootable(blue_gun, far_away)"));
+    assert!(t.holds("may_shoot_at(blue_gun, reserve) and not may_shoot_at(blue_gun, far_away)"));
+    let (s, g) = (t.u("far_away"), t.u("blue_gun"));
+    t.perform("volley", &[s, g, Value::Int(1)]);
+    t.set("blue_gun", "kills", Value::Int(0));
+    assert!(t.holds("fired_on(blue_gun, far_away) and returns_fire(blue_gun)"));
+    assert!(t.holds("may_shoot_at(blue_gun, far_away) and not may_shoot_at(blue_gun, reserve)"));
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
