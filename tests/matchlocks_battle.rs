@@ -487,6 +487,38 @@ fn guns_return_fire() {
     assert!(t.holds("may_shoot_at(blue_gun, far_away) and not may_shoot_at(blue_gun, reserve)"));
 }
 
+/// §IX Special Actions › Re-organise Horse: two damaged squadrons 5"
+/// apart, a Brigadier with one, reform as one: 5 + 4 figures make a full
+/// squadron of 8 (the leftover goes), the other leaves the table, both
+/// actions are spent and the army gives up a token. Undamaged, or without
+/// a leader, they cannot.
+#[test]
+fn two_damaged_squadrons_reorganise_as_one() {
+    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    t.place("right_horse", 27.0, 12.0);
+    t.set("left_horse", "actions", Value::Int(2));
+    t.set("left_horse", "kills", Value::Int(3));
+    assert!(
+        !t.holds("may_reorganise(left_horse, right_horse)"),
+        "the other is not damaged"
+    );
+    t.set("right_horse", "kills", Value::Int(4));
+    assert!(
+        !t.holds("may_reorganise(left_horse, right_horse)"),
+        "no leader attached"
+    );
+    t.place("red_brigadier", 27.0, 5.5);
+    assert!(t.holds("leader_attached(left_horse) and distance(left_horse, right_horse) <= 10"));
+    assert!(t.holds("may_reorganise(left_horse, right_horse)"));
+    let tokens = t.int("first_army.tokens");
+    let (u, v) = (t.u("left_horse"), t.u("right_horse"));
+    t.perform("reorganise_horse", &[u, v]);
+    assert_eq!(t.int("figures_left(left_horse)"), 8);
+    assert!(t.holds("right_horse.off_table and not right_horse.broken"));
+    assert_eq!(t.int("left_horse.actions"), 0);
+    assert_eq!(t.int("first_army.tokens"), tokens - 1);
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
