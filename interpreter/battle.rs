@@ -76,6 +76,12 @@ pub enum Event {
         unit: String,
         at: [f64; 3],
     },
+    /// A unit came onto the table during the battle (a reserve, or one a
+    /// rule brought back).
+    Arrives {
+        unit: String,
+        at: [f64; 3],
+    },
     /// The sides were settled (who is the attacker).
     Sides {
         army: String,
@@ -205,6 +211,11 @@ impl std::fmt::Display for Event {
             }
             Event::Stays { unit, why } => write!(f, "   {unit} stays: {why}"),
             Event::Leaves { unit } => write!(f, "   {unit} leaves the table"),
+            Event::Arrives { unit, at } => write!(
+                f,
+                "   {unit} arrives at ({:.1}, {:.1}) facing {:.0}",
+                at[0], at[1], at[2]
+            ),
             Event::Placed { unit, at } => write!(
                 f,
                 "   {unit} deploys at ({:.1}, {:.1}) facing {:.0}",
@@ -452,20 +463,39 @@ impl<'r> Prepared<'r> {
         for (i, (_, _, u)) in sc.units().enumerate() {
             placed.push(u.at.map(|p| Base::new(p, u.facing, sizes[i].0, sizes[i].1)));
         }
-        let unplaced: Vec<bool> = placed.iter().map(|p| p.is_none()).collect();
-        if let Some((_, (_, _, u))) = sc.units().enumerate().find(|(i, _)| unplaced[*i]) {
+        // Reserves start off the table and are not deployed with the rest.
+        let reserve: Vec<bool> = sc.units().map(|(_, _, u)| u.reserve).collect();
+        let unplaced: Vec<bool> = placed
+            .iter()
+            .zip(&reserve)
+            .map(|(p, r)| p.is_none() && !r)
+            .collect();
+        if let Some((_, (_, _, u))) = sc
+            .units()
+            .enumerate()
+            .find(|(i, _)| unplaced[*i] || reserve[*i])
+        {
             let deploys = rs.decisions.iter().any(|d| {
                 d.choice
                     .as_ref()
                     .is_some_and(|c| c.kind == ChoiceKind::Place)
             });
             if !deploys {
-                return Err(vec![Diag::new(
-                    "muster::scenario",
-                    format!("unit `{}` has no place on the table", u.name),
-                )
-                .at(u.span, "no `at`")
-                .help("this ruleset has no deployment decision (`place u where ...`): give every unit `at = [x, y]`")]);
+                return Err(vec![if u.reserve {
+                    Diag::new(
+                        "muster::scenario",
+                        format!("reserve `{}` could never arrive", u.name),
+                    )
+                    .at(u.span, "held in reserve")
+                    .help("this ruleset has no `place u where ...` decision to bring a reserve onto the table: leave out `reserve`, and give the unit an `at`")
+                } else {
+                    Diag::new(
+                        "muster::scenario",
+                        format!("unit `{}` has no place on the table", u.name),
+                    )
+                    .at(u.span, "no `at`")
+                    .help("this ruleset has no deployment decision (`place u where ...`): give every unit `at = [x, y]`")
+                }]);
             }
         }
         let problems = sc.check_placement(&placed);
@@ -521,8 +551,18 @@ impl<'r> Prepared<'r> {
         )));
         if let Some(f) = world.field.as_mut() {
             for (i, u) in unplaced.iter().enumerate() {
-                if *u {
+                if *u || reserve[i] {
                     f.set_on_table(i, false);
+                }
+                f.reserve[i] = reserve[i];
+            }
+        }
+        // A reserve is off the table as far as the rules are concerned too.
+        if let Some(s) = rs.state("off_table") {
+            let ns = rs.states.len();
+            for (i, r) in reserve.iter().enumerate() {
+                if *r {
+                    world.state[i * ns + s as usize] = Value::Bool(true);
                 }
             }
         }
@@ -530,7 +570,7 @@ impl<'r> Prepared<'r> {
         if let Some(f) = rs.defines.iter().find(|f| f.name == "legal_deployment") {
             let mut diags = Vec::new();
             for (i, (_, _, u)) in sc.units().enumerate() {
-                if unplaced[i] {
+                if unplaced[i] || reserve[i] {
                     continue;
                 }
                 let mut frame = vec![Value::None; f.slots.max(1) as usize];
@@ -712,7 +752,7 @@ impl<'r> Game<'r> {
         let types = self.rs.unit_types.len();
         let mut lost = vec![vec![0u32; types]; 2];
         for (u, a) in self.army_of.iter().enumerate() {
-            if !self.field().on_table[u] {
+            if !self.field().on_table[u] && !self.field().reserve[u] {
                 lost[*a][self.world.units[u].ty as usize] += 1;
             }
         }
@@ -2188,14 +2228,17 @@ impl<'r> Game<'r> {
     /// in the rules' order (`by`): each goes where the policy scores best
     /// among the points of a 1-unit grid over its army's half of the table
     /// where the base is wholly on the table, on no other unit, and LEGAL
-    /// holds with the unit there.
+    /// holds with the unit there. Units arriving during the battle (off the
+    /// table with `off_table` false: a reserve or a unit a rule brought
+    /// back) are placed the same way on the whole table; one with no such
+    /// point goes back off the table.
     #[inline(never)]
     fn place(&mut self, ch: &ChoiceDef, prefer: Prefer, mut frame: Vec<Value>) -> Result<(), Diag> {
         use std::cmp::Ordering::{Equal, Greater};
         let u_slot = ch.vars[0] as usize;
         let mut todo: Vec<(Value, u16)> = Vec::new();
         for u in 0..self.world.units.len() as u16 {
-            if !self.unplaced[u as usize] {
+            if !self.unplaced[u as usize] && !self.arriving(u as usize) {
                 continue;
             }
             frame[u_slot] = Value::Unit(u);
@@ -2209,10 +2252,14 @@ impl<'r> Game<'r> {
         let (w, d) = (self.field().width, self.field().depth);
         for (_, u) in todo {
             frame[u_slot] = Value::Unit(u);
+            // Deployment looks at the army's half of the table; a unit
+            // arriving during the battle at the whole of it.
+            let arriving = !self.unplaced[u as usize];
             let waiting = self.field().bases[u as usize];
             let near_edge = self.field().edge[u as usize] < d / 2.0;
             let mut best: Option<(Value, Base)> = None;
-            let (nx, ny) = (w.floor() as i64, (d / 2.0).floor() as i64);
+            let rows = if arriving { d } else { d / 2.0 };
+            let (nx, ny) = (w.floor() as i64, rows.floor() as i64);
             for j in 0..ny {
                 let y = if near_edge {
                     0.5 + j as f64
@@ -2262,6 +2309,19 @@ impl<'r> Game<'r> {
                 }
             }
             let unit = self.world.units[u as usize].name.clone();
+            if arriving && best.is_none() {
+                // Nowhere it may come on: it stays off the table.
+                self.set_base(u as usize, waiting);
+                if let Some(s) = self.off_table {
+                    let ns = self.rs.states.len();
+                    self.world.state[u as usize * ns + s as usize] = Value::Bool(true);
+                }
+                self.note(|_| Event::Stays {
+                    unit,
+                    why: "no place allowed to arrive at".into(),
+                });
+                continue;
+            }
             let Some((_, b)) = best else {
                 self.set_base(u as usize, waiting);
                 return Err(Diag::new(
@@ -2273,13 +2333,31 @@ impl<'r> Game<'r> {
             self.set_base(u as usize, b);
             self.field_mut().set_on_table(u as usize, true);
             self.unplaced[u as usize] = false;
-            self.note(|_| Event::Placed {
-                unit,
-                at: place(&b),
-            });
+            self.field_mut().reserve[u as usize] = false;
+            if arriving {
+                self.note(|_| Event::Arrives {
+                    unit,
+                    at: place(&b),
+                });
+            } else {
+                self.note(|_| Event::Placed {
+                    unit,
+                    at: place(&b),
+                });
+            }
             self.run_then(ch, &mut frame)?;
         }
         Ok(())
+    }
+
+    /// A unit off the table that a rule brought back (its `off_table` set
+    /// to false): the next `place` decision whose `where` allows puts it
+    /// down.
+    fn arriving(&self, u: usize) -> bool {
+        !self.field().on_table[u]
+            && self
+                .off_table
+                .is_some_and(|s| !self.world.state[u * self.rs.states.len() + s as usize].as_bool())
     }
 
     /// `retire`: units go straight back `distance`, through friends where

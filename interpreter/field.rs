@@ -140,6 +140,9 @@ pub struct Field {
     /// Per unit: still on the table (not routed, destroyed or fled).
     /// Change it with [`Field::set_on_table`], which keeps the groups known.
     pub on_table: Vec<bool>,
+    /// Per unit: held back off the table by the scenario (`reserve = true`)
+    /// and not yet arrived; cleared when a `place` puts it down.
+    pub reserve: Vec<bool>,
     /// Per unit: the y of its army's base edge.
     pub edge: Vec<f64>,
     /// Per unit: its command (numbered across both armies).
@@ -199,6 +202,7 @@ impl Field {
             depth,
             terrain,
             on_table: vec![true; n],
+            reserve: vec![false; n],
             bases,
             edge,
             command,
@@ -643,6 +647,10 @@ impl Field {
             B::CommandNumber => {
                 let a = self.unit(v[0])?;
                 Value::Int((self.command[a] % 1000) as i64)
+            }
+            B::InReserve => {
+                let a = self.unit(v[0])?;
+                self.reserve[a].into()
             }
             B::TableWidth => to_value(self.width),
             B::TableDepth => to_value(self.depth),

@@ -466,6 +466,9 @@ pub enum Builtin {
     /// `command_number(a)`: which of its army's commands a is in, counting
     /// from 0 in the scenario's order.
     CommandNumber,
+    /// `in_reserve(a)`: the scenario holds a back (`reserve = true`) and it
+    /// has not yet come onto the table.
+    InReserve,
     /// `table_width()`, `table_depth()`.
     TableWidth,
     TableDepth,
@@ -524,6 +527,7 @@ impl Builtin {
             "same_command" => SameCommand,
             "grouped" => Grouped,
             "command_number" => CommandNumber,
+            "in_reserve" => InReserve,
             "table_width" => TableWidth,
             "table_depth" => TableDepth,
             "in_arc" => InArc,
@@ -557,6 +561,7 @@ impl Builtin {
             B::GapNarrower => (&[Unit, Unit, Num], Bool),
             B::Reachable | B::GroupReachable => (&[Unit, Unit, Num, Num], Bool),
             B::FromOwnEdge | B::FromCentreLine | B::CommandNumber => (&[Unit], Num),
+            B::InReserve => (&[Unit], Bool),
             B::TableWidth | B::TableDepth => (&[], Num),
             B::InArc => (&[Unit, Unit, Num], Bool),
             B::MovedThisTurn => (&[Unit], Num),

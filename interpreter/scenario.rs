@@ -3,7 +3,9 @@
 //! `enum terrain` with a rectangle, an ellipse or a band as its shape), and
 //! exactly two armies, each divided into commands of units. A unit is either
 //! placed (`at`, optionally `facing`) or, when no unit of its army is placed,
-//! left for the ruleset's deployment procedure.
+//! left for the ruleset's deployment procedure. A unit with `reserve = true`
+//! starts off the table, held back until a rule brings it on (its
+//! `off_table` set to false, then a `place` decision puts it down).
 //!
 //! ```toml
 //! description = "Free text"
@@ -155,6 +157,8 @@ struct UnitToml {
     facing: Option<Spanned<f64>>,
     #[serde(default)]
     count: Option<Spanned<i64>>,
+    #[serde(default)]
+    reserve: Option<Spanned<bool>>,
 }
 
 // ---------------------------------------------------------- what is read
@@ -243,6 +247,8 @@ pub struct UnitSpec {
     /// The compass bearing it faces, in degrees in [0, 360): as given, or
     /// toward the enemy (0 for the first army, 180 for the second).
     pub facing: f64,
+    /// Held back off the table when the battle starts (`reserve = true`).
+    pub reserve: bool,
     /// The unit's inline table (shared by the units one `count` makes).
     pub span: Span,
 }
@@ -255,6 +261,7 @@ struct Entry {
     at: Option<Pt>,
     facing: f64,
     count: usize,
+    reserve: bool,
     span: Span,
 }
 
@@ -861,7 +868,7 @@ fn read_army(
             if let Some(e) = read_unit(rs, file, u, facing_default, diags) {
                 if e.at.is_some() {
                     first_placed.get_or_insert(e.span);
-                } else {
+                } else if !e.reserve {
                     first_unplaced.get_or_insert(e.span);
                 }
                 entries.push(e);
@@ -919,6 +926,7 @@ fn read_army(
                         quality: e.quality,
                         at: e.at,
                         facing: e.facing,
+                        reserve: e.reserve,
                         span: e.span,
                     });
                 }
@@ -998,6 +1006,21 @@ fn read_unit(
             n.clamp(1, MAX_COUNT) as usize
         }
     };
+    let reserve = ut.reserve.as_ref().is_some_and(|r| *r.get_ref());
+    if let (true, Some(p)) = (reserve, &ut.at) {
+        diags.push(
+            Diag::new(CODE, "a reserve unit with a place on the table")
+                .at(span_of(file, p), "placed")
+                .note(
+                    span_of(file, ut.reserve.as_ref().unwrap()),
+                    "but held in reserve",
+                )
+                .help(
+                    "a reserve starts off the table and the ruleset's `place` decision puts it \
+                     down when it arrives: leave out its `at`, or `reserve`",
+                ),
+        );
+    }
     if diags.len() > before {
         return None;
     }
@@ -1008,6 +1031,7 @@ fn read_unit(
         at,
         facing,
         count,
+        reserve,
         span: span_of(file, u),
     })
 }

@@ -519,6 +519,73 @@ fn two_damaged_squadrons_reorganise_as_one() {
     assert_eq!(t.int("first_army.tokens"), tokens - 1);
 }
 
+/// §Cards › Ambush: the detachment the scenario holds in reserve is off
+/// the table and counts for no points; the card brings it on in a wood no
+/// other unit is in. With the only wood occupied it cannot come and stays
+/// off; once the wood is clear it appears there, and its side's
+/// Skirmishers & Artillery card would activate it.
+#[test]
+fn the_ambush_brings_on_the_reserve_detachment() {
+    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    assert!(
+        t.holds("red_ambush.off_table and in_reserve(red_ambush) and held_in_reserve(red_ambush)")
+    );
+    assert_eq!(t.int("troop_points(first_army)"), 24 + 2 * 16 + 3 * 12);
+    let red = t.side(0);
+    t.perform("ambush", &[red]);
+    t.decide("ambushers_appear", &[red]);
+    assert!(
+        t.holds("red_ambush.off_table and in_reserve(red_ambush)"),
+        "the copse is occupied"
+    );
+    assert!(t
+        .game
+        .log
+        .iter()
+        .any(|e| matches!(e, Event::Stays { unit, .. } if unit == "red_ambush")));
+    t.place("in_the_wood", 60.0, 20.0);
+    t.perform("ambush", &[red]);
+    t.decide("ambushers_appear", &[red]);
+    assert!(t.holds("not red_ambush.off_table and not in_reserve(red_ambush)"));
+    assert!(t.holds("in_terrain(red_ambush, woods)"));
+    assert!(t
+        .game
+        .log
+        .iter()
+        .any(|e| matches!(e, Event::Arrives { unit, .. } if unit == "red_ambush")));
+    assert_eq!(t.int("troop_points(first_army)"), 24 + 2 * 16 + 3 * 12 + 6);
+    t.perform("initiative", &[red]);
+    assert!(t.holds("red_ambush.active and red_ambush.actions == 2"));
+}
+
+/// §V Risk to Leaders, §VII Ending the Turn 3: a lost Brigadier is not
+/// replaced at the end of the turn he fell, and at the end of the next one
+/// his stand-in arrives on 4+ (half of all seeds, about), near a unit of
+/// his brigade and 6" or more from the enemy, with a rolled Command Class.
+#[test]
+fn a_lost_brigadier_is_replaced_on_four_or_more() {
+    let mut replaced = 0;
+    for seed in 1..=40 {
+        let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), seed);
+        let b = t.u("red_brigadier");
+        let red = t.side(0);
+        t.perform("lose_leader", &[b]);
+        assert!(t.holds("red_brigadier.off_table and red_brigadier.replacement == 1"));
+        t.perform("replace_brigadier", &[b]);
+        assert!(t.holds("red_brigadier.off_table and red_brigadier.replacement == 2"));
+        t.perform("replace_brigadier", &[b]);
+        t.decide("stand_ins", &[red]);
+        assert!(t.holds("red_brigadier.replacement == 0"));
+        if t.holds("not red_brigadier.off_table") {
+            replaced += 1;
+            assert!(t.holds("stand_in_spot(red_brigadier)"));
+            assert!((1..=3).contains(&t.int("red_brigadier.command_class")));
+        }
+    }
+    // 4+ on a die: 20 of 40 expected; 11..=29 holds with odds above 99.5%.
+    assert!((11..=29).contains(&replaced), "{replaced} of 40 replaced");
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12
@@ -538,15 +605,23 @@ fn the_default_armies_points_tokens_and_scouts() {
     // Royalists, and only them.
     assert_eq!(t.int("count u: royalist(u)"), 5);
     assert!(t.holds("all u: not royalist(u) or (u is horse and u.side == first_army)"));
+    // Each army's ambush detachment is held in reserve: no part of them.
+    assert_eq!(
+        t.int("count u: in_reserve(u) and u is \"Musketeer Detachment\""),
+        2
+    );
     for (s, light, troops) in [("first_army", 27, 177), ("second_army", 27, 158)] {
-        let l = t.int(&format!(
-            "sum u: u.side == {s} and (u is skirmishers | dragoons | artillery) of unit_points(u)"
-        ));
-        let all = t.int(&format!(
-            "sum u: u.side == {s} and not (u is leader) of unit_points(u)"
-        ));
+        let l = t.int(&format!("light_points({s})"));
+        let all = t.int(&format!("troop_points({s})"));
         assert_eq!((l, all), (light, troops), "{s}");
         assert!(4 * l <= all);
+        assert_eq!(
+            t.int(&format!(
+                "sum u: u.side == {s} and not (u is leader) of unit_points(u)"
+            )),
+            troops + 6,
+            "{s} with its reserve"
+        );
     }
 }
 
@@ -601,8 +676,9 @@ fn deployment_follows_scouting() {
             "Sir William Fairfax's regiment",
         ]
     );
-    // Every unit is where §VI allows.
-    assert!(t.holds("all u: legal_deployment(u)"));
+    // Every unit is where §VI allows; the reserves are still off the table.
+    assert!(t.holds("all u: in_reserve(u) or legal_deployment(u)"));
+    assert!(t.holds("all u: in_reserve(u) == u.off_table"));
 }
 
 // ------------------------------------------------------------------ misfire

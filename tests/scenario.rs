@@ -497,6 +497,50 @@ fn misspelt_field() {
 }
 
 #[test]
+fn a_reserve_with_a_place() {
+    let (d, r) =
+        rejected(scenario!(units: "  { type = \"Horse\", at = [33, 5], reserve = true },\n"));
+    assert_eq!(d.len(), 1);
+    assert!(
+        r.contains("a reserve unit with a place on the table"),
+        "{r}"
+    );
+    assert!(r.contains("held in reserve"), "{r}");
+}
+
+/// A reserve needs a `place` decision to arrive: Thistle has none, so
+/// battle set-up refuses the scenario at the unit.
+#[test]
+fn a_reserve_that_could_never_arrive() {
+    let mut b = match muster::build(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/rules/thistle_lily_and_rose.muster"
+    ))) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", render(&d, &s)),
+    };
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/scenarios/thistle_pike_group.toml"
+    ))
+    .unwrap()
+    .replace(
+        "{ type = \"Pikes\", name = \"Pikes 3\", at = [34.8, 10] },",
+        "{ type = \"Pikes\", name = \"Pikes 3\", at = [34.8, 10] },\n  { type = \"Pikes\", name = \"Late pikes\", reserve = true },",
+    );
+    assert!(text.contains("Late pikes"));
+    let sc = good(&mut b, &text);
+    let rs = b.ruleset.clone();
+    let d = match muster::battle::Prepared::new(&rs, &sc) {
+        Ok(_) => panic!("a reserve with no way to arrive was accepted"),
+        Err(d) => d,
+    };
+    let r = render(&d, &b.sources);
+    check_shape(&d, &r);
+    assert!(r.contains("reserve `Late pikes` could never arrive"), "{r}");
+}
+
+#[test]
 fn impossible_sizes() {
     let (d, r) = rejected(
         "[table]
