@@ -2,10 +2,13 @@
 //! against one of the ruleset's `army` lists, and total its points.
 
 use crate::diagnostic::Diag;
+use crate::eval::{Ctx, Eval, EvalError, NoDice};
 use crate::ir::{ArmyDef, ArmyMatch, Id, Ruleset};
 use crate::situation::{quality_named, span_of, unit_type_named};
 use crate::source::Sources;
 use crate::syntax::{Limit, Span};
+use crate::value::Value;
+use crate::world::World;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -179,10 +182,84 @@ pub fn check(
     let mut problems = Vec::new();
     let all: Vec<&Entry> = commands.iter().flat_map(|c| c.1.iter()).collect();
     let units: i64 = all.iter().map(|e| e.count).sum();
-    let points: i64 = all
+    // With `price` or `require`, the roster becomes a world of its own (the
+    // first side's units) that the ruleset's defines read.
+    let mut world = None;
+    if army.price.is_some() || !army.requires.is_empty() {
+        let mut w = World::new(rs);
+        for (ci, (cname, entries, _)) in commands.iter().enumerate() {
+            for (ei, e) in entries.iter().enumerate() {
+                for k in 0..e.count {
+                    w.add_unit(
+                        rs,
+                        &format!("{cname} {ci}.{ei}.{k}"),
+                        e.ty,
+                        e.quality,
+                        Some(0),
+                    );
+                }
+            }
+        }
+        w.init_state(rs).map_err(|d| vec![d])?;
+        world = Some(w);
+    }
+    let ev = Eval::new(rs);
+    let eval = |id: Id, arg: Value| -> Result<Value, Vec<Diag>> {
+        let f = &rs.defines[id as usize];
+        let mut frame = vec![Value::None; f.slots.max(1) as usize];
+        frame[0] = arg;
+        let w = world.as_ref().expect("a roster world");
+        ev.eval(Ctx::new(w), &f.body, &mut frame, &mut NoDice)
+            .map_err(|e| match e {
+                EvalError::Fault(d) => vec![*d],
+                EvalError::NotStatic => vec![Diag::new(
+                    "muster::army_list",
+                    format!("`{}` has no value for a roster", f.name),
+                )
+                .at(f.span, "reads something a roster does not have")
+                .help("a price or requirement reads the units' types, qualities, stats and state, not the table")],
+            })
+    };
+    // Each entry's price of one unit (the first of its copies).
+    let mut price_of: Vec<Vec<i64>> = Vec::new();
+    let mut next = 0u16;
+    for (_, entries, _) in &commands {
+        let mut v = Vec::new();
+        for e in entries {
+            let p = match army.price {
+                // A fraction of a point rounds up, as the rules' own `ceil`.
+                Some(id) => match eval(id, Value::Unit(next))?.as_frac() {
+                    Some((n, d)) if d > 0 => (n + d - 1).div_euclid(d),
+                    _ => 0,
+                },
+                None => unit_points(rs, e.quality),
+            };
+            v.push(p);
+            next += e.count as u16;
+        }
+        price_of.push(v);
+    }
+    let points: i64 = commands
         .iter()
-        .map(|e| e.count * unit_points(rs, e.quality))
+        .zip(&price_of)
+        .flat_map(|((_, es, _), ps)| es.iter().zip(ps).map(|(e, p)| e.count * p))
         .sum();
+    for (id, why, span) in &army.requires {
+        if !eval(*id, Value::Side(0))?.as_bool() {
+            problems.push(
+                Diag::new(
+                    "muster::army_list",
+                    format!("the army breaks a rule: {why}"),
+                )
+                .at(whole, "this army")
+                .note(*span, "the army list's rule")
+                .help(format!(
+                    "adjust the roster until `{}` holds",
+                    rs.defines[*id as usize].name
+                )),
+            );
+        }
+    }
     let range = |what: &str, v: i64, (lo, hi): (i64, i64), at: Span, problems: &mut Vec<Diag>| {
         if v < lo || v > hi {
             problems.push(
@@ -202,13 +279,10 @@ pub fn check(
         range("the army's points", points, r, whole, &mut problems);
     }
     let mut per = Vec::new();
-    for (cname, entries, cspan) in &commands {
+    for ((cname, entries, cspan), prices) in commands.iter().zip(&price_of) {
         let refs: Vec<&Entry> = entries.iter().collect();
         let n: i64 = entries.iter().map(|e| e.count).sum();
-        let p: i64 = entries
-            .iter()
-            .map(|e| e.count * unit_points(rs, e.quality))
-            .sum();
+        let p: i64 = entries.iter().zip(prices).map(|(e, p)| e.count * p).sum();
         per.push((cname.clone(), n, p));
         if let Some(r) = army.per_command_units {
             range(

@@ -1408,6 +1408,48 @@ impl Compiler {
         self.rs.procedures[id].slots = scope.max;
     }
 
+    /// The define an army list's `price` or `require` names: one parameter
+    /// of type `param`, giving a number (`price`) or a bool (`require`).
+    fn army_define(&mut self, n: &syntax::Name, param: Ty, rule: &str, gives: &str) -> Option<Id> {
+        let want_bool = rule == "require";
+        let ok = match self.lookup(&n.text) {
+            Some(Def::Define(id)) => {
+                let f = &self.rs.defines[id as usize];
+                let ty_ok = if want_bool {
+                    f.ty == Ty::Bool
+                } else {
+                    f.ty == Ty::Int
+                };
+                (f.params.len() == 1 && f.params[0].1 == param && ty_ok).then_some(id)
+            }
+            _ => None,
+        };
+        if ok.is_none() {
+            let of = if param == Ty::Unit {
+                "u: unit"
+            } else {
+                "s: side"
+            };
+            self.err(
+                Diag::new(
+                    "muster::army_list",
+                    format!(
+                        "`{rule} {}` needs a define of one {} giving {gives}",
+                        n.text,
+                        if param == Ty::Unit { "unit" } else { "side" }
+                    ),
+                )
+                .at(n.span, "not such a define")
+                .help(format!(
+                    "write `define {}({of}): {} = ...`",
+                    n.text,
+                    if want_bool { "bool" } else { "int" }
+                )),
+            );
+        }
+        ok
+    }
+
     fn army(&mut self, a: &syntax::Army) {
         let mut def = ArmyDef {
             name: a.name.text.clone(),
@@ -1415,9 +1457,19 @@ impl Compiler {
             points: None,
             per_command_units: None,
             limits: Vec::new(),
+            price: None,
+            requires: Vec::new(),
         };
         for r in &a.rules {
             match &r.kind {
+                syntax::ArmyRuleKind::Price(n) => {
+                    def.price = self.army_define(n, Ty::Unit, "price", "a number");
+                }
+                syntax::ArmyRuleKind::Require(n, why) => {
+                    if let Some(id) = self.army_define(n, Ty::Side, "require", "true or false") {
+                        def.requires.push((id, why.clone(), r.span));
+                    }
+                }
                 syntax::ArmyRuleKind::Units(lo, hi) => {
                     if r.per_command {
                         def.per_command_units = Some((*lo, *hi))

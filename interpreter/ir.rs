@@ -327,6 +327,11 @@ pub struct ArmyDef {
     pub per_command_units: Option<(i64, i64)>,
     /// (what is limited, per command?, limit kind, number)
     pub limits: Vec<ArmyLimit>,
+    /// `price DEFINE`: the define (of one unit) that prices a unit.
+    pub price: Option<Id>,
+    /// `require DEFINE "why"`: defines of one side that must hold, with
+    /// the reason and where the rule is written.
+    pub requires: Vec<(Id, String, crate::syntax::Span)>,
 }
 
 #[derive(Clone, Debug)]

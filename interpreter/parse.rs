@@ -661,6 +661,15 @@ impl Builder {
                         ArmyRuleKind::Points(a, b)
                     });
                 }
+                Rule::army_price => {
+                    let mut i = x.into_inner();
+                    kind = Some(ArmyRuleKind::Price(self.name(i.next().unwrap())));
+                }
+                Rule::army_require => {
+                    let mut i = x.into_inner();
+                    let n = self.name(i.next().unwrap());
+                    kind = Some(ArmyRuleKind::Require(n, unquote(i.next().unwrap())));
+                }
                 Rule::army_limit => {
                     let mut i = x.into_inner();
                     let n = self.name(i.next().unwrap());

@@ -409,6 +409,10 @@ pub enum ArmyRuleKind {
     Units(i64, i64),
     Points(i64, i64),
     Limit(Name, Limit, i64),
+    /// `price DEFINE`
+    Price(Name),
+    /// `require DEFINE "why"`
+    Require(Name, String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

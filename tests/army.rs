@@ -95,3 +95,92 @@ fn an_unknown_unit_type_in_a_roster() {
     let shown = muster::diagnostic::render_plain(&err, &b.sources);
     assert!(shown.contains("did you mean \"Horse\"?"), "{shown}");
 }
+
+// ------------------------------------------------------------------ Matchlocks
+
+fn matchlocks() -> muster::Build {
+    muster::build(&Path::new(ROOT).join("rules/never_mind_the_matchlocks.muster"))
+        .unwrap_or_else(|_| panic!("Matchlocks compiles"))
+}
+
+/// §IV priced per figure and by quality (`price unit_points`): the King's
+/// army of the default scenario is 192 points, command by command (a
+/// veteran squadron 20, a raw Battalia 18, the General free), and keeps
+/// §III's quarter limit (`require quarter_limit`).
+#[test]
+fn a_matchlocks_roster_is_priced_per_figure() {
+    let mut b = matchlocks();
+    let text =
+        std::fs::read_to_string(Path::new(ROOT).join("rules/rosters/matchlocks_kings_army.toml"))
+            .unwrap();
+    let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
+    assert_eq!((r.units, r.points), (15, 192));
+    assert_eq!(
+        r.commands,
+        vec![
+            ("The King's lifeguard".to_string(), 2, 9),
+            ("Rupert's horse".to_string(), 4, 5 + 20 + 16 + 16),
+            ("Byron's foot".to_string(), 5, 5 + 24 + 24 + 18 + 6),
+            ("Wilmot's horse".to_string(), 4, 5 + 16 + 16 + 12),
+        ]
+    );
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+}
+
+/// §III Army Troop Restrictions: 2 Detachments (12), a Light Gun (6) and a
+/// veteran Dragoon company (15) are 33 of 57 troop points, over the quarter.
+#[test]
+fn a_matchlocks_roster_over_the_quarter_is_reported() {
+    let mut b = matchlocks();
+    let text = r#"
+[[command]]
+name = "Skirmishers"
+units = [
+  { type = "Brigadier" },
+  { type = "Battalia" },
+  { type = "Musketeer Detachment", count = 2 },
+  { type = "Light Gun" },
+  { type = "Dragoons", quality = "veteran" },
+]
+"#;
+    let r = muster::army::check(&b.ruleset, "light.toml", text, &mut b.sources).unwrap();
+    assert_eq!(r.points, 5 + 24 + 12 + 6 + 15);
+    assert_eq!(r.problems.len(), 1);
+    let shown = muster::diagnostic::render_plain(&r.problems, &b.sources);
+    assert!(
+        shown.contains("the army breaks a rule: §III Army Troop Restrictions"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("adjust the roster until `quarter_limit` holds"),
+        "{shown}"
+    );
+}
+
+/// `price` and `require` name defines of the right shape, or the compiler
+/// says what they must be.
+#[test]
+fn an_army_list_price_must_be_a_define_of_a_unit() {
+    let text = r#"ruleset t "t"
+import core
+stat cost
+units (cost) { Horse: = 3 }
+define wrong(s: side): int = 1
+army standard {
+  price wrong
+}
+"#;
+    let (d, s) = match muster::build_text("t.muster", text, None) {
+        Ok(_) => panic!("a price over a side was accepted"),
+        Err(e) => e,
+    };
+    let shown = muster::diagnostic::render_plain(&d, &s);
+    assert!(
+        shown.contains("`price wrong` needs a define of one unit giving a number"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("define wrong(u: unit): int = ..."),
+        "{shown}"
+    );
+}
