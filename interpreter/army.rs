@@ -41,6 +41,11 @@ struct UnitSpec {
     count: i64,
 }
 
+/// The most units a roster entry may count, and a roster may have when the
+/// list prices them with the ruleset's defines (each becomes a unit of a
+/// world).
+const MAX_PRICED: i64 = 10_000;
+
 fn one() -> i64 {
     1
 }
@@ -157,6 +162,14 @@ pub fn check(
                 );
                 continue;
             }
+            if us.count > MAX_PRICED {
+                errs.push(
+                    Diag::new("muster::roster", format!("a count of {} units", us.count))
+                        .at(span_of(file, u), "too many")
+                        .help(format!("a roster entry holds at most {MAX_PRICED} units")),
+                );
+                continue;
+            }
             entries.push(Entry {
                 ty,
                 quality,
@@ -186,6 +199,19 @@ pub fn check(
     // first side's units) that the ruleset's defines read.
     let mut world = None;
     if army.price.is_some() || !army.requires.is_empty() {
+        if units > MAX_PRICED {
+            return Err(vec![Diag::new(
+                "muster::roster",
+                format!(
+                    "a roster of {units} units is more than army list `{}` can price",
+                    army.name
+                ),
+            )
+            .at(whole, "this roster")
+            .help(format!(
+                "an army list with `price` or `require` reads rosters of up to {MAX_PRICED} units"
+            ))]);
+        }
         let mut w = World::new(rs);
         for (ci, (cname, entries, _)) in commands.iter().enumerate() {
             for (ei, e) in entries.iter().enumerate() {

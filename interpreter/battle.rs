@@ -2315,6 +2315,7 @@ impl<'r> Game<'r> {
                 if let Some(s) = self.off_table {
                     let ns = self.rs.states.len();
                     self.world.state[u as usize * ns + s as usize] = Value::Bool(true);
+                    self.ev.changed(Change::State(s));
                 }
                 self.note(|_| Event::Stays {
                     unit,

@@ -184,3 +184,25 @@ army standard {
         "{shown}"
     );
 }
+
+/// A count too large to total, or a priced roster too large to read, is a
+/// diagnostic on the roster, not an overflow.
+#[test]
+fn huge_rosters_are_refused() {
+    let mut b = tvbd();
+    let text = "[[command]]\nname = \"H\"\nunits = [ { type = \"Horse\", count = 9000000000000000000 } ]\n";
+    let d = muster::army::check(&b.ruleset, "huge.toml", text, &mut b.sources).unwrap_err();
+    let shown = muster::diagnostic::render_plain(&d, &b.sources);
+    assert!(
+        shown.contains("a count of 9000000000000000000 units"),
+        "{shown}"
+    );
+    let mut b = matchlocks();
+    let text = "[[command]]\nname = \"H\"\nunits = [\n  { type = \"Battalia\", count = 6000 },\n  { type = \"Battalia\", count = 6000 },\n]\n";
+    let d = muster::army::check(&b.ruleset, "huge.toml", text, &mut b.sources).unwrap_err();
+    let shown = muster::diagnostic::render_plain(&d, &b.sources);
+    assert!(
+        shown.contains("a roster of 12000 units is more than army list `any_army` can price"),
+        "{shown}"
+    );
+}
