@@ -1,13 +1,15 @@
-//! TVBD army lists (§Army Lists, §Commands, §Optional Rule: Unit Quality):
-//! rosters are totalled and every broken limit is reported.
+//! Army lists: TVBD's (§Army Lists, §Commands, §Optional Rule: Unit
+//! Quality) and Matchlocks' (§III Army Troop Restrictions, §IV priced per
+//! figure): rosters are totalled and every broken limit is reported.
+
+mod common;
 
 use std::path::Path;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn tvbd() -> muster::Build {
-    muster::build(&Path::new(ROOT).join("rules/tillys_very_bad_day.muster"))
-        .unwrap_or_else(|_| panic!("TVBD compiles"))
+    common::ruleset("rules/tillys_very_bad_day.muster")
 }
 
 #[test]
@@ -99,8 +101,7 @@ fn an_unknown_unit_type_in_a_roster() {
 // ------------------------------------------------------------------ Matchlocks
 
 fn matchlocks() -> muster::Build {
-    muster::build(&Path::new(ROOT).join("rules/never_mind_the_matchlocks.muster"))
-        .unwrap_or_else(|_| panic!("Matchlocks compiles"))
+    common::ruleset("rules/never_mind_the_matchlocks.muster")
 }
 
 /// §IV priced per figure and by quality (`price unit_points`): the King's

@@ -512,17 +512,11 @@ fn a_reserve_with_a_place() {
 /// battle set-up refuses the scenario at the unit.
 #[test]
 fn a_reserve_that_could_never_arrive() {
-    let mut b = match muster::build(Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/rules/thistle_lily_and_rose.muster"
-    ))) {
+    let mut b = match muster::build(&Path::new(ROOT).join("rules/thistle_lily_and_rose.muster")) {
         Ok(b) => b,
         Err((d, s)) => panic!("{}", render(&d, &s)),
     };
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/scenarios/thistle_pike_group.toml"
-    ))
+    let text = std::fs::read_to_string(Path::new(ROOT).join("tests/scenarios/thistle_pike_group.toml"))
     .unwrap()
     .replace(
         "{ type = \"Pikes\", name = \"Pikes 3\", at = [34.8, 10] },",
