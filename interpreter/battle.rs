@@ -1449,16 +1449,16 @@ impl<'r> Game<'r> {
             }
             frame[ch.vars[0] as usize] = Value::Unit(u0);
             if n == 1 {
-                let opt = vec![u0];
-                if !taken.contains(&opt) && self.all_hold(both, &mut wide) == Some(true) {
-                    out.push(opt);
+                if !taken.iter().any(|t| t[..] == [u0])
+                    && self.all_hold(both, &mut wide) == Some(true)
+                {
+                    out.push(vec![u0]);
                 }
                 continue;
             }
             if n == 2 {
                 for (j, &u1) in units.iter().enumerate() {
-                    let opt = vec![u0, u1];
-                    if second_ok[j] == Some(false) || taken.contains(&opt) {
+                    if second_ok[j] == Some(false) || taken.iter().any(|t| t[..] == [u0, u1]) {
                         continue;
                     }
                     wide[ch.vars[1] as usize] = Value::Unit(u1);
@@ -1470,7 +1470,7 @@ impl<'r> Game<'r> {
                         }
                     };
                     if ok {
-                        out.push(opt);
+                        out.push(vec![u0, u1]);
                     }
                 }
                 continue;
@@ -1759,6 +1759,10 @@ impl<'r> Game<'r> {
     /// policy's; a policy only accepts or refuses the move. A group's move
     /// passes the other members (`skip`): none of them is the friend.
     fn target_for(&self, u: u16, skip: &[u16], m: u32) -> Option<Pt> {
+        // Only a pivot and a free move head for a point.
+        if m != self.m.pivot && m != self.m.free {
+            return None;
+        }
         let f = self.field();
         let me = &f.bases[u as usize];
         let side = self.world.units[u as usize].side;
