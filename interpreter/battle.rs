@@ -5,6 +5,7 @@
 //! what is preferred, and the engine only moves bases and keeps the log.
 
 use crate::battlefield::{self, Base, Pt};
+use crate::closures::{Compiled, Lower};
 use crate::diagnostic::Diag;
 use crate::eval::{Change, Ctx, Eval, EvalError, NoDice};
 use crate::field::{to_len, Feature, Field};
@@ -335,6 +336,120 @@ pub struct Prepared<'r> {
     pub unplaced: Vec<bool>,
     off_table: Option<Id>,
     manoeuvres: Manoeuvres,
+    /// What the games evaluate over and over, compiled once.
+    code: Arc<BattleCode>,
+}
+
+/// The expressions a battle evaluates over and over, compiled to closures
+/// (see [`crate::closures`]): every expression of every decision's body,
+/// every policy's scores, and the parts each `pick` scans by.
+struct BattleCode {
+    compiled: Compiled,
+    /// Per decision: the width of its frames.
+    widths: Vec<usize>,
+    /// Per `pick` decision: its LEGAL split for scanning.
+    splits: Vec<Option<Arc<Split>>>,
+}
+
+impl BattleCode {
+    fn new(rs: &Ruleset, compile: bool) -> BattleCode {
+        let mut lower = Lower::new(rs);
+        let mut compiled = Compiled::default();
+        let mut widths = Vec::new();
+        let mut splits = Vec::new();
+        for (d, dec) in rs.decisions.iter().enumerate() {
+            let mut width = frame_slots(rs, d as Id);
+            let Some(ch) = &dec.choice else {
+                widths.push(width);
+                splits.push(None);
+                continue;
+            };
+            let split = (ch.kind == ChoiceKind::Pick).then(|| Split::of(rs, ch, width));
+            if compile {
+                let mut exprs = choice_exprs(ch);
+                exprs.extend(
+                    rs.policies
+                        .iter()
+                        .filter_map(|p| p.prefer[d].as_ref().map(|x| &x.0)),
+                );
+                for e in exprs {
+                    compiled.add(&mut lower, e, width);
+                    width = width.max(compiled.get(e).map_or(0, |c| c.need()));
+                }
+            }
+            widths.push(width);
+            splits.push(split.map(|s| {
+                if compile {
+                    // The parts are compiled where they will stay: in the Arc.
+                    let s = Arc::new(s);
+                    let mut need = s.width;
+                    for e in s.first_only.iter().chain(&s.second_only).chain(&s.both) {
+                        compiled.add(&mut lower, e, s.width);
+                        need = need.max(compiled.get(e).map_or(0, |c| c.need()));
+                    }
+                    let mut s = Arc::try_unwrap(s).ok().expect("not shared yet");
+                    s.width = need;
+                    Arc::new(s)
+                } else {
+                    Arc::new(s)
+                }
+            }));
+        }
+        BattleCode {
+            compiled,
+            widths,
+            splits,
+        }
+    }
+}
+
+/// Every expression of a decision's body.
+fn choice_exprs(ch: &ChoiceDef) -> Vec<&Ex> {
+    let mut out = vec![&ch.legal];
+    out.extend(
+        [
+            &ch.must,
+            &ch.order,
+            &ch.reach,
+            &ch.wheel,
+            &ch.allowance,
+            &ch.buffer,
+            &ch.distance,
+            &ch.turn_about,
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    out.extend(
+        [&ch.manoeuvre, &ch.control, &ch.through, &ch.together]
+            .into_iter()
+            .flatten()
+            .map(|(_, e)| e),
+    );
+    if let Some((_, args, unless)) = &ch.check {
+        out.extend(args);
+        out.extend(unless);
+    }
+    if let Some((_, args)) = &ch.then {
+        out.extend(args);
+    }
+    out
+}
+
+/// How many slots a decision's frame has: its body's, its policies', and
+/// room for its arguments.
+fn frame_slots(rs: &Ruleset, d: Id) -> usize {
+    let dec = &rs.decisions[d as usize];
+    let Some(ch) = &dec.choice else {
+        return dec.params.len() + 4;
+    };
+    let policy_slots = rs
+        .policies
+        .iter()
+        .filter_map(|p| p.prefer[d as usize].as_ref().map(|x| x.1))
+        .max()
+        .unwrap_or(0);
+    ch.slots.max(policy_slots).max(dec.params.len() as u16 + 4) as usize
 }
 
 /// The symbols of stdlib battle's `manoeuvre` values.
@@ -637,7 +752,15 @@ impl<'r> Prepared<'r> {
             unplaced,
             off_table: rs.state("off_table"),
             manoeuvres,
+            code: Arc::new(BattleCode::new(rs, true)),
         })
+    }
+
+    /// Play with the expression tree walked, not compiled (a test plays
+    /// both ways to show they are the same game).
+    pub fn walking_the_tree(mut self) -> Self {
+        self.code = Arc::new(BattleCode::new(self.rs, false));
+        self
     }
 
     /// Play one game with a seed; with `log`, keep the narrative and a
@@ -680,7 +803,7 @@ impl<'r> Prepared<'r> {
             army_names: self.army_names.clone(),
             unplaced: self.unplaced.clone(),
             result: None,
-            splits: vec![None; self.rs.decisions.len()],
+            code: self.code.clone(),
             piles: vec![Default::default(); self.rs.decks.len()],
             drawing: 0,
         }
@@ -707,8 +830,8 @@ pub struct Game<'r> {
     /// Per unit: still waiting to be deployed.
     unplaced: Vec<bool>,
     result: Option<Result_>,
-    /// Per decision: its LEGAL split for scanning, once made.
-    splits: Vec<Option<Arc<Split>>>,
+    /// What the game evaluates over and over, compiled.
+    code: Arc<BattleCode>,
     /// Per deck: its draw pile, top first (see [`decks`]).
     piles: Vec<decks::Pile>,
     /// How many cards are being resolved, one inside another.
@@ -742,9 +865,17 @@ impl<'r> Game<'r> {
     }
 
     fn eval(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, Diag> {
-        self.ev
-            .eval(Ctx::new(&self.world), e, frame, &mut NoDice)
-            .map_err(fault_of)
+        self.eval_raw(e, frame).map_err(fault_of)
+    }
+
+    /// Evaluate, compiled where the expression was compiled.
+    #[inline]
+    fn eval_raw(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, EvalError> {
+        let c = Ctx::new(&self.world);
+        match self.code.compiled.get(e) {
+            Some(code) => code.run(&self.ev, c, frame),
+            None => self.ev.eval(c, e, frame, &mut NoDice),
+        }
     }
 
     /// The summary of the finished game.
@@ -1264,14 +1395,7 @@ impl<'r> Game<'r> {
             side_policy: has_side.then(|| self.policy_of(args, &dec.params)),
             var: ch.vars[0] as usize,
         };
-        let policy_slots = self
-            .rs
-            .policies
-            .iter()
-            .filter_map(|p| p.prefer[d as usize].as_ref().map(|x| x.1))
-            .max()
-            .unwrap_or(0);
-        let slots = ch.slots.max(policy_slots).max(args.len() as u16 + 4) as usize;
+        let slots = self.code.widths[d as usize].max(args.len() + 4);
         let mut frame = vec![Value::None; slots];
         frame[..args.len()].copy_from_slice(args);
         match ch.kind {
@@ -1407,15 +1531,11 @@ impl<'r> Game<'r> {
         if units.is_empty() || n == 0 {
             return Ok(out);
         }
-        // The split is the same every time the decision scans (its frame
-        // is): made once a game.
-        let split = match &self.splits[d as usize] {
-            Some(s) if s.frame == frame.len() => s.clone(),
-            _ => {
-                let s = Arc::new(Split::of(self.rs, ch, frame.len()));
-                self.splits[d as usize] = Some(s.clone());
-                s
-            }
+        // The split is made (and compiled) once, with the scenario; its
+        // parts' own slots start past the decision's names and arguments.
+        let split = match &self.code.splits[d as usize] {
+            Some(s) if s.frame <= frame.len() => s.clone(),
+            _ => Arc::new(Split::of(self.rs, ch, frame.len())),
         };
         let Split {
             first_only,
@@ -1497,7 +1617,7 @@ impl<'r> Game<'r> {
     /// Do all the parts hold? (None: one failed to evaluate.)
     fn all_hold(&self, parts: &[Ex], frame: &mut [Value]) -> Option<bool> {
         for p in parts {
-            match self.ev.eval(Ctx::new(&self.world), p, frame, &mut NoDice) {
+            match self.eval_raw(p, frame) {
                 Ok(v) if !v.as_bool() => return Some(false),
                 Ok(_) => {}
                 Err(_) => return None,

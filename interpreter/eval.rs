@@ -167,6 +167,18 @@ fn ranges(rs: &Ruleset, e: &Ex, seen: &mut Vec<bool>) -> bool {
     }
 }
 
+/// Per define: is it worth remembering (at most one parameter, and its
+/// body ranges over the units, directly or through another define)?
+pub(crate) fn worth_remembering(rs: &Ruleset) -> Vec<bool> {
+    (0..rs.defines.len())
+        .map(|d| {
+            let mut seen = vec![false; rs.defines.len()];
+            seen[d] = true;
+            rs.defines[d].params.len() <= 1 && ranges(rs, &rs.defines[d].body, &mut seen)
+        })
+        .collect()
+}
+
 /// What an expression reads of the parts of a battle's world that change
 /// (beside its arguments; stats, options and sides are fixed for a game).
 #[derive(Default)]
@@ -247,6 +259,42 @@ fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
     EvalError::Fault(Box::new(Diag::new("muster::runtime", msg).help(help)))
 }
 
+/// A unit was expected (the compiler's type checks make this a bug).
+#[cold]
+pub(crate) fn not_a_unit(other: Value) -> EvalError {
+    fault(
+        format!("expected a unit, found {other:?}"),
+        "this is a bug in the compiler's type checks",
+    )
+}
+
+/// A side was expected (the compiler's type checks make this a bug).
+#[cold]
+pub(crate) fn not_a_side() -> EvalError {
+    fault(
+        "expected a side",
+        "this is a bug in the compiler's type checks",
+    )
+}
+
+/// `-v`.
+pub(crate) fn negate(v: Value) -> R<Value> {
+    Value::Int(0)
+        .arith('-', v)
+        .ok_or_else(|| fault("cannot negate this value", "negate numbers only"))
+}
+
+/// What the memo knows of a define's value for an argument.
+pub(crate) enum Remembered {
+    /// The value, still good.
+    Known(Value),
+    /// Not known: compute it, then [`Eval::remember`] it in `slot` (it was
+    /// asked for at clock `at`).
+    Unknown { slot: usize, at: u32 },
+    /// Not remembered for this define or argument: compute it.
+    Never,
+}
+
 impl<'r> Eval<'r> {
     pub fn new(rs: &'r Ruleset) -> Self {
         Eval {
@@ -260,13 +308,7 @@ impl<'r> Eval<'r> {
     /// units until what they read changes: a battle says what it changes
     /// ([`Eval::changed`]) or that anything may have ([`Eval::forget`]).
     pub fn remembering(rs: &'r Ruleset, units: usize, sides: usize) -> Self {
-        let worth: Vec<bool> = (0..rs.defines.len())
-            .map(|d| {
-                let mut seen = vec![false; rs.defines.len()];
-                seen[d] = true;
-                rs.defines[d].params.len() <= 1 && ranges(rs, &rs.defines[d].body, &mut seen)
-            })
-            .collect();
+        let worth = worth_remembering(rs);
         // Two more rows: nearest_enemy and nearest_friend (they measure the table).
         let rows = worth.len() + 2;
         let mut by_state = vec![Vec::new(); rs.states.len()];
@@ -338,6 +380,39 @@ impl<'r> Eval<'r> {
         }
     }
 
+    /// Are the values of define `d` remembered (a battle's evaluator, and a
+    /// define of at most one unit or side that ranges over the units)?
+    #[inline]
+    pub(crate) fn remembers(&self, d: Id) -> bool {
+        self.memo.as_ref().is_some_and(|m| m.worth[d as usize])
+    }
+
+    /// What is remembered of define `d` for its argument (`None`: it has none).
+    #[inline]
+    pub(crate) fn remembered(&self, d: Id, arg: Option<Value>) -> Remembered {
+        let Some(m) = &self.memo else {
+            return Remembered::Never;
+        };
+        let Some(slot) = m.slot(d, arg) else {
+            return Remembered::Never;
+        };
+        match m.get(d, slot) {
+            Some(v) => Remembered::Known(v),
+            None => Remembered::Unknown {
+                slot,
+                at: m.clock.get(),
+            },
+        }
+    }
+
+    /// Remember a value [`Eval::remembered`] asked for.
+    #[inline]
+    pub(crate) fn remember(&self, slot: usize, at: u32, v: Value) {
+        if let Some(m) = &self.memo {
+            m.put(slot, at, v);
+        }
+    }
+
     /// Evaluate a state initialiser for one unit or side.
     pub fn call_init(&self, w: &World, f: &Func, subject: Value) -> Result<Value, Diag> {
         let mut frame = vec![Value::None; f.slots.max(1) as usize];
@@ -361,10 +436,7 @@ impl<'r> Eval<'r> {
     fn unit(&self, v: Value) -> R<usize> {
         match v {
             Value::Unit(u) => Ok(u as usize),
-            other => Err(fault(
-                format!("expected a unit, found {other:?}"),
-                "this is a bug in the compiler's type checks",
-            )),
+            other => Err(not_a_unit(other)),
         }
     }
 
@@ -411,10 +483,7 @@ impl<'r> Eval<'r> {
                     }
                 }
                 let Value::Side(sd) = self.eval(c, x, frame, dice)? else {
-                    return Err(fault(
-                        "expected a side",
-                        "this is a bug in the compiler's type checks",
-                    ));
+                    return Err(not_a_side());
                 };
                 c.side_state[sd as usize * self.rs.side_states.len() + *s as usize]
             }
@@ -437,26 +506,23 @@ impl<'r> Eval<'r> {
             }
             Ex::Define(d, args) => {
                 let f = &self.rs.defines[*d as usize];
-                match &self.memo {
-                    Some(m) if m.worth[*d as usize] && c.dirty.is_none() => {
-                        let arg = match args.first() {
-                            Some(a) => Some(self.eval(c, a, frame, dice)?),
-                            None => None,
-                        };
-                        let Some(slot) = m.slot(*d, arg) else {
-                            let vals: Vec<Value> = arg.into_iter().collect();
-                            return self.call_values(c, f, &vals, dice);
-                        };
-                        if let Some(v) = m.get(*d, slot) {
-                            return Ok(v);
-                        }
-                        let at = m.clock.get();
-                        let vals: [Value; 1] = [arg.unwrap_or(Value::None)];
-                        let v = self.call_values(c, f, &vals[..args.len()], dice)?;
-                        m.put(slot, at, v);
+                if !self.remembers(*d) || c.dirty.is_some() {
+                    return self.call(c, f, args, frame, dice);
+                }
+                let arg = match args.first() {
+                    Some(a) => Some(self.eval(c, a, frame, dice)?),
+                    None => None,
+                };
+                let vals: [Value; 1] = [arg.unwrap_or(Value::None)];
+                let vals = &vals[..args.len()];
+                match self.remembered(*d, arg) {
+                    Remembered::Known(v) => v,
+                    Remembered::Unknown { slot, at } => {
+                        let v = self.call_values(c, f, vals, dice)?;
+                        self.remember(slot, at, v);
                         v
                     }
-                    _ => self.call(c, f, args, frame, dice)?,
+                    Remembered::Never => self.call_values(c, f, vals, dice)?,
                 }
             }
             Ex::Table(t, args) => {
@@ -489,12 +555,7 @@ impl<'r> Eval<'r> {
                 _ => Value::Bool(false),
             },
             Ex::Not(x) => Value::Bool(!self.eval(c, x, frame, dice)?.as_bool()),
-            Ex::Neg(x) => {
-                let v = self.eval(c, x, frame, dice)?;
-                Value::Int(0)
-                    .arith('-', v)
-                    .ok_or_else(|| fault("cannot negate this value", "negate numbers only"))?
-            }
+            Ex::Neg(x) => negate(self.eval(c, x, frame, dice)?)?,
             Ex::Bin(op, a, b) => {
                 match op {
                     Bin::And => {
@@ -585,7 +646,13 @@ impl<'r> Eval<'r> {
         for (k, a) in key.iter_mut().zip(args) {
             *k = self.eval(c, a, frame, dice)?;
         }
-        let key: &[Value] = key;
+        self.noted(c, f, key)
+    }
+
+    /// The value of fact `f` for the arguments `key`: noted in the world
+    /// (or stated by a situation), else the fact's default.
+    #[inline]
+    pub(crate) fn noted(&self, c: Ctx, f: Id, key: &[Value]) -> R<Value> {
         Ok(match c.world.facts[f as usize].get(key) {
             Some(v) => *v,
             None => match self.rs.facts[f as usize].default {
@@ -618,25 +685,41 @@ impl<'r> Eval<'r> {
         for (i, a) in args.iter().enumerate() {
             inner[i] = self.eval(c, a, frame, dice)?;
         }
-        let base = match self.eval(c, &qd.func.body, &mut inner, dice)? {
-            Value::Int(i) => i,
-            other => self.num(other, &format!("the base value of `{}`", qd.func.name))?,
-        };
+        let base = self.eval(c, &qd.func.body, &mut inner, dice)?;
+        let base = self.base_value(q, base)?;
         let v = crate::modifiers::apply(
             qd,
             &self.rs.modifiers,
             base,
-            |e| self.eval(c, e, &mut inner, &mut NoDice),
-            |m| {
-                if let Some(t) = &self.trace {
-                    let mut t = t.borrow_mut();
-                    if !t.contains(&m) {
-                        t.push(m);
-                    }
-                }
-            },
+            |_, _, e| self.eval(c, e, &mut inner, &mut NoDice),
+            |m| self.applied(m),
         )?;
         Ok(Value::Int(v))
+    }
+
+    /// A quantity's base value as a number.
+    #[inline]
+    pub(crate) fn base_value(&self, q: Id, v: Value) -> R<i64> {
+        match v {
+            Value::Int(i) => Ok(i),
+            other => self.num(
+                other,
+                &format!(
+                    "the base value of `{}`",
+                    self.rs.quantities[q as usize].func.name
+                ),
+            ),
+        }
+    }
+
+    /// Modifier `m` applied: a battle's log shows it.
+    pub(crate) fn applied(&self, m: Id) {
+        if let Some(t) = &self.trace {
+            let mut t = t.borrow_mut();
+            if !t.contains(&m) {
+                t.push(m);
+            }
+        }
     }
 
     /// `roll_off(a, b)`: 1 when `a` rolls higher, 2 when `b` does.
@@ -670,7 +753,7 @@ impl<'r> Eval<'r> {
 
     /// A measure of the table, with its arguments' values.
     #[inline(never)]
-    fn measure(&self, c: Ctx, b: Builtin, v: &[Value]) -> R<Value> {
+    pub(crate) fn measure(&self, c: Ctx, b: Builtin, v: &[Value]) -> R<Value> {
         let Some(f) = &c.world.field else {
             if c.dirty.is_some() {
                 return Err(EvalError::NotStatic);
@@ -722,11 +805,7 @@ impl<'r> Eval<'r> {
         } else {
             c.world.units.len()
         };
-        let mut best = if q == Quant::Sum {
-            Value::Int(0)
-        } else {
-            Value::None
-        };
+        let mut best = total_start(q);
         for i in 0..n {
             frame[slot as usize] = if sides {
                 Value::Side(i as u16)
@@ -734,18 +813,7 @@ impl<'r> Eval<'r> {
                 Value::Unit(i as u16)
             };
             let v = self.eval(c, body, frame, dice)?;
-            if q == Quant::Sum {
-                best = binary(Bin::Add, best, v)?;
-            } else if v != Value::None {
-                let take = match best.num_cmp(v) {
-                    None => best == Value::None,
-                    Some(o) if q == Quant::Min => o == Ordering::Greater,
-                    Some(o) => o == Ordering::Less,
-                };
-                if take {
-                    best = v;
-                }
-            }
+            best = total_step(q, best, v)?;
         }
         Ok(best)
     }
@@ -834,6 +902,33 @@ impl<'r> Eval<'r> {
         }
         self.eval(c, &f.body, inner, dice)
     }
+}
+
+/// Where `sum` (0), `min` and `max` (`none`) start.
+pub(crate) fn total_start(q: Quant) -> Value {
+    if q == Quant::Sum {
+        Value::Int(0)
+    } else {
+        Value::None
+    }
+}
+
+/// `sum`, `min` or `max` so far, with one more unit's value `v` (`none`
+/// is skipped by min and max).
+#[inline]
+pub(crate) fn total_step(q: Quant, best: Value, v: Value) -> R<Value> {
+    if q == Quant::Sum {
+        return binary(Bin::Add, best, v);
+    }
+    if v == Value::None {
+        return Ok(best);
+    }
+    let take = match best.num_cmp(v) {
+        None => best == Value::None,
+        Some(o) if q == Quant::Min => o == Ordering::Greater,
+        Some(o) => o == Ordering::Less,
+    };
+    Ok(if take { v } else { best })
 }
 
 /// How many ties in a row a roll-off may have before it is reported.

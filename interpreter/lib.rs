@@ -23,6 +23,7 @@ pub mod army;
 pub mod battle;
 pub mod battlefield;
 pub mod bytecode;
+pub mod closures;
 pub mod compile;
 pub mod decisions;
 pub mod decks;

@@ -116,25 +116,33 @@ fn never_applies(e: &Ex, c: &Compiler) -> Option<String> {
     None
 }
 
+/// Which expression of a modifier is being evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    When,
+    Amount,
+}
+
 /// Apply a quantity's modifiers to its base value, in order, then clamp.
-/// `eval` evaluates an expression in the quantity's frame.
+/// `eval(i, part, e)` evaluates `part` of the quantity's `i`th modifier
+/// (`e`, its condition or its amount) in the quantity's frame.
 pub fn apply<E>(
     q: &QuantityDef,
     modifiers: &[crate::ir::ModifierDef],
     base: i64,
-    mut eval: impl FnMut(&Ex) -> Result<Value, E>,
+    mut eval: impl FnMut(usize, Part, &Ex) -> Result<Value, E>,
     mut applied: impl FnMut(crate::ir::Id),
 ) -> Result<i64, E> {
     let mut v = base;
-    for m in &q.modifiers {
+    for (i, m) in q.modifiers.iter().enumerate() {
         let md = &modifiers[*m as usize];
         if let Some(w) = &md.when {
-            if !eval(w)?.as_bool() {
+            if !eval(i, Part::When, w)?.as_bool() {
                 continue;
             }
         }
         applied(*m);
-        let amount = eval(&md.amount)?.as_int().unwrap_or(0);
+        let amount = eval(i, Part::Amount, &md.amount)?.as_int().unwrap_or(0);
         v = match md.op {
             ModOp::Set => amount,
             ModOp::Add => v.saturating_add(amount),

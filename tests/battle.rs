@@ -1,6 +1,6 @@
 //! Whole battles of Tilly's Very Bad Day on its default scenario: a seeded
 //! narrative pinned as a snapshot, determinism across thread counts, the
-//! engine's remembered values changing nothing, and bad scenarios reported
+//! engine's remembered values and compiled rules changing nothing, and bad scenarios reported
 //! with the file and the entry.
 
 #![allow(clippy::result_large_err)]
@@ -106,6 +106,23 @@ fn remembered_values_change_nothing() {
         let with = prep.play(seed, true).unwrap().narrative();
         prep.remember = false;
         let without = prep.play(seed, true).unwrap().narrative();
+        assert_eq!(with, without, "seed {seed}");
+    }
+}
+
+/// Compiling the rules to closures is only a speed-up: the same seed plays
+/// the same battle with the expression trees walked instead, event for
+/// event (every move weighed, every pick scanned, every policy score).
+#[test]
+fn compiled_rules_change_nothing() {
+    let mut b = tvbd();
+    let sc = b.scenario(None).unwrap();
+    let compiled = Prepared::new(&b.ruleset, &sc).unwrap();
+    let walked = Prepared::new(&b.ruleset, &sc).unwrap().walking_the_tree();
+    for seed in [1, 2, 3] {
+        let with = compiled.play(seed, true).unwrap().narrative();
+        let without = walked.play(seed, true).unwrap().narrative();
+        assert!(with.lines().count() > 100, "seed {seed} is a whole game");
         assert_eq!(with, without, "seed {seed}");
     }
 }

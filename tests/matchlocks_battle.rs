@@ -775,6 +775,22 @@ fn seeded_battle_log_of_the_default_scenario() {
     insta::assert_snapshot!("matchlocks_default_seed_5", text);
 }
 
+/// The rules compiled to closures play the same game as the expression
+/// trees walked: decks, orders, hooks and all.
+#[test]
+fn compiled_rules_change_nothing() {
+    let mut build = common::ruleset(RULES);
+    let sc = build.scenario(None).unwrap();
+    let compiled = Prepared::new(&build.ruleset, &sc).unwrap();
+    let walked = Prepared::new(&build.ruleset, &sc)
+        .unwrap()
+        .walking_the_tree();
+    let with = compiled.play(5, true).unwrap().narrative();
+    let without = walked.play(5, true).unwrap().narrative();
+    assert!(with.lines().count() > 100);
+    assert_eq!(with, without);
+}
+
 /// The same seed and runs give the same summary on 1 thread and on 2, and
 /// another seed other games.
 #[test]

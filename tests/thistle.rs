@@ -633,7 +633,7 @@ fn seeded_battle_log_of_flodden() {
 }
 
 /// The same seed and runs give the same summary on 1 thread and on 2, and
-/// remembering define values changes no game.
+/// neither remembering define values nor compiled rules change a game.
 #[test]
 fn thistle_simulate_is_the_same_on_any_thread_count() {
     let mut b = thistle();
@@ -656,6 +656,9 @@ fn thistle_simulate_is_the_same_on_any_thread_count() {
     prep.remember = true;
     let with = prep.play(5, true).unwrap().narrative();
     assert_eq!(with, without);
+    // Nor does compiling the rules to closures (groups, `sum` over units).
+    let walked = prep.walking_the_tree().play(5, true).unwrap().narrative();
+    assert_eq!(with, walked);
 }
 
 /// §Movement: a group moves at its slowest unit's rate (pikes 6" with

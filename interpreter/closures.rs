@@ -1,0 +1,784 @@
+//! Rules compiled to closures: the hot path of battles.
+//!
+//! A battle asks the same few questions thousands of times a game: is this
+//! option legal, what does the policy make of this move, does this part of
+//! a pick's LEGAL hold for this pair. Walking the expression tree for each
+//! ([`crate::eval`]) spends most of its time on the walk itself: a call per
+//! node and a frame per define. Here each expression a battle asks over and
+//! over is compiled once per prepared scenario into nested closures:
+//!
+//! - a local, and a unit's stat, state, side or type, is read in one step;
+//! - comparisons and sums of whole numbers take a short path;
+//! - the defines, tables and battle facts an expression calls are compiled
+//!   into it (inlined): their parameters read the caller's locals (or
+//!   constants) where the arguments are such, else fresh slots of the
+//!   caller's frame that the arguments are computed into first, in order;
+//!   so no call builds a frame;
+//! - a define the battle remembers (see [`Eval::remembering`]) stays a call
+//!   through the same memo, its body compiled once;
+//! - a quantity is a call, its base and modifiers compiled once;
+//! - what is unusual in a decision (dice, a roll-off) is handed to the tree
+//!   evaluator, rewritten into the caller's frame.
+//!
+//! The values and the errors are the tree evaluator's, exactly: the
+//! closures call the same helpers for everything but the walk. A battle
+//! plays move for move the same with its compiled code as without
+//! (`tests/battle.rs` plays both).
+
+use crate::eval::{self, Ctx, Eval, NoDice, Remembered, R};
+use crate::ir::{Bin, Builtin, Ex, Func, Id, Ruleset};
+use crate::syntax::Quant;
+use crate::value::Value;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// What compiled code runs against: the evaluator (its memo, its trace of
+/// modifiers) and the world.
+pub struct Cx<'a, 'r> {
+    pub ev: &'a Eval<'r>,
+    pub c: Ctx<'a>,
+}
+
+/// A compiled expression: reads its locals from a frame, may write the
+/// slots its quantifiers and inlined calls use.
+type Fun = dyn Fn(&Cx, &mut [Value]) -> R<Value> + Send + Sync;
+
+/// One expression compiled, and how wide a frame it needs.
+pub struct Code {
+    f: Box<Fun>,
+    need: usize,
+}
+
+impl Code {
+    /// Evaluate in `frame`; a frame narrower than the code needs is widened
+    /// for the run (its own slots are written back, as the tree evaluator
+    /// would have left them).
+    #[inline]
+    pub fn run(&self, ev: &Eval, c: Ctx, frame: &mut [Value]) -> R<Value> {
+        let cx = Cx { ev, c };
+        if frame.len() >= self.need {
+            return (self.f)(&cx, frame);
+        }
+        let mut wide = vec![Value::None; self.need];
+        wide[..frame.len()].copy_from_slice(frame);
+        let r = (self.f)(&cx, &mut wide);
+        let n = frame.len();
+        frame.copy_from_slice(&wide[..n]);
+        r
+    }
+
+    /// The frame slots the code uses.
+    pub fn need(&self) -> usize {
+        self.need
+    }
+}
+
+/// The compiled forms of a set of expressions, found by the expression
+/// itself (its address in the ruleset or in the structure that holds it,
+/// which a battle only borrows, so it cannot move).
+#[derive(Default)]
+pub struct Compiled {
+    codes: FxHashMap<usize, Code>,
+}
+
+impl Compiled {
+    /// Compile `e`, which runs in frames of at least `width` slots.
+    pub fn add(&mut self, lower: &mut Lower, e: &Ex, width: usize) {
+        self.codes
+            .entry(e as *const Ex as usize)
+            .or_insert_with(|| lower.code(e, width));
+    }
+
+    /// The compiled form of `e`, if it was compiled.
+    #[inline]
+    pub fn get(&self, e: &Ex) -> Option<&Code> {
+        self.codes.get(&(e as *const Ex as usize))
+    }
+}
+
+/// Where a local of the body being compiled lives: a slot of the frame the
+/// code runs in, or a constant the call site passed.
+#[derive(Clone, Copy)]
+enum At {
+    Slot(u16),
+    Value(Value),
+}
+
+/// The locals of the body being compiled: the top-level expression's own
+/// (`at` empty: local i is slot i), or an inlined body's.
+struct Scope {
+    at: Vec<At>,
+}
+
+impl Scope {
+    fn top() -> Scope {
+        Scope { at: Vec::new() }
+    }
+    fn get(&self, i: u16) -> At {
+        if self.at.is_empty() {
+            At::Slot(i)
+        } else {
+            self.at[i as usize]
+        }
+    }
+    fn slot(&self, i: u16) -> usize {
+        match self.get(i) {
+            At::Slot(s) => s as usize,
+            At::Value(_) => unreachable!("a quantifier's variable is never an argument"),
+        }
+    }
+}
+
+/// How deep calls are compiled into their callers; deeper ones are calls.
+const INLINE_DEPTH: u8 = 6;
+
+/// The compiler: one per ruleset, its standalone bodies shared by the
+/// expressions it compiles.
+pub struct Lower<'r> {
+    rs: &'r Ruleset,
+    /// Per define: remembered by a battle's evaluator (kept a call).
+    remembered: Vec<bool>,
+    /// Slots used so far by the expression being compiled.
+    need: usize,
+    depth: u8,
+    defines: Vec<Option<Arc<Code>>>,
+    quantities: Vec<Option<Arc<QuantityCode>>>,
+}
+
+/// A quantity compiled: its base value and its modifiers' conditions and
+/// amounts, all in one frame of `need` slots (the parameters first).
+struct QuantityCode {
+    base: Box<Fun>,
+    when: Vec<Option<Box<Fun>>>,
+    amount: Vec<Box<Fun>>,
+    need: usize,
+}
+
+impl<'r> Lower<'r> {
+    pub fn new(rs: &'r Ruleset) -> Self {
+        Lower {
+            rs,
+            remembered: eval::worth_remembering(rs),
+            need: 0,
+            depth: 0,
+            defines: vec![None; rs.defines.len()],
+            quantities: vec![None; rs.quantities.len()],
+        }
+    }
+
+    /// Compile a top-level expression over frames of `width` slots.
+    pub fn code(&mut self, e: &Ex, width: usize) -> Code {
+        let saved = (self.need, self.depth);
+        self.need = width.max(max_local(e) + 1);
+        self.depth = 0;
+        let f = self.lower(e, &Scope::top());
+        let code = Code { f, need: self.need };
+        (self.need, self.depth) = saved;
+        code
+    }
+
+    fn fresh(&mut self) -> u16 {
+        let s = self.need;
+        self.need += 1;
+        s as u16
+    }
+
+    /// A function's body compiled on its own, over its own frame.
+    fn standalone(&mut self, f: &Func) -> Code {
+        self.code(&f.body, f.slots as usize)
+    }
+
+    fn define_body(&mut self, d: Id) -> Arc<Code> {
+        if let Some(c) = &self.defines[d as usize] {
+            return c.clone();
+        }
+        let rs = self.rs;
+        let c = Arc::new(self.standalone(&rs.defines[d as usize]));
+        self.defines[d as usize] = Some(c.clone());
+        c
+    }
+
+    fn quantity_body(&mut self, q: Id) -> Arc<QuantityCode> {
+        if let Some(c) = &self.quantities[q as usize] {
+            return c.clone();
+        }
+        let rs = self.rs;
+        let qd = &rs.quantities[q as usize];
+        let saved = (self.need, self.depth);
+        self.need = qd.func.slots as usize;
+        self.depth = 0;
+        let base = self.lower(&qd.func.body, &Scope::top());
+        let mut when = Vec::new();
+        let mut amount = Vec::new();
+        for m in &qd.modifiers {
+            let md = &rs.modifiers[*m as usize];
+            when.push(md.when.as_ref().map(|w| self.lower(w, &Scope::top())));
+            amount.push(self.lower(&md.amount, &Scope::top()));
+        }
+        let c = Arc::new(QuantityCode {
+            base,
+            when,
+            amount,
+            need: self.need,
+        });
+        (self.need, self.depth) = saved;
+        self.quantities[q as usize] = Some(c.clone());
+        c
+    }
+
+    /// Arguments of a call as the places its parameters live, and the code
+    /// that computes the ones that are neither locals nor constants into
+    /// fresh slots (in order, before the body).
+    fn bind(&mut self, args: &[Ex], sc: &Scope) -> (Vec<At>, Vec<(usize, Box<Fun>)>) {
+        let mut at = Vec::with_capacity(args.len());
+        let mut pre = Vec::new();
+        for a in args {
+            match a {
+                Ex::Local(l) => at.push(sc.get(*l)),
+                Ex::Const(v) => at.push(At::Value(*v)),
+                _ => {
+                    let code = self.lower(a, sc);
+                    let s = self.fresh();
+                    pre.push((s as usize, code));
+                    at.push(At::Slot(s));
+                }
+            }
+        }
+        (at, pre)
+    }
+
+    /// A define, table or battle fact called with `args`: compiled into the
+    /// caller, or (deep down) called.
+    fn call(&mut self, f: &Func, args: &[Ex], sc: &Scope) -> Box<Fun> {
+        if self.depth >= INLINE_DEPTH {
+            let body = Arc::new(self.standalone(f));
+            let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
+            return Box::new(move |cx, fr| {
+                let mut inner = vec![Value::None; body.need.max(args.len())];
+                for (i, a) in args.iter().enumerate() {
+                    inner[i] = a(cx, fr)?;
+                }
+                (body.f)(cx, &mut inner)
+            });
+        }
+        let (mut at, pre) = self.bind(args, sc);
+        for _ in args.len()..f.slots as usize {
+            let s = self.fresh();
+            at.push(At::Slot(s));
+        }
+        self.depth += 1;
+        let body = self.lower(&f.body, &Scope { at });
+        self.depth -= 1;
+        with_pre(pre, body)
+    }
+
+    /// A unit-valued expression read for its index: a slot, or code.
+    fn unit(&mut self, e: &Ex, sc: &Scope) -> Src {
+        match e {
+            Ex::Local(l) => match sc.get(*l) {
+                At::Slot(s) => Src::Slot(s as usize),
+                At::Value(v) => Src::Code(Box::new(move |_, _| Ok(v))),
+            },
+            e => Src::Code(self.lower(e, sc)),
+        }
+    }
+
+    fn lower(&mut self, e: &Ex, sc: &Scope) -> Box<Fun> {
+        let rs = self.rs;
+        match e {
+            Ex::Const(v) => {
+                let v = *v;
+                Box::new(move |_, _| Ok(v))
+            }
+            Ex::Local(l) => match sc.get(*l) {
+                At::Slot(s) => {
+                    let s = s as usize;
+                    Box::new(move |_, fr| Ok(fr[s]))
+                }
+                At::Value(v) => Box::new(move |_, _| Ok(v)),
+            },
+            Ex::Option(o) => {
+                let o = *o as usize;
+                Box::new(move |cx, _| Ok(Value::Bool(cx.c.world.options[o])))
+            }
+            Ex::Stat(u, s) => {
+                let s = *s as usize;
+                by_unit(self.unit(u, sc), move |cx, u| {
+                    Ok(cx.c.world.units[u].stats[s])
+                })
+            }
+            Ex::State(u, s) => {
+                let (ns, s) = (rs.states.len(), *s as usize);
+                by_unit(self.unit(u, sc), move |cx, u| Ok(cx.c.state[u * ns + s]))
+            }
+            Ex::SideOf(u) => by_unit(self.unit(u, sc), |cx, u| {
+                Ok(Value::Side(cx.c.world.units[u].side))
+            }),
+            Ex::IsType(u, set) => {
+                let set: Box<[bool]> = set.clone().into_boxed_slice();
+                by_unit(self.unit(u, sc), move |cx, u| {
+                    Ok(Value::Bool(set[cx.c.world.units[u].ty as usize]))
+                })
+            }
+            Ex::IsQuality(u, set) => {
+                let set: Box<[bool]> = set.clone().into_boxed_slice();
+                by_unit(self.unit(u, sc), move |cx, u| {
+                    Ok(Value::Bool(
+                        cx.c.world.units[u].quality.is_some_and(|q| set[q as usize]),
+                    ))
+                })
+            }
+            Ex::SideState(x, s) => {
+                let (nss, s) = (rs.side_states.len(), *s as usize);
+                let x = self.lower(x, sc);
+                Box::new(move |cx, fr| match x(cx, fr)? {
+                    Value::Side(sd) => Ok(cx.c.side_state[sd as usize * nss + s]),
+                    _ => Err(eval::not_a_side()),
+                })
+            }
+            Ex::IsSym(x, syms) => {
+                let x = self.lower(x, sc);
+                if let [one] = syms[..] {
+                    return Box::new(move |cx, fr| {
+                        Ok(Value::Bool(matches!(x(cx, fr)?, Value::Sym(s) if s == one)))
+                    });
+                }
+                let syms: Box<[u32]> = syms.clone().into_boxed_slice();
+                Box::new(move |cx, fr| {
+                    Ok(Value::Bool(
+                        matches!(x(cx, fr)?, Value::Sym(s) if syms.contains(&s)),
+                    ))
+                })
+            }
+            Ex::Not(x) => {
+                let x = self.lower(x, sc);
+                Box::new(move |cx, fr| Ok(Value::Bool(!x(cx, fr)?.as_bool())))
+            }
+            Ex::Neg(x) => {
+                let x = self.lower(x, sc);
+                Box::new(move |cx, fr| eval::negate(x(cx, fr)?))
+            }
+            Ex::If(c, a, b) => {
+                let (c, a, b) = (self.lower(c, sc), self.lower(a, sc), self.lower(b, sc));
+                Box::new(move |cx, fr| {
+                    if c(cx, fr)?.as_bool() {
+                        a(cx, fr)
+                    } else {
+                        b(cx, fr)
+                    }
+                })
+            }
+            Ex::Bin(op, a, b) => self.binary(*op, a, b, sc),
+            Ex::Quant(q, sides, slot, body) => {
+                let slot = sc.slot(*slot);
+                let body = self.lower(body, sc);
+                quantifier(*q, *sides, slot, body)
+            }
+            Ex::Fact(f, args) => self.fact(*f, args, sc),
+            Ex::Define(d, args) => {
+                if self.remembered[*d as usize] {
+                    self.remembered_define(*d, args, sc)
+                } else {
+                    self.call(&rs.defines[*d as usize], args, sc)
+                }
+            }
+            Ex::Table(t, args) => self.call(&rs.tables[*t as usize], args, sc),
+            Ex::Quantity(q, args) => self.quantity(*q, args, sc),
+            Ex::Builtin(Builtin::RollOff, _) | Ex::Dice { .. } => self.fallback(e, sc),
+            Ex::Builtin(b, args) => {
+                let b = *b;
+                let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
+                if b.measures_table() {
+                    return match args.len() {
+                        1 => {
+                            let [x] = take(args);
+                            Box::new(move |cx, fr| {
+                                let v = [x(cx, fr)?];
+                                cx.ev.measure(cx.c, b, &v)
+                            })
+                        }
+                        2 => {
+                            let [x, y] = take(args);
+                            Box::new(move |cx, fr| {
+                                let v = [x(cx, fr)?, y(cx, fr)?];
+                                cx.ev.measure(cx.c, b, &v)
+                            })
+                        }
+                        _ => Box::new(move |cx, fr| {
+                            let mut v = [Value::None; 4];
+                            for (i, a) in args.iter().enumerate() {
+                                v[i] = a(cx, fr)?;
+                            }
+                            cx.ev.measure(cx.c, b, &v[..args.len()])
+                        }),
+                    };
+                }
+                Box::new(move |cx, fr| {
+                    let mut v = [Value::None; 4];
+                    for (i, a) in args.iter().enumerate() {
+                        v[i] = a(cx, fr)?;
+                    }
+                    eval::builtin(b, &v[..args.len()])
+                })
+            }
+        }
+    }
+
+    fn binary(&mut self, op: Bin, a: &Ex, b: &Ex, sc: &Scope) -> Box<Fun> {
+        let x = self.lower(a, sc);
+        // A comparison with a whole number: the number is not a call.
+        if let (true, Ex::Const(Value::Int(k))) = (is_comparison(op), b) {
+            let k = *k;
+            return Box::new(move |cx, fr| {
+                let v = x(cx, fr)?;
+                match v {
+                    Value::Int(i) => Ok(Value::Bool(compare(op, i, k))),
+                    v => eval::binary(op, v, Value::Int(k)),
+                }
+            });
+        }
+        let y = self.lower(b, sc);
+        match op {
+            Bin::And => Box::new(move |cx, fr| {
+                Ok(Value::Bool(x(cx, fr)?.as_bool() && y(cx, fr)?.as_bool()))
+            }),
+            Bin::Or => Box::new(move |cx, fr| {
+                Ok(Value::Bool(x(cx, fr)?.as_bool() || y(cx, fr)?.as_bool()))
+            }),
+            op if is_comparison(op) => Box::new(move |cx, fr| {
+                let (v, w) = (x(cx, fr)?, y(cx, fr)?);
+                match (v, w) {
+                    (Value::Int(i), Value::Int(j)) => Ok(Value::Bool(compare(op, i, j))),
+                    _ => eval::binary(op, v, w),
+                }
+            }),
+            Bin::Add | Bin::Sub | Bin::Mul => Box::new(move |cx, fr| {
+                let (v, w) = (x(cx, fr)?, y(cx, fr)?);
+                if let (Value::Int(i), Value::Int(j)) = (v, w) {
+                    let r = match op {
+                        Bin::Add => i.checked_add(j),
+                        Bin::Sub => i.checked_sub(j),
+                        _ => i.checked_mul(j),
+                    };
+                    if let Some(r) = r {
+                        return Ok(Value::Int(r));
+                    }
+                }
+                eval::binary(op, v, w)
+            }),
+            _ => Box::new(move |cx, fr| {
+                let (v, w) = (x(cx, fr)?, y(cx, fr)?);
+                eval::binary(op, v, w)
+            }),
+        }
+    }
+
+    fn fact(&mut self, f: Id, args: &[Ex], sc: &Scope) -> Box<Fun> {
+        let rs = self.rs;
+        let fd = &rs.facts[f as usize];
+        let noted = self.noted(f, args, sc);
+        if let Some(b) = &fd.battle {
+            // Derived from the table: a battle's world has one (an odds
+            // situation's does not, and states the fact instead).
+            let derived = self.call(b, args, sc);
+            return Box::new(move |cx, fr| {
+                if cx.c.world.field.is_some() {
+                    derived(cx, fr)
+                } else {
+                    noted(cx, fr)
+                }
+            });
+        }
+        noted
+    }
+
+    /// A fact's value from its hook, or as noted (else its default).
+    fn noted(&mut self, f: Id, args: &[Ex], sc: &Scope) -> Box<Fun> {
+        let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
+        if let Some(h) = self.rs.facts[f as usize].hook {
+            return Box::new(move |cx, fr| {
+                let mut key = Vec::with_capacity(args.len());
+                for a in &args {
+                    key.push(a(cx, fr)?);
+                }
+                crate::hooks::fact_value(cx.ev, cx.c, h, f, &key)
+            });
+        }
+        match args.len() {
+            1 => {
+                let [x] = take(args);
+                Box::new(move |cx, fr| {
+                    let key = [x(cx, fr)?];
+                    cx.ev.noted(cx.c, f, &key)
+                })
+            }
+            2 => {
+                let [x, y] = take(args);
+                Box::new(move |cx, fr| {
+                    let key = [x(cx, fr)?, y(cx, fr)?];
+                    cx.ev.noted(cx.c, f, &key)
+                })
+            }
+            _ => Box::new(move |cx, fr| {
+                let mut key = Vec::with_capacity(args.len());
+                for a in &args {
+                    key.push(a(cx, fr)?);
+                }
+                cx.ev.noted(cx.c, f, &key)
+            }),
+        }
+    }
+
+    /// A remembered define: looked up in the memo, else its body run on its
+    /// own frame and the value remembered.
+    fn remembered_define(&mut self, d: Id, args: &[Ex], sc: &Scope) -> Box<Fun> {
+        let body = self.define_body(d);
+        let arg = args.first().map(|a| self.lower(a, sc));
+        Box::new(move |cx, fr| {
+            let arg = match &arg {
+                Some(a) => Some(a(cx, fr)?),
+                None => None,
+            };
+            let run = |cx: &Cx| {
+                let mut inner = [Value::None; 16];
+                if body.need <= inner.len() {
+                    inner[0] = arg.unwrap_or(Value::None);
+                    (body.f)(cx, &mut inner[..body.need.max(1)])
+                } else {
+                    let mut inner = vec![Value::None; body.need];
+                    inner[0] = arg.unwrap_or(Value::None);
+                    (body.f)(cx, &mut inner)
+                }
+            };
+            match cx.ev.remembered(d, arg) {
+                Remembered::Known(v) => Ok(v),
+                Remembered::Unknown { slot, at } => {
+                    let v = run(cx)?;
+                    cx.ev.remember(slot, at, v);
+                    Ok(v)
+                }
+                Remembered::Never => run(cx),
+            }
+        })
+    }
+
+    /// A quantity: its base value, then its modifiers applied in order
+    /// (through [`crate::modifiers::apply`]), traced for the battle's log.
+    fn quantity(&mut self, q: Id, args: &[Ex], sc: &Scope) -> Box<Fun> {
+        let code = self.quantity_body(q);
+        let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
+        Box::new(move |cx, fr| {
+            let rs = cx.ev.rs;
+            let qd = &rs.quantities[q as usize];
+            let mut inner = [Value::None; 16];
+            let mut big;
+            let inner: &mut [Value] = if code.need <= inner.len() {
+                &mut inner[..code.need.max(args.len())]
+            } else {
+                big = vec![Value::None; code.need];
+                &mut big
+            };
+            for (i, a) in args.iter().enumerate() {
+                inner[i] = a(cx, fr)?;
+            }
+            let base = (code.base)(cx, inner)?;
+            let base = cx.ev.base_value(q, base)?;
+            let v = crate::modifiers::apply(
+                qd,
+                &rs.modifiers,
+                base,
+                |i, part, _| match part {
+                    crate::modifiers::Part::When => match &code.when[i] {
+                        Some(w) => w(cx, inner),
+                        None => Ok(Value::Bool(true)),
+                    },
+                    crate::modifiers::Part::Amount => (code.amount[i])(cx, inner),
+                },
+                |m| cx.ev.applied(m),
+            )?;
+            Ok(Value::Int(v))
+        })
+    }
+
+    /// The tree evaluator for what is not compiled (dice, roll-offs: a
+    /// decision rolls none, and the evaluator reports it), with the
+    /// expression's locals rewritten into the caller's frame.
+    fn fallback(&mut self, e: &Ex, sc: &Scope) -> Box<Fun> {
+        let e = rebase(e, sc);
+        Box::new(move |cx, fr| cx.ev.eval(cx.c, &e, fr, &mut NoDice))
+    }
+}
+
+/// The codes of a call's arguments, when there are exactly `N`.
+fn take<const N: usize>(args: Vec<Box<Fun>>) -> [Box<Fun>; N] {
+    args.try_into()
+        .unwrap_or_else(|_| unreachable!("the caller counted the arguments"))
+}
+
+/// A unit read for its index: from a slot, or computed.
+enum Src {
+    Slot(usize),
+    Code(Box<Fun>),
+}
+
+/// Code that reads a unit (its index) and then `then` of it; anything but a
+/// unit is the tree evaluator's error.
+fn by_unit<F>(src: Src, then: F) -> Box<Fun>
+where
+    F: Fn(&Cx, usize) -> R<Value> + Send + Sync + 'static,
+{
+    match src {
+        Src::Slot(s) => Box::new(move |cx, fr| match fr[s] {
+            Value::Unit(u) => then(cx, u as usize),
+            other => Err(eval::not_a_unit(other)),
+        }),
+        Src::Code(c) => Box::new(move |cx, fr| match c(cx, fr)? {
+            Value::Unit(u) => then(cx, u as usize),
+            other => Err(eval::not_a_unit(other)),
+        }),
+    }
+}
+
+/// A body run after its computed arguments are put in their slots.
+fn with_pre(pre: Vec<(usize, Box<Fun>)>, body: Box<Fun>) -> Box<Fun> {
+    match pre.len() {
+        0 => body,
+        1 => {
+            let (s, a) = pre.into_iter().next().expect("one");
+            Box::new(move |cx, fr| {
+                fr[s] = a(cx, fr)?;
+                body(cx, fr)
+            })
+        }
+        _ => Box::new(move |cx, fr| {
+            for (s, a) in &pre {
+                fr[*s] = a(cx, fr)?;
+            }
+            body(cx, fr)
+        }),
+    }
+}
+
+/// `any`, `all`, `first`, `count`, `sum`, `min` and `max` over the units
+/// (or sides), the variable in `slot`, as the tree evaluator runs them.
+fn quantifier(q: Quant, sides: bool, slot: usize, body: Box<Fun>) -> Box<Fun> {
+    let n = move |cx: &Cx| {
+        if sides {
+            cx.c.world.side_names.len()
+        } else {
+            cx.c.world.units.len()
+        }
+    };
+    let var = move |i: usize| {
+        if sides {
+            Value::Side(i as u16)
+        } else {
+            Value::Unit(i as u16)
+        }
+    };
+    match q {
+        Quant::Any => Box::new(move |cx, fr| {
+            for i in 0..n(cx) {
+                fr[slot] = var(i);
+                if body(cx, fr)?.as_bool() {
+                    return Ok(Value::Bool(true));
+                }
+            }
+            Ok(Value::Bool(false))
+        }),
+        Quant::All => Box::new(move |cx, fr| {
+            for i in 0..n(cx) {
+                fr[slot] = var(i);
+                if !body(cx, fr)?.as_bool() {
+                    return Ok(Value::Bool(false));
+                }
+            }
+            Ok(Value::Bool(true))
+        }),
+        Quant::First => Box::new(move |cx, fr| {
+            for i in 0..n(cx) {
+                fr[slot] = var(i);
+                if body(cx, fr)?.as_bool() {
+                    return Ok(fr[slot]);
+                }
+            }
+            Ok(Value::None)
+        }),
+        Quant::Count => Box::new(move |cx, fr| {
+            let mut count = 0i64;
+            for i in 0..n(cx) {
+                fr[slot] = var(i);
+                count += i64::from(body(cx, fr)?.as_bool());
+            }
+            Ok(Value::Int(count))
+        }),
+        Quant::Sum | Quant::Min | Quant::Max => Box::new(move |cx, fr| {
+            let mut best = eval::total_start(q);
+            for i in 0..n(cx) {
+                fr[slot] = var(i);
+                let v = body(cx, fr)?;
+                best = eval::total_step(q, best, v)?;
+            }
+            Ok(best)
+        }),
+    }
+}
+
+fn is_comparison(op: Bin) -> bool {
+    matches!(
+        op,
+        Bin::Eq | Bin::Ne | Bin::Lt | Bin::Le | Bin::Gt | Bin::Ge
+    )
+}
+
+#[inline]
+fn compare(op: Bin, a: i64, b: i64) -> bool {
+    match op {
+        Bin::Eq => a == b,
+        Bin::Ne => a != b,
+        Bin::Lt => a < b,
+        Bin::Le => a <= b,
+        Bin::Gt => a > b,
+        _ => a >= b,
+    }
+}
+
+/// The highest local an expression reads or binds (0 when none).
+fn max_local(e: &Ex) -> usize {
+    let mut m = 0usize;
+    fn walk(e: &Ex, m: &mut usize) {
+        match e {
+            Ex::Local(s) => *m = (*m).max(*s as usize),
+            Ex::Quant(_, _, s, _) => *m = (*m).max(*s as usize),
+            _ => {}
+        }
+        e.any_child(&mut |c| {
+            walk(c, m);
+            false
+        });
+    }
+    walk(e, &mut m);
+    m
+}
+
+/// An expression of a body compiled into a caller, rewritten into the
+/// caller's frame: its locals and its quantifiers' variables moved to
+/// where the scope puts them.
+fn rebase(e: &Ex, sc: &Scope) -> Ex {
+    if sc.at.is_empty() {
+        return e.clone();
+    }
+    crate::odds::map(e, &mut |x| match x {
+        Ex::Local(i) => Some(match sc.get(*i) {
+            At::Slot(s) => Ex::Local(s),
+            At::Value(v) => Ex::Const(v),
+        }),
+        Ex::Quant(q, sides, slot, body) => Some(Ex::Quant(
+            *q,
+            *sides,
+            sc.slot(*slot) as u16,
+            Box::new(rebase(body, sc)),
+        )),
+        _ => None,
+    })
+}
