@@ -2104,6 +2104,7 @@ impl<'r> Game<'r> {
                 }
             }
             let start = self.field().bases[u as usize];
+            let stand = self.field().stand(u as usize);
             let stay = self.score(prefer, &mut frame)?;
             let mut best: Option<(Value, How, Vec<Base>, u32)> = None;
             for (how, path, m) in self.legal_moves(ch, u, &mut frame)? {
@@ -2111,7 +2112,7 @@ impl<'r> Game<'r> {
                 frame[*m_slot as usize] = Value::Sym(m);
                 self.set_base(u as usize, end);
                 let s = self.score(prefer, &mut frame);
-                self.set_base(u as usize, start);
+                self.field_mut().put_back(&stand);
                 let s = s?;
                 if best
                     .as_ref()

@@ -425,6 +425,10 @@ impl<'r> Lower<'r> {
     }
 
     fn binary(&mut self, op: Bin, a: &Ex, b: &Ex, sc: &Scope) -> Box<Fun> {
+        if let (Ex::Builtin(Builtin::Distance, ab), Bin::Le | Bin::Lt | Bin::Gt | Bin::Ge) = (a, op)
+        {
+            return self.distance_compared(op, &ab[0], &ab[1], b, sc);
+        }
         let x = self.lower(a, sc);
         // A comparison with a whole number: the number is not a call.
         if let (true, Ex::Const(Value::Int(k))) = (is_comparison(op), b) {
@@ -471,6 +475,38 @@ impl<'r> Lower<'r> {
                 eval::binary(op, v, w)
             }),
         }
+    }
+
+    /// `distance(p, q) OP k`: most units are far apart, and the centres
+    /// settle the comparison without measuring the bases. A distance is
+    /// rounded to 1/64 ([`crate::field::to_value`]); the centres decide
+    /// only when they put the bases more than 1/64 beyond `k`, so the
+    /// answer is the measured one's. The order of evaluation is the tree's
+    /// (the distance's units, then `k`); a distance of units off the table,
+    /// or a `k` that is not a whole number, is measured.
+    fn distance_compared(&mut self, op: Bin, p: &Ex, q: &Ex, k: &Ex, sc: &Scope) -> Box<Fun> {
+        let (p, q, k) = (self.lower(p, sc), self.lower(q, sc), self.lower(k, sc));
+        Box::new(move |cx, fr| {
+            let (a, b) = (p(cx, fr)?, q(cx, fr)?);
+            if let (Value::Unit(i), Value::Unit(j), Some(f)) = (a, b, &cx.c.world.field) {
+                let (i, j) = (i as usize, j as usize);
+                if i < f.bases.len() && j < f.bases.len() && f.on_table[i] && f.on_table[j] {
+                    let limit = k(cx, fr)?;
+                    if let Value::Int(n) = limit {
+                        if f.apart(i, j, n as f64 + 1.0 / 64.0) {
+                            return Ok(Value::Bool(matches!(op, Bin::Gt | Bin::Ge)));
+                        }
+                    }
+                    let d = cx.ev.measure(cx.c, Builtin::Distance, &[a, b])?;
+                    return match (d, limit) {
+                        (Value::Int(x), Value::Int(y)) => Ok(Value::Bool(compare(op, x, y))),
+                        _ => eval::binary(op, d, limit),
+                    };
+                }
+            }
+            let d = cx.ev.measure(cx.c, Builtin::Distance, &[a, b])?;
+            eval::binary(op, d, k(cx, fr)?)
+        })
     }
 
     fn fact(&mut self, f: Id, args: &[Ex], sc: &Scope) -> Box<Fun> {

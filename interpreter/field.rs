@@ -62,6 +62,23 @@ impl DistanceCache {
             y.store(d.to_bits(), Relaxed);
         }
     }
+    /// Unit `u`'s row (distances to every unit, as known).
+    fn row(&self, u: usize) -> Vec<u64> {
+        use std::sync::atomic::Ordering::Relaxed;
+        (0..self.n)
+            .map(|o| self.cells[u * self.n + o].load(Relaxed))
+            .collect()
+    }
+
+    /// Put back a row taken with [`DistanceCache::row`].
+    fn put_row(&self, u: usize, row: &[u64]) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for (o, bits) in row.iter().enumerate() {
+            self.cells[u * self.n + o].store(*bits, Relaxed);
+            self.cells[o * self.n + u].store(*bits, Relaxed);
+        }
+    }
+
     /// Forget every distance from unit `u`.
     fn forget(&self, u: usize) {
         use std::sync::atomic::Ordering::Relaxed;
@@ -127,6 +144,16 @@ impl Clone for GroupCache {
                 .collect(),
         }
     }
+}
+
+/// Where a unit stands and what is known of its distances and of the
+/// groups, taken before moves are weighed ([`Field::stand`]) and put back
+/// after ([`Field::put_back`]): weighing a move does not forget them.
+pub struct Stand {
+    u: usize,
+    base: Base,
+    row: Vec<u64>,
+    groups: Option<Vec<u32>>,
 }
 
 /// Where everything is.
@@ -223,6 +250,38 @@ impl Field {
         }
     }
 
+    /// Where unit `u` stands now, with what is known of its distances.
+    pub fn stand(&self, u: usize) -> Stand {
+        use std::sync::atomic::Ordering::Relaxed;
+        Stand {
+            u,
+            base: self.bases[u],
+            row: self.cache.row(u),
+            groups: self
+                .groups
+                .known
+                .load(Relaxed)
+                .then(|| self.groups.of.iter().map(|g| g.load(Relaxed)).collect()),
+        }
+    }
+
+    /// Put the unit back where it stood (nothing else may have moved
+    /// since), with what was known then.
+    pub fn put_back(&mut self, s: &Stand) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.bases[s.u] = s.base;
+        self.cache.put_row(s.u, &s.row);
+        match &s.groups {
+            Some(of) => {
+                for (g, v) in self.groups.of.iter().zip(of) {
+                    g.store(*v, Relaxed);
+                }
+                self.groups.known.store(true, Relaxed);
+            }
+            None => self.groups.forget(),
+        }
+    }
+
     /// A new turn: every unit's travel this turn starts from where it stands.
     pub fn start_turn(&mut self) {
         for (s, b) in self.turn_start.iter_mut().zip(&self.bases) {
@@ -304,6 +363,19 @@ impl Field {
         let d = self.bases[a].distance(&self.bases[b]);
         self.cache.put(a, b, d);
         d
+    }
+
+    /// Are the two units' bases certainly more than `d` apart? Decided by
+    /// a remembered distance, or by the centres (no point of a base is
+    /// further than its radius from its centre) with a margin far above
+    /// rounding; `false` means "measure to know".
+    #[inline]
+    pub fn apart(&self, a: usize, b: usize, d: f64) -> bool {
+        if let Some(x) = self.cache.get(a, b) {
+            return x > d;
+        }
+        let (p, q) = (&self.bases[a], &self.bases[b]);
+        p.centre.dist(q.centre) - p.radius() - q.radius() > d + 1e-9
     }
 
     /// The symbols of `zone`'s values in a ruleset (core declares them).
@@ -466,6 +538,7 @@ impl Field {
                 (a != o
                     && self.on_table[a]
                     && self.on_table[o]
+                    && !self.apart(a, o, crate::battlefield::CONTACT)
                     && self.dist(a, o) <= crate::battlefield::CONTACT)
                     .into()
             }
@@ -553,7 +626,7 @@ impl Field {
                 // No point of a base moves further than the charge's cost
                 // (a wheel's inner corner stands, its outer one travels the
                 // cost): a target further than `reach` is out of reach.
-                if self.dist(a, o) > reach + 1e-9 {
+                if self.apart(a, o, reach + 1e-9) || self.dist(a, o) > reach + 1e-9 {
                     return Ok(false.into());
                 }
                 let skip = [a, o];
