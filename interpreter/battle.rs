@@ -1900,10 +1900,10 @@ impl<'r> Game<'r> {
                 .fold(f64::INFINITY, f64::min)
         };
         if m == self.m.pivot {
-            return enemies
-                .iter()
-                .min_by(|a, b| me.distance(a).total_cmp(&me.distance(b)))
-                .map(|e| e.centre);
+            return (0..f.bases.len())
+                .filter(|o| f.on_table[*o] && self.world.units[*o].side != side)
+                .min_by(|a, b| f.dist(u as usize, *a).total_cmp(&f.dist(u as usize, *b)))
+                .map(|e| f.bases[e].centre);
         }
         // Free move: behind the friend (of the same army, not a commander-sized base) nearest the enemy.
         let mut best: Option<(f64, Pt)> = None;
@@ -1997,7 +1997,7 @@ impl<'r> Game<'r> {
                 }
                 frame[*e_slot as usize] = Value::Unit(e);
                 if self.eval(cond, frame)?.as_bool() {
-                    let d = start.distance(&self.field().bases[e as usize]);
+                    let d = self.field().dist(u as usize, e as usize);
                     if zoc.is_none_or(|(_, bd)| d < bd) {
                         zoc = Some((e, d));
                     }

@@ -725,13 +725,18 @@ impl Base {
     /// Where `o` lies as seen from this unit: to front, to flank or to rear
     /// (the book's "Unit facing and position"; see the module doc).
     pub fn zone_of(&self, o: &Base) -> Zone {
-        if self.clipped(o, &self.front_planes()).area() > AREA_EPS {
+        if self.in_front_zone(o) {
             Zone::Front
         } else if self.flank_side(o).is_some() {
             Zone::Flank
         } else {
             Zone::Rear
         }
+    }
+
+    /// Whether some part of `o` lies in the front zone.
+    pub fn in_front_zone(&self, o: &Base) -> bool {
+        self.clipped(o, &self.front_planes()).area() > AREA_EPS
     }
 
     /// Which flank zone `o` has a part in (the left one first if both);

@@ -103,6 +103,66 @@ impl Clone for DistanceCache {
     }
 }
 
+/// Where each unit lies as seen from each other (its zone, and which flank
+/// zone it has a part in), remembered until either base moves: the rules
+/// ask "to front? to flank? which flank?" of the same pairs again and
+/// again. Atomics, like [`DistanceCache`]'s. A cell: 0 unknown; bits 0-1
+/// the zone (1 front, 2 flank, 3 rear, 0 unknown); bit 2 set when the
+/// flank is known, bits 3-4 which (0 none, 1 left, 2 right).
+#[derive(Debug, Default)]
+pub struct ZoneCache {
+    n: usize,
+    cells: Vec<std::sync::atomic::AtomicU8>,
+}
+
+impl ZoneCache {
+    fn new(n: usize) -> Self {
+        ZoneCache {
+            n,
+            cells: (0..n * n)
+                .map(|_| std::sync::atomic::AtomicU8::new(0))
+                .collect(),
+        }
+    }
+    fn get(&self, a: usize, b: usize) -> u8 {
+        self.cells[a * self.n + b].load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn set(&self, a: usize, b: usize, bits: u8) {
+        self.cells[a * self.n + b].fetch_or(bits, std::sync::atomic::Ordering::Relaxed);
+    }
+    /// What is known of unit `u` seeing others, and of others seeing it.
+    fn lines(&self, u: usize) -> Vec<(u8, u8)> {
+        (0..self.n)
+            .map(|o| (self.get(u, o), self.get(o, u)))
+            .collect()
+    }
+    fn put_lines(&self, u: usize, lines: &[(u8, u8)]) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for (o, (from, to)) in lines.iter().enumerate() {
+            self.cells[u * self.n + o].store(*from, Relaxed);
+            self.cells[o * self.n + u].store(*to, Relaxed);
+        }
+    }
+    /// Forget what is known of unit `u` seeing and being seen.
+    fn forget(&self, u: usize) {
+        self.put_lines(u, &vec![(0, 0); self.n]);
+    }
+}
+
+impl Clone for ZoneCache {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+        ZoneCache {
+            n: self.n,
+            cells: self
+                .cells
+                .iter()
+                .map(|c| AtomicU8::new(c.load(Relaxed)))
+                .collect(),
+        }
+    }
+}
+
 /// Which group each unit on the table belongs to (see
 /// [`Base::linked_with`]), worked out once after the table changes and kept
 /// until a base moves or a unit comes onto or leaves the table. Atomics,
@@ -153,6 +213,7 @@ pub struct Stand {
     u: usize,
     base: Base,
     row: Vec<u64>,
+    zones: Vec<(u8, u8)>,
     groups: Option<Vec<u32>>,
 }
 
@@ -184,6 +245,8 @@ pub struct Field {
     pub member_paths: Vec<(u16, Vec<Base>)>,
     /// Distances between bases, as far as known.
     pub cache: DistanceCache,
+    /// Zones and flanks between bases, as far as known.
+    pub zones: ZoneCache,
     /// The groups, as far as known.
     pub groups: GroupCache,
     /// Per unit: where its centre stood when the turn began.
@@ -237,6 +300,7 @@ impl Field {
             member_paths: Vec::new(),
             zone_syms,
             cache: DistanceCache::new(n),
+            zones: ZoneCache::new(n),
             groups: GroupCache::new(n),
         }
     }
@@ -246,6 +310,7 @@ impl Field {
         if self.bases[u] != b {
             self.bases[u] = b;
             self.cache.forget(u);
+            self.zones.forget(u);
             self.groups.forget();
         }
     }
@@ -257,6 +322,7 @@ impl Field {
             u,
             base: self.bases[u],
             row: self.cache.row(u),
+            zones: self.zones.lines(u),
             groups: self
                 .groups
                 .known
@@ -271,6 +337,7 @@ impl Field {
         use std::sync::atomic::Ordering::Relaxed;
         self.bases[s.u] = s.base;
         self.cache.put_row(s.u, &s.row);
+        self.zones.put_lines(s.u, &s.zones);
         match &s.groups {
             Some(of) => {
                 for (g, v) in self.groups.of.iter().zip(of) {
@@ -363,6 +430,56 @@ impl Field {
         let d = self.bases[a].distance(&self.bases[b]);
         self.cache.put(a, b, d);
         d
+    }
+
+    /// Where unit `b` lies as seen from unit `a` (remembered).
+    pub fn zone(&self, a: usize, b: usize) -> Zone {
+        let bits = self.zones.get(a, b);
+        let zone = match bits & 3 {
+            1 => return Zone::Front,
+            2 => return Zone::Flank,
+            3 => return Zone::Rear,
+            _ => {
+                if self.bases[a].in_front_zone(&self.bases[b]) {
+                    Zone::Front
+                } else if self.flank(a, b).is_some() {
+                    Zone::Flank
+                } else {
+                    Zone::Rear
+                }
+            }
+        };
+        self.zones.set(
+            a,
+            b,
+            match zone {
+                Zone::Front => 1,
+                Zone::Flank => 2,
+                Zone::Rear => 3,
+            },
+        );
+        zone
+    }
+
+    /// Which flank zone of unit `a` unit `b` has a part in (remembered).
+    pub fn flank(&self, a: usize, b: usize) -> Option<crate::battlefield::Side> {
+        use crate::battlefield::Side;
+        let bits = self.zones.get(a, b);
+        if bits & 4 != 0 {
+            return match (bits >> 3) & 3 {
+                1 => Some(Side::Left),
+                2 => Some(Side::Right),
+                _ => None,
+            };
+        }
+        let side = self.bases[a].flank_side(&self.bases[b]);
+        let code = match side {
+            None => 0,
+            Some(Side::Left) => 1,
+            Some(Side::Right) => 2,
+        };
+        self.zones.set(a, b, 4 | (code << 3));
+        side
     }
 
     /// Are the two units' bases certainly more than `d` apart? Decided by
@@ -512,7 +629,7 @@ impl Field {
             }
             B::Zone => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                let z = self.bases[a].zone_of(&self.bases[o]);
+                let z = self.zone(a, o);
                 Value::Sym(match z {
                     Zone::Front => self.zone_syms[0],
                     Zone::Flank => self.zone_syms[1],
@@ -521,8 +638,8 @@ impl Field {
             }
             B::SameFlank => {
                 let (a, x, y) = (self.unit(v[0])?, self.unit(v[1])?, self.unit(v[2])?);
-                let fx = self.bases[a].flank_side(&self.bases[x]);
-                fx.is_some() && fx == self.bases[a].flank_side(&self.bases[y])
+                let fx = self.flank(a, x);
+                fx.is_some() && fx == self.flank(a, y)
             }
             .into(),
             B::InFrontWithin => {
