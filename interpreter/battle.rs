@@ -1754,13 +1754,16 @@ impl<'r> Game<'r> {
             if !f.on_table[o] || self.world.units[o].side == self.world.units[u as usize].side {
                 return true;
             }
+            // No point of a base is further than its radius from its
+            // centre: far apart at the end and at the start, no exact
+            // distance is needed.
+            let far_at_end = end.centre.dist(ob.centre) - end.radius() - ob.radius() >= buffer;
+            if far_at_end && f.apart(u as usize, o, buffer - 1e-9) {
+                return true;
+            }
             // The start is where the unit stands: its distances are known.
             let before = f.dist(u as usize, o);
-            // No point of a base is further than its radius from its
-            // centre: far apart, no exact distance is needed.
-            if before >= buffer - 1e-9
-                && end.centre.dist(ob.centre) - end.radius() - ob.radius() >= buffer
-            {
+            if before >= buffer - 1e-9 && far_at_end {
                 return true;
             }
             let before = if start == &f.bases[u as usize] {

@@ -71,6 +71,20 @@ impl Code {
     pub fn need(&self) -> usize {
         self.need
     }
+
+    /// Run a function's body compiled on its own with its arguments' values
+    /// (its frame on the stack when small).
+    fn call(&self, cx: &Cx, args: &[Value]) -> R<Value> {
+        let mut small = [Value::None; 16];
+        let n = self.need.max(args.len());
+        if n <= small.len() {
+            small[..args.len()].copy_from_slice(args);
+            return (self.f)(cx, &mut small[..n]);
+        }
+        let mut big = vec![Value::None; n];
+        big[..args.len()].copy_from_slice(args);
+        (self.f)(cx, &mut big)
+    }
 }
 
 /// The compiled forms of a set of expressions, found by the expression
@@ -138,6 +152,10 @@ pub struct Lower<'r> {
     rs: &'r Ruleset,
     /// Per define: remembered by a battle's evaluator (kept a call).
     remembered: Vec<bool>,
+    /// The defines and battle facts remembered per pair of units (calls too).
+    pairs: eval::PairRows,
+    /// The bodies of the pair rows, compiled once.
+    pair_bodies: FxHashMap<u16, Arc<Code>>,
     /// Slots used so far by the expression being compiled.
     need: usize,
     depth: u8,
@@ -159,6 +177,8 @@ impl<'r> Lower<'r> {
         Lower {
             rs,
             remembered: eval::worth_remembering(rs),
+            pairs: eval::PairRows::of(rs),
+            pair_bodies: FxHashMap::default(),
             need: 0,
             depth: 0,
             defines: vec![None; rs.defines.len()],
@@ -376,10 +396,13 @@ impl<'r> Lower<'r> {
             }
             Ex::Fact(f, args) => self.fact(*f, args, sc),
             Ex::Define(d, args) => {
+                let f = &rs.defines[*d as usize];
                 if self.remembered[*d as usize] {
                     self.remembered_define(*d, args, sc)
+                } else if let Some(row) = self.pairs.define[*d as usize] {
+                    self.remembered_pair(row, f, args, sc)
                 } else {
-                    self.call(&rs.defines[*d as usize], args, sc)
+                    self.call(f, args, sc)
                 }
             }
             Ex::Table(t, args) => self.call(&rs.tables[*t as usize], args, sc),
@@ -429,6 +452,41 @@ impl<'r> Lower<'r> {
         {
             return self.distance_compared(op, &ab[0], &ab[1], b, sc);
         }
+        if matches!(op, Bin::And | Bin::Or) {
+            let mut parts = Vec::new();
+            self.chain(op, a, sc, &mut parts);
+            self.chain(op, b, sc, &mut parts);
+            return if op == Bin::And {
+                Box::new(move |cx, fr| {
+                    for p in &parts {
+                        if !p(cx, fr)?.as_bool() {
+                            return Ok(Value::Bool(false));
+                        }
+                    }
+                    Ok(Value::Bool(true))
+                })
+            } else {
+                Box::new(move |cx, fr| {
+                    for p in &parts {
+                        if p(cx, fr)?.as_bool() {
+                            return Ok(Value::Bool(true));
+                        }
+                    }
+                    Ok(Value::Bool(false))
+                })
+            };
+        }
+        if is_comparison(op) {
+            if let (Some(x), Some(y)) = (self.read(a, sc), self.read(b, sc)) {
+                return Box::new(move |cx, fr| {
+                    let (v, w) = (x.get(cx, fr)?, y.get(cx, fr)?);
+                    match (v, w) {
+                        (Value::Int(i), Value::Int(j)) => Ok(Value::Bool(compare(op, i, j))),
+                        _ => eval::binary(op, v, w),
+                    }
+                });
+            }
+        }
         let x = self.lower(a, sc);
         // A comparison with a whole number: the number is not a call.
         if let (true, Ex::Const(Value::Int(k))) = (is_comparison(op), b) {
@@ -443,12 +501,6 @@ impl<'r> Lower<'r> {
         }
         let y = self.lower(b, sc);
         match op {
-            Bin::And => Box::new(move |cx, fr| {
-                Ok(Value::Bool(x(cx, fr)?.as_bool() && y(cx, fr)?.as_bool()))
-            }),
-            Bin::Or => Box::new(move |cx, fr| {
-                Ok(Value::Bool(x(cx, fr)?.as_bool() || y(cx, fr)?.as_bool()))
-            }),
             op if is_comparison(op) => Box::new(move |cx, fr| {
                 let (v, w) = (x(cx, fr)?, y(cx, fr)?);
                 match (v, w) {
@@ -475,6 +527,62 @@ impl<'r> Lower<'r> {
                 eval::binary(op, v, w)
             }),
         }
+    }
+
+    /// The operands of a chain of `and`s (or of `or`s), in order, into
+    /// `out`: one loop that stops at the first false (true) instead of a
+    /// closure per operator. A define or table called with locals or
+    /// constants whose body is such a chain too is opened up into it.
+    fn chain(&mut self, op: Bin, e: &Ex, sc: &Scope, out: &mut Vec<Box<Fun>>) {
+        match e {
+            Ex::Bin(o, a, b) if *o == op => {
+                self.chain(op, a, sc, out);
+                self.chain(op, b, sc, out);
+            }
+            Ex::Define(d, args)
+                if self.depth < INLINE_DEPTH
+                    && !self.remembered[*d as usize]
+                    && self.pairs.define[*d as usize].is_none()
+                    && matches!(self.rs.defines[*d as usize].body, Ex::Bin(o, ..) if o == op)
+                    && args
+                        .iter()
+                        .all(|a| matches!(a, Ex::Local(_) | Ex::Const(_))) =>
+            {
+                let f = &self.rs.defines[*d as usize];
+                let (mut at, pre) = self.bind(args, sc);
+                debug_assert!(pre.is_empty(), "locals and constants need no slots");
+                for _ in args.len()..f.slots as usize {
+                    let s = self.fresh();
+                    at.push(At::Slot(s));
+                }
+                self.depth += 1;
+                self.chain(op, &f.body, &Scope { at }, out);
+                self.depth -= 1;
+            }
+            e => out.push(self.lower(e, sc)),
+        }
+    }
+
+    /// An operand read in one step, if it is that simple.
+    fn read(&self, e: &Ex, sc: &Scope) -> Option<Read> {
+        let slot = |u: &Ex| match u {
+            Ex::Local(l) => match sc.get(*l) {
+                At::Slot(s) => Some(s as usize),
+                At::Value(_) => None,
+            },
+            _ => None,
+        };
+        Some(match e {
+            Ex::Const(v) => Read::Const(*v),
+            Ex::Local(l) => match sc.get(*l) {
+                At::Slot(s) => Read::Slot(s as usize),
+                At::Value(v) => Read::Const(v),
+            },
+            Ex::State(u, st) => Read::State(slot(u)?, *st as usize, self.rs.states.len()),
+            Ex::Stat(u, st) => Read::Stat(slot(u)?, *st as usize),
+            Ex::SideOf(u) => Read::Side(slot(u)?),
+            _ => return None,
+        })
     }
 
     /// `distance(p, q) OP k`: most units are far apart, and the centres
@@ -516,7 +624,10 @@ impl<'r> Lower<'r> {
         if let Some(b) = &fd.battle {
             // Derived from the table: a battle's world has one (an odds
             // situation's does not, and states the fact instead).
-            let derived = self.call(b, args, sc);
+            let derived = match self.pairs.fact[f as usize] {
+                Some(row) => self.remembered_pair(row, b, args, sc),
+                None => self.call(b, args, sc),
+            };
             return Box::new(move |cx, fr| {
                 if cx.c.world.field.is_some() {
                     derived(cx, fr)
@@ -575,17 +686,7 @@ impl<'r> Lower<'r> {
                 Some(a) => Some(a(cx, fr)?),
                 None => None,
             };
-            let run = |cx: &Cx| {
-                let mut inner = [Value::None; 16];
-                if body.need <= inner.len() {
-                    inner[0] = arg.unwrap_or(Value::None);
-                    (body.f)(cx, &mut inner[..body.need.max(1)])
-                } else {
-                    let mut inner = vec![Value::None; body.need];
-                    inner[0] = arg.unwrap_or(Value::None);
-                    (body.f)(cx, &mut inner)
-                }
-            };
+            let run = |cx: &Cx| body.call(cx, &[arg.unwrap_or(Value::None)]);
             match cx.ev.remembered(d, arg) {
                 Remembered::Known(v) => Ok(v),
                 Remembered::Unknown { slot, at } => {
@@ -594,6 +695,33 @@ impl<'r> Lower<'r> {
                     Ok(v)
                 }
                 Remembered::Never => run(cx),
+            }
+        })
+    }
+
+    /// A define or battle fact of two units remembered per pair: looked up
+    /// in the memo, else its body run on its own frame and the value
+    /// remembered.
+    fn remembered_pair(&mut self, row: u16, f: &Func, args: &[Ex], sc: &Scope) -> Box<Fun> {
+        let body = match self.pair_bodies.get(&row) {
+            Some(b) => b.clone(),
+            None => {
+                let b = Arc::new(self.standalone(f));
+                self.pair_bodies.insert(row, b.clone());
+                b
+            }
+        };
+        let (x, y) = (self.lower(&args[0], sc), self.lower(&args[1], sc));
+        Box::new(move |cx, fr| {
+            let (a, b) = (x(cx, fr)?, y(cx, fr)?);
+            match cx.ev.remembered_pair(row, a, b) {
+                Remembered::Known(v) => Ok(v),
+                Remembered::Unknown { slot, at } => {
+                    let v = body.call(cx, &[a, b])?;
+                    cx.ev.remember_pair(slot, at, v);
+                    Ok(v)
+                }
+                Remembered::Never => body.call(cx, &[a, b]),
             }
         })
     }
@@ -649,6 +777,35 @@ impl<'r> Lower<'r> {
 fn take<const N: usize>(args: Vec<Box<Fun>>) -> [Box<Fun>; N] {
     args.try_into()
         .unwrap_or_else(|_| unreachable!("the caller counted the arguments"))
+}
+
+/// An operand read in one step: a local, a constant, or a unit's state,
+/// stat or side (the unit in a slot).
+#[derive(Clone, Copy)]
+enum Read {
+    Slot(usize),
+    Const(Value),
+    /// The unit's slot, the state, the number of states.
+    State(usize, usize, usize),
+    Stat(usize, usize),
+    Side(usize),
+}
+
+impl Read {
+    #[inline(always)]
+    fn get(self, cx: &Cx, fr: &[Value]) -> R<Value> {
+        let unit = |s: usize| match fr[s] {
+            Value::Unit(u) => Ok(u as usize),
+            other => Err(eval::not_a_unit(other)),
+        };
+        Ok(match self {
+            Read::Slot(s) => fr[s],
+            Read::Const(v) => v,
+            Read::State(s, st, ns) => cx.c.state[unit(s)? * ns + st],
+            Read::Stat(s, st) => cx.c.world.units[unit(s)?].stats[st],
+            Read::Side(s) => Value::Side(cx.c.world.units[unit(s)?].side),
+        })
+    }
 }
 
 /// A unit read for its index: from a slot, or computed.

@@ -111,6 +111,10 @@ struct Memo {
     by_fact: Vec<Vec<u16>>,
     by_field: Vec<u16>,
     values: std::cell::RefCell<Vec<(u32, Value)>>,
+    /// The rows of pairs of units (after the one-unit rows): per row, a
+    /// value per ordered pair, made when first needed.
+    first_pair_row: usize,
+    pairs: std::cell::RefCell<Vec<Vec<(u32, Value)>>>,
 }
 
 impl Memo {
@@ -165,6 +169,127 @@ fn ranges(rs: &Ruleset, e: &Ex, seen: &mut Vec<bool>) -> bool {
         }
         e => e.any_child(&mut |c| ranges(rs, c, seen)),
     }
+}
+
+/// The defines and battle facts of two units whose values a battle
+/// remembers per pair: their bodies range over the units or make a costly
+/// measure of the table (a charge's path, a line of sight, a gap), directly
+/// or through what they call. Each has a row of the memo, numbered after
+/// the rows of one unit (every define, then the two nearest-unit rows).
+#[derive(Clone, Debug)]
+pub(crate) struct PairRows {
+    pub define: Vec<Option<u16>>,
+    pub fact: Vec<Option<u16>>,
+    /// The bodies, by row (from the first pair row on).
+    bodies: Vec<PairBody>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum PairBody {
+    Define(Id),
+    Fact(Id),
+}
+
+impl PairRows {
+    pub(crate) fn of(rs: &Ruleset) -> PairRows {
+        let two_units = |f: &Func| f.params.len() == 2 && f.params.iter().all(|p| p.1 == Ty::Unit);
+        let mut next = rs.defines.len() + 2;
+        let mut bodies = Vec::new();
+        let mut row = |body: PairBody| {
+            bodies.push(body);
+            next += 1;
+            Some((next - 1) as u16)
+        };
+        let define = rs
+            .defines
+            .iter()
+            .enumerate()
+            .map(|(d, f)| {
+                (two_units(f) && costly(rs, &f.body, &mut Costly::new(rs)))
+                    .then(|| row(PairBody::Define(d as Id)))
+                    .flatten()
+            })
+            .collect();
+        let fact = rs
+            .facts
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match &f.battle {
+                Some(b) if two_units(b) && costly(rs, &b.body, &mut Costly::new(rs)) => {
+                    row(PairBody::Fact(i as Id))
+                }
+                _ => None,
+            })
+            .collect();
+        PairRows {
+            define,
+            fact,
+            bodies,
+        }
+    }
+
+    fn body<'a>(&self, rs: &'a Ruleset, i: usize) -> &'a Func {
+        match self.bodies[i] {
+            PairBody::Define(d) => &rs.defines[d as usize],
+            PairBody::Fact(f) => rs.facts[f as usize]
+                .battle
+                .as_ref()
+                .expect("a pair row of a fact is of its battle body"),
+        }
+    }
+}
+
+/// What [`costly`] has looked into already.
+struct Costly {
+    defines: Vec<bool>,
+    tables: Vec<bool>,
+    facts: Vec<bool>,
+}
+
+impl Costly {
+    fn new(rs: &Ruleset) -> Costly {
+        Costly {
+            defines: vec![false; rs.defines.len()],
+            tables: vec![false; rs.tables.len()],
+            facts: vec![false; rs.facts.len()],
+        }
+    }
+}
+
+/// Does evaluating `e` range over the units, or make a costly measure of
+/// the table, directly or through a define, table or battle fact it calls?
+fn costly(rs: &Ruleset, e: &Ex, seen: &mut Costly) -> bool {
+    use Builtin as B;
+    let here = match e {
+        Ex::Quant(..)
+        | Ex::Builtin(
+            B::Reachable
+            | B::GroupReachable
+            | B::SightCrosses
+            | B::UnitsBetween
+            | B::GapNarrower
+            | B::InArc
+            | B::OnLineThrough
+            | B::Grouped,
+            _,
+        ) => true,
+        Ex::Define(d, _) => {
+            !std::mem::replace(&mut seen.defines[*d as usize], true)
+                && costly(rs, &rs.defines[*d as usize].body, seen)
+        }
+        Ex::Table(t, _) => {
+            !std::mem::replace(&mut seen.tables[*t as usize], true)
+                && costly(rs, &rs.tables[*t as usize].body, seen)
+        }
+        Ex::Fact(f, _) => match &rs.facts[*f as usize].battle {
+            Some(b) => {
+                !std::mem::replace(&mut seen.facts[*f as usize], true) && costly(rs, &b.body, seen)
+            }
+            None => false,
+        },
+        _ => false,
+    };
+    here || e.any_child(&mut |c| costly(rs, c, seen))
 }
 
 /// Per define: is it worth remembering (at most one parameter, and its
@@ -309,18 +434,25 @@ impl<'r> Eval<'r> {
     /// ([`Eval::changed`]) or that anything may have ([`Eval::forget`]).
     pub fn remembering(rs: &'r Ruleset, units: usize, sides: usize) -> Self {
         let worth = worth_remembering(rs);
-        // Two more rows: nearest_enemy and nearest_friend (they measure the table).
-        let rows = worth.len() + 2;
+        // Two more rows: nearest_enemy and nearest_friend (they measure the
+        // table); then the rows of pairs.
+        let pair_rows = PairRows::of(rs);
+        let first_pair_row = worth.len() + 2;
+        let rows = first_pair_row + pair_rows.bodies.len();
         let mut by_state = vec![Vec::new(); rs.states.len()];
         let mut by_side_state = vec![Vec::new(); rs.side_states.len()];
         let mut by_fact = vec![Vec::new(); rs.facts.len()];
-        let mut by_field: Vec<u16> = vec![rows as u16 - 2, rows as u16 - 1];
-        for (d, f) in rs.defines.iter().enumerate() {
-            if !worth[d] {
-                continue;
-            }
+        let mut by_field: Vec<u16> = vec![first_pair_row as u16 - 2, first_pair_row as u16 - 1];
+        let ones = rs
+            .defines
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| worth[*d])
+            .map(|(d, f)| (d as u16, f));
+        let pairs = (0..pair_rows.bodies.len())
+            .map(|i| ((first_pair_row + i) as u16, pair_rows.body(rs, i)));
+        for (row, f) in ones.chain(pairs) {
             let r = Reads::of(rs, &f.body);
-            let row = d as u16;
             let mark = |flags: &[bool], by: &mut [Vec<u16>]| {
                 for (i, on) in flags.iter().enumerate() {
                     if *on {
@@ -339,7 +471,9 @@ impl<'r> Eval<'r> {
         Eval {
             rs,
             memo: Some(Memo {
-                values: std::cell::RefCell::new(vec![(0, Value::None); rows * per]),
+                values: std::cell::RefCell::new(vec![(0, Value::None); first_pair_row * per]),
+                first_pair_row,
+                pairs: std::cell::RefCell::new(vec![Vec::new(); pair_rows.bodies.len()]),
                 worth,
                 units,
                 per,
@@ -411,6 +545,50 @@ impl<'r> Eval<'r> {
         if let Some(m) = &self.memo {
             m.put(slot, at, v);
         }
+    }
+
+    /// What is remembered in pair row `row` ([`PairRows`]) for units `a`
+    /// and `b`, in that order.
+    #[inline]
+    pub(crate) fn remembered_pair(&self, row: u16, a: Value, b: Value) -> Remembered {
+        let Some(m) = &self.memo else {
+            return Remembered::Never;
+        };
+        let (Value::Unit(a), Value::Unit(b)) = (a, b) else {
+            return Remembered::Never;
+        };
+        let (a, b) = (a as usize, b as usize);
+        if a >= m.units || b >= m.units {
+            return Remembered::Never;
+        }
+        let slot = a * m.units + b;
+        let i = row as usize - m.first_pair_row;
+        let pairs = m.pairs.borrow();
+        if let Some((stamp, v)) = pairs[i].get(slot) {
+            if *stamp >= m.stale[row as usize].get() {
+                return Remembered::Known(*v);
+            }
+        }
+        Remembered::Unknown {
+            slot: i * m.units * m.units + slot,
+            at: m.clock.get(),
+        }
+    }
+
+    /// Remember a value [`Eval::remembered_pair`] asked for.
+    #[inline]
+    pub(crate) fn remember_pair(&self, slot: usize, at: u32, v: Value) {
+        let Some(m) = &self.memo else { return };
+        if m.clock.get() != at {
+            return;
+        }
+        let n = m.units * m.units;
+        let mut pairs = m.pairs.borrow_mut();
+        let row = &mut pairs[slot / n];
+        if row.is_empty() {
+            row.resize(n, (0, Value::None));
+        }
+        row[slot % n] = (at, v);
     }
 
     /// Evaluate a state initialiser for one unit or side.
