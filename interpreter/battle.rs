@@ -344,7 +344,7 @@ pub struct Prepared<'r> {
 /// (see [`crate::closures`]): every expression of every decision's body,
 /// every policy's scores, and the parts each `pick` scans by.
 struct BattleCode {
-    compiled: Compiled,
+    compiled: Arc<Compiled>,
     /// Per decision: the width of its frames.
     widths: Vec<usize>,
     /// Per `pick` decision: its LEGAL split for scanning.
@@ -395,8 +395,13 @@ impl BattleCode {
                 }
             }));
         }
+        if compile {
+            for p in 0..rs.procedures.len() {
+                compiled.add_procedure(&mut lower, p as Id);
+            }
+        }
         BattleCode {
-            compiled,
+            compiled: Arc::new(compiled),
             widths,
             splits,
         }
@@ -787,7 +792,8 @@ impl<'r> Prepared<'r> {
                 Eval::remembering(self.rs, self.world.units.len(), self.world.side_names.len())
             } else {
                 Eval::new(self.rs)
-            },
+            }
+            .with_code(self.code.compiled.clone()),
             world: self.world.clone(),
             rng: Rng::new(seed),
             log: Vec::new(),
@@ -871,11 +877,7 @@ impl<'r> Game<'r> {
     /// Evaluate, compiled where the expression was compiled.
     #[inline]
     fn eval_raw(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, EvalError> {
-        let c = Ctx::new(&self.world);
-        match self.code.compiled.get(e) {
-            Some(code) => code.run(&self.ev, c, frame),
-            None => self.ev.eval(c, e, frame, &mut NoDice),
-        }
+        self.ev.run(Ctx::new(&self.world), e, frame, &mut NoDice)
     }
 
     /// The summary of the finished game.

@@ -17,26 +17,33 @@
 //! - a define the battle remembers (see [`Eval::remembering`]) stays a call
 //!   through the same memo, its body compiled once;
 //! - a quantity is a call, its base and modifiers compiled once;
-//! - what is unusual in a decision (dice, a roll-off) is handed to the tree
-//!   evaluator, rewritten into the caller's frame.
+//! - a pool of dice rolls from the caller's dice (a procedure's statements
+//!   are compiled too; a decision rolls none);
+//! - a fact a hook derives is the hook's ([`crate::hooks`]).
 //!
 //! The values and the errors are the tree evaluator's, exactly: the
-//! closures call the same helpers for everything but the walk. A battle
-//! plays move for move the same with its compiled code as without
-//! (`tests/battle.rs` plays both).
+//! closures call the same helpers for everything but the walk, and roll
+//! the same dice in the same order. A battle plays move for move the same
+//! with its compiled code as without (`tests/battle.rs`, `tests/thistle.rs`
+//! and `tests/matchlocks_battle.rs` play both).
 
-use crate::eval::{self, Ctx, Eval, NoDice, Remembered, R};
-use crate::ir::{Bin, Builtin, Ex, Func, Id, Ruleset};
+use crate::dice::{DiceSource, Reading};
+use crate::eval::{self, Ctx, Eval, Remembered, R};
+use crate::ir::{Bin, Builtin, DiceMode, Ex, Func, Id, Ruleset, St};
 use crate::syntax::Quant;
+use crate::syntax::Reroll;
 use crate::value::Value;
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// What compiled code runs against: the evaluator (its memo, its trace of
-/// modifiers) and the world.
+/// modifiers), the world, and the dice (a procedure's; a decision's roll
+/// none).
 pub struct Cx<'a, 'r> {
     pub ev: &'a Eval<'r>,
     pub c: Ctx<'a>,
+    dice: RefCell<&'a mut dyn DiceSource>,
 }
 
 /// A compiled expression: reads its locals from a frame, may write the
@@ -54,8 +61,18 @@ impl Code {
     /// for the run (its own slots are written back, as the tree evaluator
     /// would have left them).
     #[inline]
-    pub fn run(&self, ev: &Eval, c: Ctx, frame: &mut [Value]) -> R<Value> {
-        let cx = Cx { ev, c };
+    pub fn run(
+        &self,
+        ev: &Eval,
+        c: Ctx,
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let cx = Cx {
+            ev,
+            c,
+            dice: RefCell::new(dice),
+        };
         if frame.len() >= self.need {
             return (self.f)(&cx, frame);
         }
@@ -93,9 +110,32 @@ impl Code {
 #[derive(Default)]
 pub struct Compiled {
     codes: FxHashMap<usize, Code>,
+    /// Per procedure compiled: the width of its frames.
+    procedures: FxHashMap<Id, usize>,
 }
 
 impl Compiled {
+    /// Compile every expression of procedure `p`'s statements (it runs in
+    /// frames of at least its own slots).
+    pub fn add_procedure(&mut self, lower: &mut Lower, p: Id) {
+        let rs = lower.rs;
+        let pd = &rs.procedures[p as usize];
+        let mut width = (pd.slots as usize).max(pd.params.len());
+        let mut exprs = Vec::new();
+        statement_exprs(&pd.body, &mut exprs);
+        for e in exprs {
+            self.add(lower, e, width);
+            width = width.max(self.codes[&(e as *const Ex as usize)].need);
+        }
+        self.procedures.insert(p, width);
+    }
+
+    /// How wide procedure `p`'s frames must be for its compiled code (its
+    /// own slots when it was not compiled).
+    pub fn procedure_width(&self, p: Id) -> Option<usize> {
+        self.procedures.get(&p).copied()
+    }
+
     /// Compile `e`, which runs in frames of at least `width` slots.
     pub fn add(&mut self, lower: &mut Lower, e: &Ex, width: usize) {
         self.codes
@@ -407,7 +447,25 @@ impl<'r> Lower<'r> {
             }
             Ex::Table(t, args) => self.call(&rs.tables[*t as usize], args, sc),
             Ex::Quantity(q, args) => self.quantity(*q, args, sc),
-            Ex::Builtin(Builtin::RollOff, _) | Ex::Dice { .. } => self.fallback(e, sc),
+            Ex::Builtin(Builtin::RollOff, args) => {
+                let (a, b) = (self.lower(&args[0], sc), self.lower(&args[1], sc));
+                Box::new(move |cx, fr| {
+                    for _ in 0..eval::ROLL_OFF_LIMIT {
+                        let (x, y) = (a(cx, fr)?, b(cx, fr)?);
+                        if let Some(w) = Eval::roll_off_winner(x, y) {
+                            return Ok(w);
+                        }
+                    }
+                    Err(Eval::roll_off_tied())
+                })
+            }
+            Ex::Dice {
+                count,
+                die,
+                mode,
+                reroll,
+                ..
+            } => self.dice(count, *die, mode, *reroll, sc),
             Ex::Builtin(b, args) => {
                 let b = *b;
                 let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
@@ -764,12 +822,74 @@ impl<'r> Lower<'r> {
         })
     }
 
-    /// The tree evaluator for what is not compiled (dice, roll-offs: a
-    /// decision rolls none, and the evaluator reports it), with the
-    /// expression's locals rewritten into the caller's frame.
-    fn fallback(&mut self, e: &Ex, sc: &Scope) -> Box<Fun> {
-        let e = rebase(e, sc);
-        Box::new(move |cx, fr| cx.ev.eval(cx.c, &e, fr, &mut NoDice))
+    /// A pool of dice: how many, how read (the score needed, computed
+    /// after the count, as the tree evaluator does), rolled from the
+    /// caller's dice.
+    fn dice(
+        &mut self,
+        count: &Ex,
+        die: Id,
+        mode: &DiceMode,
+        reroll: Option<Reroll>,
+        sc: &Scope,
+    ) -> Box<Fun> {
+        let count = self.lower(count, sc);
+        let score = match mode {
+            DiceMode::Scoring(t) => Some(self.lower(t, sc)),
+            _ => None,
+        };
+        let fixed = match mode {
+            DiceMode::Sum => Some(Reading::Sum),
+            DiceMode::Counting(m) => Some(Reading::Counting(m.clone())),
+            DiceMode::Scoring(_) => None,
+        };
+        Box::new(move |cx, fr| {
+            let n = count(cx, fr)?;
+            let n = cx.ev.num(n, "the number of dice")?;
+            let scored;
+            let reading = match (&fixed, &score) {
+                (Some(r), _) => r,
+                (None, Some(t)) => {
+                    let t = t(cx, fr)?;
+                    scored = Reading::Scoring(cx.ev.num(t, "the score needed")?);
+                    &scored
+                }
+                (None, None) => unreachable!("a scoring pool has a score"),
+            };
+            cx.ev
+                .roll_pool(die, reading, reroll, n, &mut **cx.dice.borrow_mut())
+        })
+    }
+}
+
+/// Every expression of a procedure's statements, in order.
+fn statement_exprs<'a>(body: &'a [St], out: &mut Vec<&'a Ex>) {
+    for st in body {
+        match st {
+            St::Let(_, e) | St::Outcome(_, e) | St::Require(e, ..) => out.push(e),
+            St::If(c, a, b) => {
+                out.push(c);
+                statement_exprs(a, out);
+                statement_exprs(b, out);
+            }
+            St::For(_, _, c, b) => {
+                out.push(c);
+                statement_exprs(b, out);
+            }
+            St::AssignState { unit, value, .. } => {
+                out.push(unit);
+                out.push(value);
+            }
+            St::AssignSideState { side, value, .. } => {
+                out.push(side);
+                out.push(value);
+            }
+            St::Call(_, args, _) => out.extend(args),
+            St::Note(_, args, v, _) => {
+                out.extend(args);
+                out.push(v);
+            }
+        }
     }
 }
 
@@ -952,26 +1072,4 @@ fn max_local(e: &Ex) -> usize {
     }
     walk(e, &mut m);
     m
-}
-
-/// An expression of a body compiled into a caller, rewritten into the
-/// caller's frame: its locals and its quantifiers' variables moved to
-/// where the scope puts them.
-fn rebase(e: &Ex, sc: &Scope) -> Ex {
-    if sc.at.is_empty() {
-        return e.clone();
-    }
-    crate::odds::map(e, &mut |x| match x {
-        Ex::Local(i) => Some(match sc.get(*i) {
-            At::Slot(s) => Ex::Local(s),
-            At::Value(v) => Ex::Const(v),
-        }),
-        Ex::Quant(q, sides, slot, body) => Some(Ex::Quant(
-            *q,
-            *sides,
-            sc.slot(*slot) as u16,
-            Box::new(rebase(body, sc)),
-        )),
-        _ => None,
-    })
 }

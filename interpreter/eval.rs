@@ -66,6 +66,9 @@ impl DiceSource for NoDice {
 
 pub struct Eval<'r> {
     pub rs: &'r Ruleset,
+    /// Expressions compiled to closures (a battle's), run in their place
+    /// by [`Eval::run`].
+    code: Option<std::sync::Arc<crate::closures::Compiled>>,
     /// In a battle: values of the defines that range over units (`any e:`),
     /// remembered until what they read changes (the battle says when).
     memo: Option<Memo>,
@@ -424,6 +427,7 @@ impl<'r> Eval<'r> {
     pub fn new(rs: &'r Ruleset) -> Self {
         Eval {
             rs,
+            code: None,
             memo: None,
             trace: None,
         }
@@ -470,6 +474,7 @@ impl<'r> Eval<'r> {
         let per = 1 + units + sides;
         Eval {
             rs,
+            code: None,
             memo: Some(Memo {
                 values: std::cell::RefCell::new(vec![(0, Value::None); first_pair_row * per]),
                 first_pair_row,
@@ -512,6 +517,32 @@ impl<'r> Eval<'r> {
         for r in rows {
             m.stale[*r as usize].set(now);
         }
+    }
+
+    /// Run compiled code where an expression has some ([`crate::closures`]).
+    pub fn with_code(mut self, code: std::sync::Arc<crate::closures::Compiled>) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// Evaluate `e`: its compiled code if it has some, else the tree.
+    #[inline]
+    pub fn run(&self, c: Ctx, e: &Ex, frame: &mut [Value], dice: &mut dyn DiceSource) -> R<Value> {
+        match self.code.as_ref().and_then(|k| k.get(e)) {
+            Some(code) => code.run(self, c, frame, dice),
+            None => self.eval(c, e, frame, dice),
+        }
+    }
+
+    /// How wide procedure `p`'s frames must be (its compiled code may use
+    /// more slots than the procedure declares).
+    pub(crate) fn procedure_width(&self, p: Id) -> usize {
+        let pd = &self.rs.procedures[p as usize];
+        let own = pd.slots as usize;
+        self.code
+            .as_ref()
+            .and_then(|k| k.procedure_width(p))
+            .map_or(own, |w| w.max(own))
     }
 
     /// Are the values of define `d` remembered (a battle's evaluator, and a
@@ -917,16 +948,11 @@ impl<'r> Eval<'r> {
         for _ in 0..ROLL_OFF_LIMIT {
             let a = self.eval(c, &args[0], frame, dice)?;
             let b = self.eval(c, &args[1], frame, dice)?;
-            match a.num_cmp(b) {
-                Some(Ordering::Greater) => return Ok(Value::Int(1)),
-                Some(Ordering::Less) => return Ok(Value::Int(2)),
-                _ => {}
+            if let Some(w) = Self::roll_off_winner(a, b) {
+                return Ok(w);
             }
         }
-        Err(fault(
-            format!("a roll-off tied {ROLL_OFF_LIMIT} times running"),
-            "each side of `roll_off` must be able to come out higher than the other",
-        ))
+        Err(Self::roll_off_tied())
     }
 
     /// A measure of the table, with its arguments' values.
@@ -1015,14 +1041,44 @@ impl<'r> Eval<'r> {
         let n = self.eval(c, count, frame, dice)?;
         let n = self.num(n, "the number of dice")?;
         let reading = self.reading(c, mode, frame, dice)?;
+        self.roll_pool(die, &reading, reroll, n, dice)
+    }
+
+    /// Roll `n` dice of `die` and read them.
+    pub(crate) fn roll_pool(
+        &self,
+        die: Id,
+        reading: &Reading,
+        reroll: Option<crate::syntax::Reroll>,
+        n: i64,
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
         let d = &self.rs.dice[die as usize];
-        let v = dice::roll_pool(d, &reading, reroll, n, dice).map_err(|m| {
+        let v = dice::roll_pool(d, reading, reroll, n, dice).map_err(|m| {
             fault(
                 m,
                 "give one scripted roll for every die the procedure rolls",
             )
         })?;
         Ok(Value::Int(v))
+    }
+
+    /// A roll-off's two sides compared: `Some(1)` or `Some(2)` for the
+    /// winner, `None` on a tie (roll again).
+    pub(crate) fn roll_off_winner(a: Value, b: Value) -> Option<Value> {
+        match a.num_cmp(b) {
+            Some(Ordering::Greater) => Some(Value::Int(1)),
+            Some(Ordering::Less) => Some(Value::Int(2)),
+            _ => None,
+        }
+    }
+
+    /// A roll-off tied every time it was rolled.
+    pub(crate) fn roll_off_tied() -> EvalError {
+        fault(
+            format!("a roll-off tied {ROLL_OFF_LIMIT} times running"),
+            "each side of `roll_off` must be able to come out higher than the other",
+        )
     }
 
     pub fn reading(

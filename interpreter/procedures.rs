@@ -101,7 +101,7 @@ fn run(
     log: &mut Vec<String>,
 ) -> Result<(), Diag> {
     let p = &ev.rs.procedures[proc as usize];
-    let mut frame = vec![Value::None; (p.slots as usize).max(args.len())];
+    let mut frame = vec![Value::None; ev.procedure_width(proc).max(args.len())];
     frame[..args.len()].copy_from_slice(args);
     let hook = |w: &mut World,
                 h: Id,
@@ -155,17 +155,17 @@ fn block(
     for st in body {
         match st {
             St::Let(slot, e) => {
-                frame[*slot as usize] = ev.eval(Ctx::new(w), e, frame, dice).map_err(fault_of)?;
+                frame[*slot as usize] = ev.run(Ctx::new(w), e, frame, dice).map_err(fault_of)?;
             }
             St::Outcome(i, e) => {
-                let v = ev.eval(Ctx::new(w), e, frame, dice).map_err(fault_of)?;
+                let v = ev.run(Ctx::new(w), e, frame, dice).map_err(fault_of)?;
                 if let Some(Some(j)) = map.get(*i as usize) {
                     outcomes[*j as usize] = v;
                 }
             }
             St::Require(e, msg, span) => {
                 if !ev
-                    .eval(Ctx::new(w), e, frame, dice)
+                    .run(Ctx::new(w), e, frame, dice)
                     .map_err(fault_of)?
                     .as_bool()
                 {
@@ -179,7 +179,7 @@ fn block(
             }
             St::If(c, a, b) => {
                 let branch = if ev
-                    .eval(Ctx::new(w), c, frame, dice)
+                    .run(Ctx::new(w), c, frame, dice)
                     .map_err(fault_of)?
                     .as_bool()
                 {
@@ -202,7 +202,7 @@ fn block(
                         Value::Unit(i as u16)
                     };
                     if ev
-                        .eval(Ctx::new(w), c, frame, dice)
+                        .run(Ctx::new(w), c, frame, dice)
                         .map_err(fault_of)?
                         .as_bool()
                     {
@@ -217,8 +217,8 @@ fn block(
                 value,
                 span,
             } => {
-                let u = ev.eval(Ctx::new(w), unit, frame, dice).map_err(fault_of)?;
-                let v = ev.eval(Ctx::new(w), value, frame, dice).map_err(fault_of)?;
+                let u = ev.run(Ctx::new(w), unit, frame, dice).map_err(fault_of)?;
+                let v = ev.run(Ctx::new(w), value, frame, dice).map_err(fault_of)?;
                 let Value::Unit(u) = u else {
                     return Err(Diag::new(
                         "muster::runtime",
@@ -237,8 +237,8 @@ fn block(
                 value,
                 span,
             } => {
-                let s = ev.eval(Ctx::new(w), side, frame, dice).map_err(fault_of)?;
-                let v = ev.eval(Ctx::new(w), value, frame, dice).map_err(fault_of)?;
+                let s = ev.run(Ctx::new(w), side, frame, dice).map_err(fault_of)?;
+                let v = ev.run(Ctx::new(w), value, frame, dice).map_err(fault_of)?;
                 let Value::Side(s) = s else {
                     return Err(Diag::new(
                         "muster::runtime",
@@ -254,7 +254,7 @@ fn block(
             St::Call(callee, args, _) => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
-                    vals.push(ev.eval(Ctx::new(w), a, frame, dice).map_err(fault_of)?);
+                    vals.push(ev.run(Ctx::new(w), a, frame, dice).map_err(fault_of)?);
                 }
                 // The callee's outcomes feed the caller's of the same name.
                 let me = &ev.rs.procedures[proc as usize];
@@ -273,9 +273,9 @@ fn block(
             St::Note(f, args, v, _) => {
                 let mut key = Vec::with_capacity(args.len());
                 for a in args {
-                    key.push(ev.eval(Ctx::new(w), a, frame, dice).map_err(fault_of)?);
+                    key.push(ev.run(Ctx::new(w), a, frame, dice).map_err(fault_of)?);
                 }
-                let v = ev.eval(Ctx::new(w), v, frame, dice).map_err(fault_of)?;
+                let v = ev.run(Ctx::new(w), v, frame, dice).map_err(fault_of)?;
                 w.set_fact(*f, key, v);
                 ev.changed(Change::Fact(*f));
             }
