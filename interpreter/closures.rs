@@ -482,6 +482,15 @@ impl<'r> Lower<'r> {
                             let [x, y] = take(args);
                             Box::new(move |cx, fr| {
                                 let v = [x(cx, fr)?, y(cx, fr)?];
+                                // Two units of the table: straight to the
+                                // measure (the general way reports the rest).
+                                if let Some(f) = &cx.c.world.field {
+                                    if let (Some(a), Some(o)) = (f.index(v[0]), f.index(v[1])) {
+                                        if let Some(m) = f.of_two(b, a, o) {
+                                            return Ok(m);
+                                        }
+                                    }
+                                }
                                 cx.ev.measure(cx.c, b, &v)
                             })
                         }
@@ -538,10 +547,7 @@ impl<'r> Lower<'r> {
             if let (Some(x), Some(y)) = (self.read(a, sc), self.read(b, sc)) {
                 return Box::new(move |cx, fr| {
                     let (v, w) = (x.get(cx, fr)?, y.get(cx, fr)?);
-                    match (v, w) {
-                        (Value::Int(i), Value::Int(j)) => Ok(Value::Bool(compare(op, i, j))),
-                        _ => eval::binary(op, v, w),
-                    }
+                    compared(op, v, w)
                 });
             }
         }
@@ -549,22 +555,13 @@ impl<'r> Lower<'r> {
         // A comparison with a whole number: the number is not a call.
         if let (true, Ex::Const(Value::Int(k))) = (is_comparison(op), b) {
             let k = *k;
-            return Box::new(move |cx, fr| {
-                let v = x(cx, fr)?;
-                match v {
-                    Value::Int(i) => Ok(Value::Bool(compare(op, i, k))),
-                    v => eval::binary(op, v, Value::Int(k)),
-                }
-            });
+            return Box::new(move |cx, fr| compared(op, x(cx, fr)?, Value::Int(k)));
         }
         let y = self.lower(b, sc);
         match op {
             op if is_comparison(op) => Box::new(move |cx, fr| {
                 let (v, w) = (x(cx, fr)?, y(cx, fr)?);
-                match (v, w) {
-                    (Value::Int(i), Value::Int(j)) => Ok(Value::Bool(compare(op, i, j))),
-                    _ => eval::binary(op, v, w),
-                }
+                compared(op, v, w)
             }),
             Bin::Add | Bin::Sub | Bin::Mul => Box::new(move |cx, fr| {
                 let (v, w) = (x(cx, fr)?, y(cx, fr)?);
@@ -663,11 +660,10 @@ impl<'r> Lower<'r> {
                             return Ok(Value::Bool(matches!(op, Bin::Gt | Bin::Ge)));
                         }
                     }
-                    let d = cx.ev.measure(cx.c, Builtin::Distance, &[a, b])?;
-                    return match (d, limit) {
-                        (Value::Int(x), Value::Int(y)) => Ok(Value::Bool(compare(op, x, y))),
-                        _ => eval::binary(op, d, limit),
-                    };
+                    let d = f
+                        .of_two(Builtin::Distance, i, j)
+                        .expect("a distance is a measure of two units");
+                    return compared(op, d, limit);
                 }
             }
             let d = cx.ev.measure(cx.c, Builtin::Distance, &[a, b])?;
@@ -1034,6 +1030,36 @@ fn quantifier(q: Quant, sides: bool, slot: usize, body: Box<Fun>) -> Box<Fun> {
             }
             Ok(best)
         }),
+    }
+}
+
+/// A comparison the tree evaluator would make through [`eval::binary`],
+/// decided here without it where that is plain: two whole numbers, two
+/// numbers (exact fractions), or equality of two values that are not
+/// numbers (units, sides, symbols, truth values, `none`).
+#[inline]
+fn compared(op: Bin, v: Value, w: Value) -> R<Value> {
+    use std::cmp::Ordering::*;
+    if let (Value::Int(i), Value::Int(j)) = (v, w) {
+        return Ok(Value::Bool(compare(op, i, j)));
+    }
+    let numeric = |x: Value| matches!(x, Value::Int(_) | Value::Frac(..));
+    match (numeric(v), numeric(w)) {
+        (true, true) => {
+            let o = v.num_cmp(w).expect("two numbers compare");
+            Ok(Value::Bool(match op {
+                Bin::Eq => o == Equal,
+                Bin::Ne => o != Equal,
+                Bin::Lt => o == Less,
+                Bin::Le => o != Greater,
+                Bin::Gt => o == Greater,
+                _ => o != Less,
+            }))
+        }
+        (false, false) if matches!(op, Bin::Eq | Bin::Ne) => {
+            Ok(Value::Bool((v == w) == (op == Bin::Eq)))
+        }
+        _ => eval::binary(op, v, w),
     }
 }
 

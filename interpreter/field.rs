@@ -616,25 +616,76 @@ impl Field {
         false
     }
 
+    /// A measure of two units and nothing else (`distance`, `zone`,
+    /// `in_contact`, `aligned`, `uphill`, `units_between`,
+    /// `same_command`), for units `a` and `o` of the table; None for
+    /// another measure.
+    pub fn of_two(&self, b: Builtin, a: usize, o: usize) -> Option<Value> {
+        use Builtin as B;
+        Some(match b {
+            B::Distance => {
+                if !self.on_table[a] || !self.on_table[o] {
+                    return Some(Value::Int(UNLIMITED));
+                }
+                to_value(self.dist(a, o))
+            }
+            B::Zone => Value::Sym(match self.zone(a, o) {
+                Zone::Front => self.zone_syms[0],
+                Zone::Flank => self.zone_syms[1],
+                Zone::Rear => self.zone_syms[2],
+            }),
+            B::InContact => (a != o
+                && self.on_table[a]
+                && self.on_table[o]
+                && !self.apart(a, o, crate::battlefield::CONTACT)
+                && self.dist(a, o) <= crate::battlefield::CONTACT)
+                .into(),
+            B::Aligned => self.bases[a].aligned_with(&self.bases[o]).into(),
+            B::Uphill => {
+                // Hills are the features whose kind is a hill (`gentle_hill`,
+                // `difficult_hill` in stdlib battle).
+                let h = |p: Pt| {
+                    self.terrain
+                        .iter()
+                        .filter(|f| f.kind_name.ends_with("hill"))
+                        .map(|f| f.shape.height_at(p))
+                        .fold(0.0f64, f64::max)
+                };
+                (h(self.bases[a].centre) > h(self.bases[o].centre) + 1e-9).into()
+            }
+            B::UnitsBetween => {
+                let (p, q) = (self.bases[a].centre, self.bases[o].centre);
+                let skip = [a, o];
+                let hit = self.others(&skip).any(|(_, x)| x.segment_hits(p, q));
+                hit.into()
+            }
+            B::SameCommand => (self.command[a] == self.command[o]).into(),
+            _ => return None,
+        })
+    }
+
+    /// The index of a unit of the table, if `v` is one.
+    #[inline]
+    pub fn index(&self, v: Value) -> Option<usize> {
+        match v {
+            Value::Unit(u) if (u as usize) < self.bases.len() => Some(u as usize),
+            _ => None,
+        }
+    }
+
     /// Evaluate a measure of the table.
     pub fn measure(&self, w: &World, b: Builtin, v: &[Value]) -> R<Value> {
         use Builtin as B;
         Ok(match b {
-            B::Distance => {
+            B::Distance
+            | B::Zone
+            | B::InContact
+            | B::Aligned
+            | B::Uphill
+            | B::UnitsBetween
+            | B::SameCommand => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                if !self.on_table[a] || !self.on_table[o] {
-                    return Ok(Value::Int(UNLIMITED));
-                }
-                to_value(self.dist(a, o))
-            }
-            B::Zone => {
-                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                let z = self.zone(a, o);
-                Value::Sym(match z {
-                    Zone::Front => self.zone_syms[0],
-                    Zone::Flank => self.zone_syms[1],
-                    Zone::Rear => self.zone_syms[2],
-                })
+                self.of_two(b, a, o).expect("a measure of two units")
             }
             B::SameFlank => {
                 let (a, x, y) = (self.unit(v[0])?, self.unit(v[1])?, self.unit(v[2])?);
@@ -649,19 +700,6 @@ impl Field {
                     && self.on_table[o]
                     && self.bases[a].in_front_within(&self.bases[o], d))
                 .into()
-            }
-            B::InContact => {
-                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                (a != o
-                    && self.on_table[a]
-                    && self.on_table[o]
-                    && !self.apart(a, o, crate::battlefield::CONTACT)
-                    && self.dist(a, o) <= crate::battlefield::CONTACT)
-                    .into()
-            }
-            B::Aligned => {
-                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                self.bases[a].aligned_with(&self.bases[o]).into()
             }
             B::Grouped => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
@@ -699,19 +737,6 @@ impl Field {
                 }
                 .into()
             }
-            B::Uphill => {
-                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                // Hills are the features whose kind is a hill (`gentle_hill`,
-                // `difficult_hill` in stdlib battle).
-                let h = |p: Pt| {
-                    self.terrain
-                        .iter()
-                        .filter(|f| f.kind_name.ends_with("hill"))
-                        .map(|f| f.shape.height_at(p))
-                        .fold(0.0f64, f64::max)
-                };
-                (h(self.bases[a].centre) > h(self.bases[o].centre) + 1e-9).into()
-            }
             B::SightCrosses => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
                 let (p, q) = (self.bases[a].centre, self.bases[o].centre);
@@ -720,13 +745,6 @@ impl Field {
                         !f.shape.contains(p) && !f.shape.contains(q) && f.shape.hits_segment(p, q)
                     })
                     .into()
-            }
-            B::UnitsBetween => {
-                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                let (p, q) = (self.bases[a].centre, self.bases[o].centre);
-                let skip = [a, o];
-                let hit = self.others(&skip).any(|(_, x)| x.segment_hits(p, q));
-                hit.into()
             }
             B::GapNarrower => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
@@ -829,10 +847,6 @@ impl Field {
                 let far = p + d * ((self.width + self.depth) * 2.0 / d.len());
                 let hit = x == o || self.bases[x].segment_hits(p, far);
                 hit.into()
-            }
-            B::SameCommand => {
-                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                (self.command[a] == self.command[o]).into()
             }
             B::CommandNumber => {
                 let a = self.unit(v[0])?;
