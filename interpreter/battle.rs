@@ -1717,6 +1717,20 @@ impl<'r> Game<'r> {
         path: &[Base],
         frame: &mut [Value],
     ) -> Result<bool, Diag> {
+        let all: Vec<usize> = (0..self.world.units.len()).collect();
+        self.path_clear_near(ch, u, path, frame, &all)
+    }
+
+    /// [`Game::path_clear`], looking only at the units `near` (in order):
+    /// every other unit is too far from the path to matter.
+    fn path_clear_near(
+        &self,
+        ch: &ChoiceDef,
+        u: u16,
+        path: &[Base],
+        frame: &mut [Value],
+        near: &[usize],
+    ) -> Result<bool, Diag> {
         let f = self.field();
         let end = path.last().expect("a path has an end");
         if !path.iter().all(|b| self.on_table(b)) {
@@ -1724,7 +1738,8 @@ impl<'r> Game<'r> {
         }
         // Most bases are far from the whole path: no overlap to look for.
         let bounds = battlefield::Bounds::of(path);
-        for (o, ob) in f.bases.iter().enumerate() {
+        for &o in near {
+            let ob = &f.bases[o];
             if o == u as usize || !f.on_table[o] || bounds.clear_of(ob, 0.0) {
                 continue;
             }
@@ -1751,8 +1766,23 @@ impl<'r> Game<'r> {
     /// The enemy buffer zone: no closer than `buffer` to any enemy, or, for
     /// a unit already closer, no closer than it was.
     fn buffer_ok(&self, u: u16, start: &Base, end: &Base, buffer: f64) -> bool {
+        let all: Vec<usize> = (0..self.world.units.len()).collect();
+        self.buffer_ok_near(u, start, end, buffer, &all)
+    }
+
+    /// [`Game::buffer_ok`], looking only at the units `near`: every other
+    /// enemy is too far from the start and the end to matter.
+    fn buffer_ok_near(
+        &self,
+        u: u16,
+        start: &Base,
+        end: &Base,
+        buffer: f64,
+        near: &[usize],
+    ) -> bool {
         let f = self.field();
-        f.bases.iter().enumerate().all(|(o, ob)| {
+        near.iter().all(|&o| {
+            let ob = &f.bases[o];
             if !f.on_table[o] || self.world.units[o].side == self.world.units[u as usize].side {
                 return true;
             }
@@ -2013,12 +2043,30 @@ impl<'r> Game<'r> {
             Some(e) => to_len(self.eval(e, frame)?).unwrap_or(0.0),
             None => 0.0,
         };
+        let mut allowed = Vec::new();
         for m in all {
-            let Some(allowance) = self.manoeuvre_allowance(ch, m, frame)? else {
-                continue;
+            if let Some(allowance) = self.manoeuvre_allowance(ch, m, frame)? {
+                allowed.push((m, allowance));
+            }
+        }
+        // No centre of any path below moves further than the allowance and
+        // a wheel about a corner (twice the base's radius): the units further
+        // than that, the bases' sizes and the buffer zone, with room to
+        // spare, can neither block a path nor be too close at its end.
+        let reach = allowed.iter().fold(0.0f64, |r, (_, a)| r.max(*a)) + 2.0 * start.radius();
+        let near = self
+            .field()
+            .near(u as usize, &start, reach, buffer.max(0.0));
+        for (m, allowance) in allowed {
+            let Some((m_slot, _)) = &ch.manoeuvre else {
+                unreachable!("a manoeuvre was allowed")
             };
+            frame[*m_slot as usize] = Value::Sym(m);
             let target = self.target_for(u, &[], m);
             let mut cands = self.candidates(m, &start, allowance, target);
+            debug_assert!(cands.iter().all(|(_, p)| p
+                .iter()
+                .all(|b| b.centre.dist(start.centre) <= reach + 1e-9)));
             if m == self.m.straight {
                 // As far ahead as the unit may go (up to the enemy buffer
                 // zone, a friend, the table's edge), in quarters of the measure.
@@ -2026,12 +2074,12 @@ impl<'r> Game<'r> {
                 while d > 0.0 {
                     // The buffer first: it needs only the end, and it is
                     // what usually stops an advance.
-                    if !self.buffer_ok(u, &start, &start.advanced(d), buffer) {
+                    if !self.buffer_ok_near(u, &start, &start.advanced(d), buffer, &near) {
                         d -= 0.25;
                         continue;
                     }
                     let path = start.straight_path(d);
-                    if self.path_clear(ch, u, &path, frame)? {
+                    if self.path_clear_near(ch, u, &path, frame, &near)? {
                         if d < allowance * 0.5 - 1e-9
                             || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
                         {
@@ -2044,8 +2092,8 @@ impl<'r> Game<'r> {
             }
             for (how, path) in cands {
                 let end = *path.last().expect("a path has an end");
-                if !self.buffer_ok(u, &start, &end, buffer)
-                    || !self.path_clear(ch, u, &path, frame)?
+                if !self.buffer_ok_near(u, &start, &end, buffer, &near)
+                    || !self.path_clear_near(ch, u, &path, frame, &near)?
                 {
                     continue;
                 }

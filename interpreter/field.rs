@@ -432,6 +432,24 @@ impl Field {
         d
     }
 
+    /// The units on the table, other than `u`, that could matter to a move
+    /// of `u` from `start` whose bases' centres stay within `reach` of the
+    /// start: within `buffer` of one of its bases, or overlapping one. (A
+    /// path's box of centres lies within `reach` of the start on each axis,
+    /// so within `reach` times the square root of 2 of it; the margin is
+    /// far above rounding.) In the units' order.
+    pub fn near(&self, u: usize, start: &Base, reach: f64, buffer: f64) -> Vec<usize> {
+        (0..self.bases.len())
+            .filter(|&o| {
+                let b = &self.bases[o];
+                o != u
+                    && self.on_table[o]
+                    && start.centre.dist(b.centre)
+                        <= reach * 1.5 + start.radius() + b.radius() + buffer + 1e-3
+            })
+            .collect()
+    }
+
     /// Where unit `b` lies as seen from unit `a` (remembered).
     pub fn zone(&self, a: usize, b: usize) -> Zone {
         let bits = self.zones.get(a, b);
