@@ -569,23 +569,39 @@ impl Field {
     fn nearest(&self, w: &World, u: usize, enemy: bool) -> Value {
         let side = w.units[u].side;
         let me = &self.bases[u];
-        // A lower bound from the centres: no point of a base is further
-        // than its radius from its centre.
-        let bound = |b: &Base| me.centre.dist(b.centre) - me.radius() - b.radius();
-        let wanted = |i: usize| (w.units[i].side != side) == enemy;
+        let n = self.bases.len();
+        // A lower bound from the centres for each candidate (no point of a
+        // base is further than its radius from its centre; NaN: not a
+        // candidate), worked out once.
+        let mut stack = [f64::NAN; 128];
+        let mut heap;
+        let bounds: &mut [f64] = if n <= stack.len() {
+            &mut stack[..n]
+        } else {
+            heap = vec![f64::NAN; n];
+            &mut heap
+        };
         // First the unit with the least bound: most often the nearest, and
         // its distance rules out nearly every other unit without measuring.
-        let Some((first, _)) = self
-            .others(&[u])
-            .filter(|(i, _)| wanted(*i))
-            .map(|(i, b)| (i, bound(b)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-        else {
+        let mut first: Option<(usize, f64)> = None;
+        for (i, b) in self.bases.iter().enumerate() {
+            if i == u || !self.on_table[i] || (w.units[i].side != side) != enemy {
+                continue;
+            }
+            let bound = me.centre.dist(b.centre) - me.radius() - b.radius();
+            bounds[i] = bound;
+            if first.is_none_or(|(_, least)| bound < least) {
+                first = Some((i, bound));
+            }
+        }
+        let Some((first, _)) = first else {
             return Value::None;
         };
+        // Then every unit whose bound does not rule it out; the nearest,
+        // the first in the units' order of those equally near.
         let mut best = (self.dist(u, first), first);
-        for (i, b) in self.others(&[u]) {
-            if i == first || !wanted(i) || bound(b) > best.0 + 1e-9 {
+        for (i, bound) in bounds.iter().enumerate() {
+            if i == first || bound.is_nan() || *bound > best.0 + 1e-9 {
                 continue;
             }
             let d = self.dist(u, i);
