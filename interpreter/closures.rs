@@ -175,6 +175,14 @@ impl Scope {
             self.at[i as usize]
         }
     }
+    /// Where local `i` lives, if the scope knows it.
+    fn try_get(&self, i: u16) -> Option<At> {
+        if self.at.is_empty() {
+            Some(At::Slot(i))
+        } else {
+            self.at.get(i as usize).copied()
+        }
+    }
     fn slot(&self, i: u16) -> usize {
         match self.get(i) {
             At::Slot(s) => s as usize,
@@ -431,8 +439,17 @@ impl<'r> Lower<'r> {
             Ex::Bin(op, a, b) => self.binary(*op, a, b, sc),
             Ex::Quant(q, sides, slot, body) => {
                 let slot = sc.slot(*slot);
+                let sieve = match (q, &**body) {
+                    _ if *sides => None,
+                    (Quant::Sum | Quant::Min | Quant::Max, Ex::If(c, _, d)) => match **d {
+                        Ex::Const(v) => self.sieve(c, sc, slot, 0).map(|s| (s, Some(v))),
+                        _ => None,
+                    },
+                    (Quant::Sum | Quant::Min | Quant::Max, _) => None,
+                    _ => self.sieve(body, sc, slot, 0).map(|s| (s, None)),
+                };
                 let body = self.lower(body, sc);
-                quantifier(*q, *sides, slot, body)
+                quantifier(*q, *sides, slot, body, sieve)
             }
             Ex::Fact(f, args) => self.fact(*f, args, sc),
             Ex::Define(d, args) => {
@@ -615,6 +632,82 @@ impl<'r> Lower<'r> {
                 self.depth -= 1;
             }
             e => out.push(self.lower(e, sc)),
+        }
+    }
+
+    /// A test on a quantifier's unit alone (in slot `var`) that, failing,
+    /// makes the body false: the body's first `and`ed part (looked for
+    /// through the defines it opens with, called with locals) if that is
+    /// the unit's side against another unit's or a side, or the unit's
+    /// type. (For `sum`, `min` and `max`, whose body is `if COND then
+    /// VALUE else DEFAULT`, the caller looks in COND.)
+    fn sieve(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Option<Sieve> {
+        let slot = |x: &Ex| match x {
+            Ex::Local(l) => match sc.try_get(*l)? {
+                At::Slot(s) => Some(s as usize),
+                At::Value(_) => None,
+            },
+            _ => None,
+        };
+        let side = |x: &Ex| match x {
+            Ex::SideOf(u) => slot(u),
+            _ => None,
+        };
+        match e {
+            Ex::Bin(Bin::And, a, _) => self.sieve(a, sc, var, depth),
+            Ex::Define(d, args)
+                if depth < INLINE_DEPTH
+                    && !self.remembered[*d as usize]
+                    && self.pairs.define[*d as usize].is_none()
+                    && args
+                        .iter()
+                        .all(|a| matches!(a, Ex::Local(_) | Ex::Const(_))) =>
+            {
+                let at = args
+                    .iter()
+                    .map(|a| match a {
+                        Ex::Local(l) => sc.try_get(*l),
+                        Ex::Const(v) => Some(At::Value(*v)),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<At>>>()?;
+                self.sieve(
+                    &self.rs.defines[*d as usize].body,
+                    &Scope { at },
+                    var,
+                    depth + 1,
+                )
+            }
+            Ex::Bin(op @ (Bin::Eq | Bin::Ne), x, y) => {
+                let same = *op == Bin::Eq;
+                match (side(x), side(y), slot(x), slot(y)) {
+                    (Some(p), Some(q), _, _) if p == var && q != var => Some(Sieve::Side {
+                        of: q,
+                        unit: true,
+                        same,
+                    }),
+                    (Some(p), Some(q), _, _) if q == var && p != var => Some(Sieve::Side {
+                        of: p,
+                        unit: true,
+                        same,
+                    }),
+                    (Some(p), None, _, Some(q)) if p == var && q != var => Some(Sieve::Side {
+                        of: q,
+                        unit: false,
+                        same,
+                    }),
+                    (None, Some(p), Some(q), _) if p == var && q != var => Some(Sieve::Side {
+                        of: q,
+                        unit: false,
+                        same,
+                    }),
+                    _ => None,
+                }
+            }
+            Ex::IsType(x, set) if slot(x) == Some(var) => {
+                Some(Sieve::Type(set.clone().into_boxed_slice()))
+            }
+            _ => None,
         }
     }
 
@@ -968,9 +1061,77 @@ fn with_pre(pre: Vec<(usize, Box<Fun>)>, body: Box<Fun>) -> Box<Fun> {
     }
 }
 
+/// A test a quantifier makes of each unit before its body ([`Lower::sieve`]):
+/// a unit that fails it makes the body false (or, for `sum`, `min` and
+/// `max`, its constant default), so the body is not run for it.
+enum Sieve {
+    /// The unit's side the same as (`same`), or other than, the side of
+    /// the unit (`unit`) or the side in slot `of`.
+    Side { of: usize, unit: bool, same: bool },
+    /// The unit's type one of these.
+    Type(Box<[bool]>),
+}
+
+/// A [`Sieve`] ready for one run of a quantifier: the side it compares
+/// with read once. None when it cannot be (its slot does not hold a unit
+/// or a side: the body itself then reports or decides).
+enum Ready<'s> {
+    Side(u16, bool),
+    Type(&'s [bool]),
+}
+
+impl Sieve {
+    fn ready(&self, cx: &Cx, fr: &[Value]) -> Option<Ready<'_>> {
+        Some(match self {
+            Sieve::Side { of, unit, same } => match (fr[*of], unit) {
+                (Value::Unit(u), true) => {
+                    Ready::Side(cx.c.world.units.get(u as usize)?.side, *same)
+                }
+                (Value::Side(s), false) => Ready::Side(s, *same),
+                _ => return None,
+            },
+            Sieve::Type(set) => Ready::Type(set),
+        })
+    }
+}
+
+impl Ready<'_> {
+    #[inline]
+    fn admits(&self, cx: &Cx, i: usize) -> bool {
+        let u = &cx.c.world.units[i];
+        match self {
+            Ready::Side(s, same) => (u.side == *s) == *same,
+            Ready::Type(set) => set[u.ty as usize],
+        }
+    }
+}
+
+/// A quantifier's sieve ready for a run over `n` units. Its slot is read as
+/// the body's first part would read it: only when there is a unit to run
+/// the body for.
+fn ready<'s>(
+    sieve: &'s Option<(Sieve, Option<Value>)>,
+    n: usize,
+    cx: &Cx,
+    fr: &[Value],
+) -> Option<Ready<'s>> {
+    if n == 0 {
+        return None;
+    }
+    sieve.as_ref().and_then(|(s, _)| s.ready(cx, fr))
+}
+
 /// `any`, `all`, `first`, `count`, `sum`, `min` and `max` over the units
-/// (or sides), the variable in `slot`, as the tree evaluator runs them.
-fn quantifier(q: Quant, sides: bool, slot: usize, body: Box<Fun>) -> Box<Fun> {
+/// (or sides), the variable in `slot`, as the tree evaluator runs them; a
+/// unit the sieve turns away counts as its body being false (for `sum`,
+/// `min` and `max`, as `default`, the body's constant otherwise).
+fn quantifier(
+    q: Quant,
+    sides: bool,
+    slot: usize,
+    body: Box<Fun>,
+    sieve: Option<(Sieve, Option<Value>)>,
+) -> Box<Fun> {
     let n = move |cx: &Cx| {
         if sides {
             cx.c.world.side_names.len()
@@ -985,9 +1146,14 @@ fn quantifier(q: Quant, sides: bool, slot: usize, body: Box<Fun>) -> Box<Fun> {
             Value::Unit(i as u16)
         }
     };
+    let default = sieve.as_ref().and_then(|(_, d)| *d);
     match q {
         Quant::Any => Box::new(move |cx, fr| {
+            let r = ready(&sieve, n(cx), cx, fr);
             for i in 0..n(cx) {
+                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
+                    continue;
+                }
                 fr[slot] = var(i);
                 if body(cx, fr)?.as_bool() {
                     return Ok(Value::Bool(true));
@@ -996,7 +1162,11 @@ fn quantifier(q: Quant, sides: bool, slot: usize, body: Box<Fun>) -> Box<Fun> {
             Ok(Value::Bool(false))
         }),
         Quant::All => Box::new(move |cx, fr| {
+            let r = ready(&sieve, n(cx), cx, fr);
             for i in 0..n(cx) {
+                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
+                    return Ok(Value::Bool(false));
+                }
                 fr[slot] = var(i);
                 if !body(cx, fr)?.as_bool() {
                     return Ok(Value::Bool(false));
@@ -1005,7 +1175,11 @@ fn quantifier(q: Quant, sides: bool, slot: usize, body: Box<Fun>) -> Box<Fun> {
             Ok(Value::Bool(true))
         }),
         Quant::First => Box::new(move |cx, fr| {
+            let r = ready(&sieve, n(cx), cx, fr);
             for i in 0..n(cx) {
+                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
+                    continue;
+                }
                 fr[slot] = var(i);
                 if body(cx, fr)?.as_bool() {
                     return Ok(fr[slot]);
@@ -1014,18 +1188,28 @@ fn quantifier(q: Quant, sides: bool, slot: usize, body: Box<Fun>) -> Box<Fun> {
             Ok(Value::None)
         }),
         Quant::Count => Box::new(move |cx, fr| {
+            let r = ready(&sieve, n(cx), cx, fr);
             let mut count = 0i64;
             for i in 0..n(cx) {
+                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
+                    continue;
+                }
                 fr[slot] = var(i);
                 count += i64::from(body(cx, fr)?.as_bool());
             }
             Ok(Value::Int(count))
         }),
         Quant::Sum | Quant::Min | Quant::Max => Box::new(move |cx, fr| {
+            let r = ready(&sieve, n(cx), cx, fr);
             let mut best = eval::total_start(q);
             for i in 0..n(cx) {
-                fr[slot] = var(i);
-                let v = body(cx, fr)?;
+                let v = match (&r, default) {
+                    (Some(r), Some(d)) if !r.admits(cx, i) => d,
+                    _ => {
+                        fr[slot] = var(i);
+                        body(cx, fr)?
+                    }
+                };
                 best = eval::total_step(q, best, v)?;
             }
             Ok(best)
