@@ -63,6 +63,12 @@ pub const GROUP_FACING: f64 = 1.0;
 /// A part of a base smaller than this area is no part at all (zones).
 pub const AREA_EPS: f64 = 1e-9;
 
+/// How far, relative to a pair's coordinates (see `Base::scale`), a fast
+/// path's cheap estimate must clear a boundary before it decides: about a
+/// million times the rounding of any computation here (a few units in the
+/// last place), so the exact computation could only decide the same way.
+const SLACK: f64 = 1e-9;
+
 /// Degrees to radians.
 const DEG: f64 = PI / 180.0;
 /// Radians to degrees.
@@ -671,26 +677,137 @@ impl Base {
         if self.centre.dist(o.centre) >= reach {
             return false;
         }
+        // `rough_gap` is within a rounding of `sat_gap`, far less than the
+        // slack: clear of -EPS by more, it decides.
+        let (gap, slack) = (self.rough_gap(o), SLACK * self.scale(o));
+        if gap < -EPS - slack {
+            return true;
+        }
+        if gap > -EPS + slack {
+            return false;
+        }
         sat_gap(&self.corners(), &o.corners(), &self.axes(o)) < -EPS
     }
 
     /// The closest distance between the two rectangles; 0 when they touch
     /// or overlap.
+    ///
+    /// Exactly the root of the least of the 32 corner-to-edge squares
+    /// [`point_segment_distance_sq`] gives (corners of each base to edges
+    /// of the other) once [`sat_gap`] finds a gap. Two shortcuts keep the
+    /// bits: [`Base::rough_gap`] settles the gap's sign when it is further
+    /// from zero than [`SLACK`] allows for rounding, and only the pairs
+    /// that [`Base::nearest_pairs`] cannot prove further than the least
+    /// are measured (the least of a set does not depend on which larger
+    /// members are left out).
     pub fn distance(&self, o: &Base) -> f64 {
-        let (a, b) = (self.corners(), o.corners());
-        if sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
+        let slack = SLACK * self.scale(o);
+        let gap = self.rough_gap(o);
+        if gap < -slack {
             return 0.0;
         }
+        let (a, b) = (self.corners(), o.corners());
+        if gap <= slack && sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
+            return 0.0;
+        }
+        let (la, lb) = (o.local_pts(&a), self.local_pts(&b));
+        let (ra, rb) = (o.outside_sq(&la), self.outside_sq(&lb));
+        let least = ra.iter().chain(&rb).fold(f64::INFINITY, |m, x| m.min(*x));
+        let limit = (least.sqrt() + slack) * (least.sqrt() + slack);
+        self.nearest_pairs(&a, &b, &lb, &rb, limit)
+            .min(o.nearest_pairs(&b, &a, &la, &ra, limit))
+            .sqrt()
+    }
+
+    /// A bound on the size of the coordinates of the two bases (centres,
+    /// corners, and corners in either frame): the rounding of any
+    /// computation on them is a few units in the last place of it.
+    fn scale(&self, o: &Base) -> f64 {
+        let c = |b: &Base| b.centre.x.abs().max(b.centre.y.abs()) + b.radius();
+        1.0 + c(self) + c(o)
+    }
+
+    /// What [`sat_gap`] returns for the two bases' corners and
+    /// [`Base::axes`], worked out from the centres and half-sizes (each
+    /// base's extent along an axis is its half-depth and half-width times
+    /// the cosines): the same separation in exact arithmetic, so within a
+    /// rounding (far less than [`SLACK`] times [`Base::scale`]) of it.
+    fn rough_gap(&self, o: &Base) -> f64 {
+        let (fa, ra, fb, rb) = (self.forward(), self.right(), o.forward(), o.right());
+        let d = o.centre - self.centre;
+        let (c, s) = (fa.dot(fb).abs(), fa.dot(rb).abs());
+        let (ha, wa) = (self.depth * 0.5, self.width * 0.5);
+        let (hb, wb) = (o.depth * 0.5, o.width * 0.5);
+        let along_fa = d.dot(fa).abs() - ha - (hb * c + wb * s);
+        let along_ra = d.dot(ra).abs() - wa - (hb * s + wb * c);
+        let along_fb = d.dot(fb).abs() - hb - (ha * c + wa * s);
+        let along_rb = d.dot(rb).abs() - wb - (ha * s + wa * c);
+        along_fa.max(along_ra).max(along_fb).max(along_rb)
+    }
+
+    /// Points in this unit's frame, as (ahead, right).
+    fn local_pts(&self, pts: &[Pt; 4]) -> [Pt; 4] {
+        pts.map(|p| {
+            let (u, v) = self.local(p);
+            Pt::new(u, v)
+        })
+    }
+
+    /// Per point (in this unit's frame), the square of its distance from
+    /// the base: 0 inside it.
+    fn outside_sq(&self, local: &[Pt; 4]) -> [f64; 4] {
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        local.map(|q| {
+            let du = (q.x.abs() - hd).max(0.0);
+            let dv = (q.y.abs() - hw).max(0.0);
+            du * du + dv * dv
+        })
+    }
+
+    /// The square of the distance from a point (in this unit's frame) to
+    /// edge `i` of the base, the edge from corner `i` to the next of
+    /// [`Base::corners`]: front, right, rear, left.
+    fn edge_sq(&self, q: Pt, i: usize) -> f64 {
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        let (across, along) = match i {
+            0 => (q.x - hd, q.y.abs() - hw),
+            1 => (q.y - hw, q.x.abs() - hd),
+            2 => (q.x + hd, q.y.abs() - hw),
+            _ => (q.y + hw, q.x.abs() - hd),
+        };
+        let along = along.max(0.0);
+        across * across + along * along
+    }
+
+    /// The least [`point_segment_distance_sq`] from the points `pts` to
+    /// this base's edges (`corners` its [`Base::corners`]) over the pairs
+    /// that may be within `limit`: a point whose distance from the base
+    /// (`outside`, squared), or from an edge ([`Base::edge_sq`], `local`
+    /// the points in this frame), exceeds `limit` is skipped. Those agree
+    /// with the exact pair to far less than the slack in `limit`, so no
+    /// skipped pair attains the least; both edges at a corner are kept
+    /// when it is nearest (the two formulas may differ in the last bit).
+    fn nearest_pairs(
+        &self,
+        corners: &[Pt; 4],
+        pts: &[Pt; 4],
+        local: &[Pt; 4],
+        outside: &[f64; 4],
+        limit: f64,
+    ) -> f64 {
         let mut d2 = f64::INFINITY;
-        for i in 0..4 {
-            let (a0, a1) = (a[i], a[(i + 1) % 4]);
-            let (b0, b1) = (b[i], b[(i + 1) % 4]);
-            for j in 0..4 {
-                d2 = d2.min(point_segment_distance_sq(b[j], a0, a1));
-                d2 = d2.min(point_segment_distance_sq(a[j], b0, b1));
+        for j in 0..4 {
+            if outside[j] > limit {
+                continue;
+            }
+            for i in 0..4 {
+                if self.edge_sq(local[j], i) <= limit {
+                    let e = point_segment_distance_sq(pts[j], corners[i], corners[(i + 1) % 4]);
+                    d2 = d2.min(e);
+                }
             }
         }
-        d2.sqrt()
+        d2
     }
 
     /// The closest distance from the base to a point; 0 inside it.
@@ -706,10 +823,11 @@ impl Base {
         self.distance(o) <= CONTACT
     }
 
-    /// The area of `o` left after clipping it, in this unit's frame, with
-    /// half-planes `a*u + b*v >= c`.
-    fn clipped(&self, o: &Base, planes: &[(f64, f64, f64)]) -> Poly {
-        let mut p = Poly::from4(self.local_corners(o));
+    /// The area of `o` left after clipping it, in this unit's frame
+    /// (`local` its [`Base::local_corners`]), with half-planes
+    /// `a*u + b*v >= c`.
+    fn clipped(&self, local: [Pt; 4], planes: &[(f64, f64, f64)]) -> Poly {
+        let mut p = Poly::from4(local);
         for &(a, b, c) in planes {
             p = p.clip(a, b, c);
         }
@@ -734,29 +852,104 @@ impl Base {
         }
     }
 
+    /// How deep a corner (or the centre) of `o` must lie in a zone for
+    /// the part of `o` there to be surely more than [`AREA_EPS`], `o` being
+    /// at least twice as wide and deep: a quarter disc of this radius about
+    /// the corner (a whole one about the centre) lies in the zone and in
+    /// `o`, some 8e-7 or more, while clipping and the shoelace round by a
+    /// few hundred units in the last place of the squared coordinates,
+    /// below 1e-13 times the squared [`Base::scale`].
+    fn deep(&self, o: &Base) -> f64 {
+        1e-3 + 1e-6 * self.scale(o)
+    }
+
+    /// Whether `o` is large enough for [`Base::deep`] to tell.
+    fn fits_deep(o: &Base, m: f64) -> bool {
+        o.width > 2.0 * m && o.depth > 2.0 * m
+    }
+
+    /// Whether the part of `o` in the front zone is more than
+    /// [`AREA_EPS`] when the corners (`local`, as [`Base::local_corners`]
+    /// gives them) settle it without clipping; None when they do not.
+    fn front_part(&self, o: &Base, local: &[Pt; 4]) -> Option<bool> {
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        // The first clip keeps a point when `u - hd >= 0`, exactly when
+        // `u >= hd`: with no such corner it keeps nothing, area 0.
+        if local.iter().all(|q| q.x < hd) {
+            return Some(false);
+        }
+        // Every corner well beyond a side line, so is every point the
+        // first clip makes (rounded onto segments between corners), and
+        // that side's clip keeps nothing.
+        let slack = SLACK * self.scale(o);
+        if local.iter().all(|q| q.y > hw + slack) || local.iter().all(|q| q.y < -hw - slack) {
+            return Some(false);
+        }
+        let m = self.deep(o);
+        let deep = |q: &Pt| q.x - hd > m && q.y.abs() < hw - m;
+        let (u, v) = self.local(o.centre);
+        if Base::fits_deep(o, m) && (local.iter().any(deep) || deep(&Pt::new(u, v))) {
+            return Some(true);
+        }
+        None
+    }
+
     /// Whether some part of `o` lies in the front zone.
     pub fn in_front_zone(&self, o: &Base) -> bool {
-        self.clipped(o, &self.front_planes()).area() > AREA_EPS
+        let local = self.local_corners(o);
+        self.front_part(o, &local)
+            .unwrap_or_else(|| self.clipped(local, &self.front_planes()).area() > AREA_EPS)
     }
 
     /// Which flank zone `o` has a part in (the left one first if both);
     /// None when it has no part in either. Says nothing of the front zone.
     pub fn flank_side(&self, o: &Base) -> Option<Side> {
-        let hw = self.width * 0.5;
-        if self.clipped(o, &[(0.0, -1.0, hw)]).area() > AREA_EPS {
+        let local = self.local_corners(o);
+        if self.flank_part(o, &local, -1.0) {
             Some(Side::Left)
-        } else if self.clipped(o, &[(0.0, 1.0, hw)]).area() > AREA_EPS {
+        } else if self.flank_part(o, &local, 1.0) {
             Some(Side::Right)
         } else {
             None
         }
     }
 
+    /// Whether the part of `o` (`local` its [`Base::local_corners`]) in the
+    /// flank zone `side * v > hw` (`side` -1 for the left, 1 for the right)
+    /// is more than [`AREA_EPS`]: the clip by `(0, side, hw)`, unless the
+    /// corners settle it.
+    fn flank_part(&self, o: &Base, local: &[Pt; 4], side: f64) -> bool {
+        let hw = self.width * 0.5;
+        // The clip keeps a point when `side * v - hw >= 0`, exactly when
+        // `side * v >= hw`: with no such corner it keeps nothing.
+        if local.iter().all(|q| side * q.y < hw) {
+            return false;
+        }
+        let m = self.deep(o);
+        if Base::fits_deep(o, m) && local.iter().any(|q| side * q.y > hw + m) {
+            return true;
+        }
+        self.clipped(*local, &[(0.0, side, hw)]).area() > AREA_EPS
+    }
+
     /// Whether some part of `o` lies in the front zone no further than `d`
     /// (plus [`EPS`]) from the front edge: "directly in front", as zones of
     /// control are.
     pub fn in_front_within(&self, o: &Base, d: f64) -> bool {
-        let p = self.clipped(o, &self.front_planes());
+        let local = self.local_corners(o);
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        match self.front_part(o, &local) {
+            Some(false) => return false,
+            // Every corner in the closed zone: each clip keeps the four
+            // corners as they are (its tests are exactly `u >= hd`,
+            // `v >= -hw`, `v <= hw`), so the nearest point is a corner.
+            Some(true) if local.iter().all(|q| q.x >= hd && q.y.abs() <= hw) => {
+                let nearest = local.iter().fold(f64::INFINITY, |m, q| m.min(q.x));
+                return nearest - self.depth * 0.5 <= d + EPS;
+            }
+            _ => {}
+        }
+        let p = self.clipped(local, &self.front_planes());
         if p.area() <= AREA_EPS {
             return false;
         }
@@ -807,6 +1000,14 @@ impl Base {
         let hd = self.depth * 0.5 - EPS;
         let hw = self.width * 0.5 - EPS;
         if hd <= 0.0 || hw <= 0.0 {
+            return false;
+        }
+        // Both ends on or beyond one line of the box: that line's check in
+        // `clip_segment_box` has `q <= 0` and either `p = 0` (no hit), or
+        // `p > 0` and `t1 <= 0`, or `p < 0` and `|q| >= |p|` (rounding is
+        // monotonic), so `t0 >= 1`; either way `t0 < t1` fails.
+        let beyond = |x: f64, y: f64, h: f64| (x >= h && y >= h) || (x <= -h && y <= -h);
+        if beyond(au, bu, hd) || beyond(av, bv, hw) {
             return false;
         }
         clip_segment_box((au, av), (bu - au, bv - av), hd, hw)
@@ -2220,5 +2421,393 @@ mod tests {
         assert!(charge_path_body(&body, &target, 3.0, 0.0, &[block]).is_none());
         // Out of reach.
         assert!(charge_path_body(&body, &target, 1.5, 0.0, &[]).is_none());
+    }
+
+    // -- The fast paths give the original's bits ----------------------------
+    //
+    // Each shortcut above must return exactly what the code before it did,
+    // bit for bit, or seeded battles would no longer replay. The originals
+    // are kept here verbatim (as free functions) and compared over many
+    // random cases: bases of the sizes the rulesets use and others, on the
+    // quarter grid units stand on and off it, square, diagonal and a hair
+    // off square, touching, in line, overlapping, far apart.
+
+    /// splitmix64: a tiny deterministic generator for the comparisons.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        /// Uniform in [0, 1).
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+
+        /// Uniform in [lo, hi).
+        fn range(&mut self, lo: f64, hi: f64) -> f64 {
+            lo + (hi - lo) * self.unit()
+        }
+
+        /// Uniform in 0..n.
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+            xs[self.below(xs.len())]
+        }
+
+        /// A multiple of 0.25 in [lo, hi] (moves are in quarters).
+        fn quarter(&mut self, lo: f64, hi: f64) -> f64 {
+            lo + self.below(((hi - lo) * 4.0) as usize + 1) as f64 * 0.25
+        }
+    }
+
+    /// How many random cases each comparison tries: a million in release
+    /// builds, fewer in debug ones so that `cargo test` stays quick.
+    fn cases() -> usize {
+        if cfg!(debug_assertions) {
+            20_000
+        } else {
+            1_000_000
+        }
+    }
+
+    /// A base's size: the rulesets' (2x1, 1x1, 3x1.5, ...), any up to 6
+    /// wide, or a degenerate one.
+    fn random_size(r: &mut Rng) -> (f64, f64) {
+        match r.below(8) {
+            0..=3 => r.pick(&[
+                (2.0, 1.0),
+                (1.0, 1.0),
+                (3.0, 1.5),
+                (4.0, 1.0),
+                (6.0, 2.0),
+                (2.0, 2.0),
+                (1.0, 0.5),
+                (0.5, 0.5),
+            ]),
+            4..=6 => (r.range(0.05, 6.0), r.range(0.05, 3.0)),
+            _ => r.pick(&[(0.0, 1.0), (2.0, 0.0), (0.0, 0.0), (1e-6, 1.0), (6.0, 1e-7)]),
+        }
+    }
+
+    /// A facing: square, diagonal, a wheel's step, a hair off square, any
+    /// bearing, or an angle outside [0, 360).
+    fn random_facing(r: &mut Rng) -> f64 {
+        let square = r.pick(&[0.0, 90.0, 180.0, 270.0]);
+        match r.below(6) {
+            0 => square,
+            1 => r.pick(&[45.0, 135.0, 225.0, 315.0, 30.0, 60.0, -90.0, 360.0, 450.0]),
+            2 => 5.0 * r.below(72) as f64,
+            3 => square + r.pick(&[1e-12, -1e-12, 1e-9, -1e-9, 1e-6, -1e-6, 0.5, -0.5]),
+            4 => r.range(0.0, 360.0),
+            _ => r.range(-720.0, 720.0),
+        }
+    }
+
+    /// A point on the table, mostly on the quarter grid.
+    fn random_point(r: &mut Rng) -> Pt {
+        if r.below(4) == 0 {
+            Pt::new(r.range(-10.0, 80.0), r.range(-10.0, 60.0))
+        } else {
+            Pt::new(r.quarter(0.0, 72.0), r.quarter(0.0, 48.0))
+        }
+    }
+
+    fn random_base(r: &mut Rng) -> Base {
+        let (w, d) = random_size(r);
+        Base::new(random_point(r), random_facing(r), w, d)
+    }
+
+    /// A small offset: none, a rounding, a hair, contact's tolerance, a
+    /// quarter.
+    fn nudge(r: &mut Rng) -> f64 {
+        r.pick(&[
+            0.0, 0.0, 0.0, 1e-15, -1e-15, 1e-12, -1e-12, 1e-9, -1e-9, 1e-6, -1e-6, CONTACT,
+            -CONTACT, 0.25, -0.25,
+        ])
+    }
+
+    /// A base placed against `a`: beyond its front, right, rear or left
+    /// edge by `b`'s extent along that axis (so touching, up to a
+    /// [`nudge`]), slid along the edge by a quarter step, or so that edges
+    /// or corners line up.
+    fn against(r: &mut Rng, a: &Base, facing: f64, w: f64, d: f64) -> Base {
+        let k = r.below(4);
+        let axes = [a.forward(), a.right(), -a.forward(), -a.right()];
+        let (dir, perp) = (axes[k], axes[(k + 1) % 4]);
+        let b = Base::new(Pt::new(0.0, 0.0), facing, w, d);
+        let extent = |n: Pt| d * 0.5 * b.forward().dot(n).abs() + w * 0.5 * b.right().dot(n).abs();
+        let (ha, hp) = if k.is_multiple_of(2) {
+            (a.depth * 0.5, a.width * 0.5)
+        } else {
+            (a.width * 0.5, a.depth * 0.5)
+        };
+        let (eb, ep) = (extent(dir), extent(perp));
+        let slide = match r.below(4) {
+            0 => r.quarter(-4.0, 4.0),
+            1 => r.pick(&[1.0, -1.0]) * (hp - ep),
+            2 => r.pick(&[1.0, -1.0]) * (hp + ep),
+            _ => 0.0,
+        };
+        let centre = a.centre + dir * (ha + eb + nudge(r)) + perp * (slide + nudge(r));
+        Base::new(centre, facing, w, d)
+    }
+
+    /// Two bases in one of many relations: anywhere, nearby on the grid,
+    /// square and touching, at an angle and touching, moved from one to
+    /// the other, overlapping, the same, or far from the origin.
+    fn random_pair(r: &mut Rng) -> (Base, Base) {
+        let a = random_base(r);
+        let (w, d) = random_size(r);
+        let b = match r.below(8) {
+            0 => random_base(r),
+            1 => {
+                let off = Pt::new(r.quarter(-6.0, 6.0), r.quarter(-6.0, 6.0));
+                Base::new(a.centre + off, random_facing(r), w, d)
+            }
+            2 => {
+                let turn = 90.0 * r.below(4) as f64;
+                let facing = if r.below(2) == 0 {
+                    a.facing + turn
+                } else {
+                    norm_bearing(a.facing + turn)
+                };
+                against(r, &a, facing, w, d)
+            }
+            3 => {
+                let facing = random_facing(r);
+                against(r, &a, facing, w, d)
+            }
+            4 => {
+                let q = r.quarter(-6.0, 6.0);
+                let turn = r.pick(&[5.0, -5.0, 45.0, -45.0, 90.0, 180.0]) * r.below(3) as f64;
+                let moved = match r.below(5) {
+                    0 => a.advanced(q),
+                    1 => a.shifted(q),
+                    2 => a.wheeled(turn).advanced(q),
+                    3 => a.pivoted(turn).shifted(q),
+                    _ => a.oblique(turn, q),
+                };
+                if r.below(2) == 0 {
+                    moved.sized(w, d)
+                } else {
+                    moved
+                }
+            }
+            5 => {
+                let off = Pt::new(r.range(-1.5, 1.5), r.range(-1.5, 1.5));
+                Base::new(a.centre + off, random_facing(r), w, d)
+            }
+            6 => r.pick(&[a, a.pivoted(90.0), a.pivoted(180.0), a.sized(w, d)]),
+            _ => {
+                let far = Base::new(a.centre * 1000.0, a.facing, a.width, a.depth);
+                let facing = random_facing(r);
+                return (far, against(r, &far, facing, w, d));
+            }
+        };
+        (a, b)
+    }
+
+    /// `Base::distance` before its shortcuts, verbatim.
+    fn distance_reference(s: &Base, o: &Base) -> f64 {
+        let (a, b) = (s.corners(), o.corners());
+        if sat_gap(&a, &b, &s.axes(o)) <= 0.0 {
+            return 0.0;
+        }
+        let mut d2 = f64::INFINITY;
+        for i in 0..4 {
+            let (a0, a1) = (a[i], a[(i + 1) % 4]);
+            let (b0, b1) = (b[i], b[(i + 1) % 4]);
+            for j in 0..4 {
+                d2 = d2.min(point_segment_distance_sq(b[j], a0, a1));
+                d2 = d2.min(point_segment_distance_sq(a[j], b0, b1));
+            }
+        }
+        d2.sqrt()
+    }
+
+    /// Every random pair, both ways round.
+    fn each_pair(seed: u64, mut check: impl FnMut(&Base, &Base)) {
+        let mut r = Rng(seed);
+        for _ in 0..cases() {
+            let (a, b) = random_pair(&mut r);
+            check(&a, &b);
+            check(&b, &a);
+        }
+    }
+
+    #[test]
+    fn distance_is_the_original_bit_for_bit() {
+        let (mut zero, mut small) = (0, 0);
+        each_pair(1, |a, b| {
+            let d = a.distance(b);
+            assert_eq!(
+                d.to_bits(),
+                distance_reference(a, b).to_bits(),
+                "{a:?} {b:?}"
+            );
+            zero += (d == 0.0) as usize;
+            small += (d > 0.0 && d <= CONTACT) as usize;
+        });
+        // The cases cover overlaps and touching, near misses and gaps.
+        assert!(
+            zero > cases() / 10 && small > cases() / 50,
+            "{zero} {small}"
+        );
+    }
+
+    /// `Base::clipped` before the shortcuts, verbatim.
+    fn clipped_reference(s: &Base, o: &Base, planes: &[(f64, f64, f64)]) -> Poly {
+        let mut p = Poly::from4(s.local_corners(o));
+        for &(a, b, c) in planes {
+            p = p.clip(a, b, c);
+        }
+        p
+    }
+
+    /// `Base::in_front_zone` before the shortcuts, verbatim.
+    fn in_front_zone_reference(s: &Base, o: &Base) -> bool {
+        clipped_reference(s, o, &s.front_planes()).area() > AREA_EPS
+    }
+
+    /// `Base::flank_side` before the shortcuts, verbatim.
+    fn flank_side_reference(s: &Base, o: &Base) -> Option<Side> {
+        let hw = s.width * 0.5;
+        if clipped_reference(s, o, &[(0.0, -1.0, hw)]).area() > AREA_EPS {
+            Some(Side::Left)
+        } else if clipped_reference(s, o, &[(0.0, 1.0, hw)]).area() > AREA_EPS {
+            Some(Side::Right)
+        } else {
+            None
+        }
+    }
+
+    /// `Base::in_front_within` before the shortcuts, verbatim.
+    fn in_front_within_reference(s: &Base, o: &Base, d: f64) -> bool {
+        let p = clipped_reference(s, o, &s.front_planes());
+        if p.area() <= AREA_EPS {
+            return false;
+        }
+        let nearest = p.pts().iter().fold(f64::INFINITY, |m, q| m.min(q.x));
+        nearest - s.depth * 0.5 <= d + EPS
+    }
+
+    /// `Base::overlaps` before the shortcuts, verbatim.
+    fn overlaps_reference(s: &Base, o: &Base) -> bool {
+        let reach = s.radius() + o.radius();
+        if s.centre.dist(o.centre) >= reach {
+            return false;
+        }
+        sat_gap(&s.corners(), &o.corners(), &s.axes(o)) < -EPS
+    }
+
+    /// `Base::segment_hits` before the shortcuts, verbatim.
+    fn segment_hits_reference(s: &Base, a: Pt, b: Pt) -> bool {
+        let (au, av) = s.local(a);
+        let (bu, bv) = s.local(b);
+        let hd = s.depth * 0.5 - EPS;
+        let hw = s.width * 0.5 - EPS;
+        if hd <= 0.0 || hw <= 0.0 {
+            return false;
+        }
+        clip_segment_box((au, av), (bu - au, bv - av), hd, hw)
+    }
+
+    #[test]
+    fn zones_are_the_original() {
+        let mut seen = [0usize; 3];
+        each_pair(2, |a, b| {
+            let front = a.in_front_zone(b);
+            assert_eq!(front, in_front_zone_reference(a, b), "{a:?} {b:?}");
+            assert_eq!(a.flank_side(b), flank_side_reference(a, b), "{a:?} {b:?}");
+            seen[a.zone_of(b) as usize] += 1;
+        });
+        // Every zone is met often.
+        assert!(seen.iter().all(|n| *n > cases() / 20), "{seen:?}");
+    }
+
+    #[test]
+    fn directly_in_front_is_the_original() {
+        let mut r = Rng(3);
+        let (mut yes, mut no) = (0, 0);
+        each_pair(3, |a, b| {
+            // Reaches the rulesets ask for, any, and one that is exactly
+            // the distance of `b`'s nearest corner (the boundary).
+            let nearest = a
+                .local_corners(b)
+                .iter()
+                .fold(f64::INFINITY, |m, q| m.min(q.x));
+            let edge = nearest - a.depth * 0.5 - EPS;
+            let d = match r.below(4) {
+                0 => r.pick(&[0.0, 1.0, 2.0, 3.0, 6.0]),
+                1 => r.range(-1.0, 8.0),
+                2 => edge,
+                _ => edge + r.pick(&[1e-12, -1e-12, 1e-9, -1e-9]),
+            };
+            let got = a.in_front_within(b, d);
+            assert_eq!(got, in_front_within_reference(a, b, d), "{a:?} {b:?} {d}");
+            yes += got as usize;
+            no += !got as usize;
+        });
+        assert!(yes > cases() / 20 && no > cases() / 20, "{yes} {no}");
+    }
+
+    #[test]
+    fn overlaps_is_the_original() {
+        let mut yes = 0;
+        each_pair(4, |a, b| {
+            let got = a.overlaps(b);
+            assert_eq!(got, overlaps_reference(a, b), "{a:?} {b:?}");
+            yes += got as usize;
+        });
+        assert!(yes > cases() / 10, "{yes}");
+    }
+
+    /// A point near `b`: its centre, a corner, a corner nudged, a point on
+    /// the quarter grid nearby, or one on the line of an edge.
+    fn point_near(r: &mut Rng, b: &Base) -> Pt {
+        let cs = b.corners();
+        let (f, rt) = (b.forward(), b.right());
+        match r.below(5) {
+            0 => b.centre,
+            1 => cs[r.below(4)],
+            2 => cs[r.below(4)] + Pt::new(nudge(r), nudge(r)),
+            3 => b.centre + Pt::new(r.quarter(-5.0, 5.0), r.quarter(-5.0, 5.0)),
+            _ => {
+                let along = r.quarter(-5.0, 5.0);
+                let side = r.pick(&[1.0, -1.0]) * (b.width * 0.5 - r.pick(&[0.0, EPS]));
+                b.centre + f * along + rt * side
+            }
+        }
+    }
+
+    #[test]
+    fn segment_hits_is_the_original() {
+        let mut r = Rng(5);
+        let mut hits = 0;
+        for _ in 0..cases() {
+            let (a, b) = random_pair(&mut r);
+            // Lines of sight between the pair, and segments about `a`.
+            let p = point_near(&mut r, &b);
+            let q = if r.below(2) == 0 {
+                point_near(&mut r, &a)
+            } else {
+                point_near(&mut r, &b)
+            };
+            for (s, t) in [(p, q), (q, p), (p, p)] {
+                let got = a.segment_hits(s, t);
+                assert_eq!(got, segment_hits_reference(&a, s, t), "{a:?} {s:?} {t:?}");
+                hits += got as usize;
+            }
+        }
+        assert!(hits > cases() / 10, "{hits}");
     }
 }
