@@ -383,6 +383,16 @@ impl Poly {
     }
 }
 
+/// `x` if positive, else 0: `x.max(0.0)` for the bounds of the fast paths,
+/// where a plain comparison (one instruction) does, no NaN being about.
+fn positive(x: f64) -> f64 {
+    if x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
 /// Distance from a point to a segment.
 fn point_segment_distance(p: Pt, a: Pt, b: Pt) -> f64 {
     point_segment_distance_sq(p, a, b).sqrt()
@@ -712,7 +722,10 @@ impl Base {
         }
         let (la, lb) = (o.local_pts(&a), self.local_pts(&b));
         let (ra, rb) = (o.outside_sq(&la), self.outside_sq(&lb));
-        let least = ra.iter().chain(&rb).fold(f64::INFINITY, |m, x| m.min(*x));
+        let least = ra
+            .iter()
+            .chain(&rb)
+            .fold(f64::INFINITY, |m, x| if *x < m { *x } else { m });
         let limit = (least.sqrt() + slack) * (least.sqrt() + slack);
         self.nearest_pairs(&a, &b, &lb, &rb, limit)
             .min(o.nearest_pairs(&b, &a, &la, &ra, limit))
@@ -758,8 +771,8 @@ impl Base {
     fn outside_sq(&self, local: &[Pt; 4]) -> [f64; 4] {
         let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
         local.map(|q| {
-            let du = (q.x.abs() - hd).max(0.0);
-            let dv = (q.y.abs() - hw).max(0.0);
+            let du = positive(q.x.abs() - hd);
+            let dv = positive(q.y.abs() - hw);
             du * du + dv * dv
         })
     }
@@ -775,7 +788,7 @@ impl Base {
             2 => (q.x + hd, q.y.abs() - hw),
             _ => (q.y + hw, q.x.abs() - hd),
         };
-        let along = along.max(0.0);
+        let along = positive(along);
         across * across + along * along
     }
 
@@ -1117,10 +1130,17 @@ impl Base {
     /// The bases a wheel of `angle` passes through, from this base to the
     /// wheeled one, no more than 5 degrees apart.
     pub fn wheel_path(&self, angle: f64) -> Vec<Base> {
-        let n = (angle.abs() / WHEEL_STEP).ceil().max(1.0) as usize;
+        let n = wheel_steps(angle);
         (0..=n)
             .map(|k| self.wheeled(angle * k as f64 / n as f64))
             .collect()
+    }
+
+    /// The last base of [`Base::wheel_path`], worked out alone (the same
+    /// expression, bit for bit).
+    fn wheel_end(&self, angle: f64) -> Base {
+        let n = wheel_steps(angle);
+        self.wheeled(angle * n as f64 / n as f64)
     }
 
     /// The cost of a wheel: the straight-line distance covered by the
@@ -1166,6 +1186,11 @@ impl Base {
     }
 }
 
+/// How many steps [`Base::wheel_path`] takes for a wheel of `angle`.
+fn wheel_steps(angle: f64) -> usize {
+    (angle.abs() / WHEEL_STEP).ceil().max(1.0) as usize
+}
+
 /// Liang-Barsky: whether the segment `p + t*d`, t in [0, 1], passes through
 /// the open box |u| < hu, |v| < hv with a part of positive length.
 fn clip_segment_box(p: (f64, f64), d: (f64, f64), hu: f64, hv: f64) -> bool {
@@ -1208,6 +1233,23 @@ pub struct ChargePath {
     pub cost: f64,
     /// The base at the end, in contact with the target.
     pub end: Base,
+}
+
+/// Whether the base `mover` (its [`Base::corners`] `corners`), moving
+/// along the unit vector `dir`, goes `d` (less [`EPS`]) before it touches
+/// `o`, if ever: [`sweep`] finds no contact, or none before `d - EPS`.
+/// Settled from the centres when `o` is plainly (by a slack far above
+/// rounding) off to either side, so that the lateral bands do not meet, or
+/// wholly further ahead than `d`, or wholly behind: in each case `sweep`
+/// can only agree.
+fn passes_clear(mover: &Base, corners: &[Pt; 4], dir: Pt, o: &Base, d: f64) -> bool {
+    let off = o.centre - mover.centre;
+    let reach = mover.radius() + o.radius() + SLACK * mover.scale(o);
+    let (ahead, aside) = (off.dot(dir), off.cross(dir));
+    if aside.abs() > reach || ahead - reach > d || ahead + reach < -EPS {
+        return true;
+    }
+    sweep(corners, &o.corners(), dir).is_none_or(|t| t >= d - EPS)
 }
 
 /// The wheels a charge tries before going straight: none, those that
@@ -1262,8 +1304,8 @@ pub fn charge_path(
         if wheel_cost > allowance + EPS {
             continue;
         }
-        let path = unit.wheel_path(w);
-        let wheeled = *path.last().unwrap_or(unit);
+        // The wheel's whole path only once the wheel is worth checking.
+        let wheeled = unit.wheel_end(w);
         let Some(d) = wheeled.contact_distance(target) else {
             continue;
         };
@@ -1271,13 +1313,14 @@ pub fn charge_path(
         if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
             continue;
         }
+        let path = unit.wheel_path(w);
         let wheel_clear = path[1..]
             .iter()
             .all(|b| !b.overlaps(target) && obstacles.iter().all(|o| !b.overlaps(o)));
         let (f, corners) = (wheeled.forward(), wheeled.corners());
         let straight_clear = obstacles
             .iter()
-            .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS));
+            .all(|o| passes_clear(&wheeled, &corners, f, o, d));
         if wheel_clear && straight_clear {
             best = Some(ChargePath {
                 wheel: w,
@@ -1434,8 +1477,7 @@ pub fn charge_path_body(
         if wheel_cost > allowance + EPS {
             continue;
         }
-        let path = unit.wheel_path(w);
-        let wheeled = *path.last().unwrap_or(unit);
+        let wheeled = unit.wheel_end(w);
         let parts: Vec<Base> = (0..body.len()).map(|i| body.part_at(i, &wheeled)).collect();
         // The first base of the body to touch the target, all of them
         // going the way the outline faces.
@@ -1452,6 +1494,7 @@ pub fn charge_path_body(
         if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
             continue;
         }
+        let path = unit.wheel_path(w);
         let wheel_clear = path[1..].iter().all(|o| {
             (0..body.len()).all(|i| {
                 let b = body.part_at(i, o);
@@ -1460,9 +1503,7 @@ pub fn charge_path_body(
         });
         let straight_clear = parts.iter().all(|p| {
             let corners = p.corners();
-            obstacles
-                .iter()
-                .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS))
+            obstacles.iter().all(|o| passes_clear(p, &corners, f, o, d))
         });
         if wheel_clear && straight_clear {
             best = Some(ChargePath {
@@ -2809,5 +2850,239 @@ mod tests {
             }
         }
         assert!(hits > cases() / 10, "{hits}");
+    }
+
+    /// `charge_path` before its shortcuts, verbatim.
+    fn charge_path_reference(
+        unit: &Base,
+        target: &Base,
+        allowance: f64,
+        max_wheel: f64,
+        obstacles: &[Base],
+    ) -> Option<ChargePath> {
+        let cands = charge_wheels(unit, target, max_wheel);
+
+        let mut best: Option<ChargePath> = None;
+        for w in cands {
+            let wheel_cost = unit.wheel_cost(w);
+            if wheel_cost > allowance + EPS {
+                continue;
+            }
+            let path = unit.wheel_path(w);
+            let wheeled = *path.last().unwrap_or(unit);
+            let Some(d) = wheeled.contact_distance(target) else {
+                continue;
+            };
+            let cost = wheel_cost + d;
+            if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+                continue;
+            }
+            let wheel_clear = path[1..]
+                .iter()
+                .all(|b| !b.overlaps(target) && obstacles.iter().all(|o| !b.overlaps(o)));
+            let (f, corners) = (wheeled.forward(), wheeled.corners());
+            let straight_clear = obstacles
+                .iter()
+                .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS));
+            if wheel_clear && straight_clear {
+                best = Some(ChargePath {
+                    wheel: w,
+                    distance: d,
+                    cost,
+                    end: wheeled.advanced(d),
+                });
+            }
+        }
+        best
+    }
+
+    /// `charge_path_body` before its shortcuts, verbatim.
+    fn charge_path_body_reference(
+        body: &Body,
+        target: &Base,
+        allowance: f64,
+        max_wheel: f64,
+        obstacles: &[Base],
+    ) -> Option<(ChargePath, Vec<Base>)> {
+        let unit = &body.outline;
+        let cands = charge_wheels(unit, target, max_wheel);
+        let mut best: Option<ChargePath> = None;
+        for w in cands {
+            let wheel_cost = unit.wheel_cost(w);
+            if wheel_cost > allowance + EPS {
+                continue;
+            }
+            let path = unit.wheel_path(w);
+            let wheeled = *path.last().unwrap_or(unit);
+            let parts: Vec<Base> = (0..body.len()).map(|i| body.part_at(i, &wheeled)).collect();
+            // The first base of the body to touch the target, all of them
+            // going the way the outline faces.
+            let f = wheeled.forward();
+            let tc = target.corners();
+            let Some(d) = parts
+                .iter()
+                .filter_map(|p| sweep(&p.corners(), &tc, f))
+                .min_by(f64::total_cmp)
+            else {
+                continue;
+            };
+            let cost = wheel_cost + d;
+            if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+                continue;
+            }
+            let wheel_clear = path[1..].iter().all(|o| {
+                (0..body.len()).all(|i| {
+                    let b = body.part_at(i, o);
+                    !b.overlaps(target) && obstacles.iter().all(|x| !b.overlaps(x))
+                })
+            });
+            let straight_clear = parts.iter().all(|p| {
+                let corners = p.corners();
+                obstacles
+                    .iter()
+                    .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS))
+            });
+            if wheel_clear && straight_clear {
+                best = Some(ChargePath {
+                    wheel: w,
+                    distance: d,
+                    cost,
+                    end: wheeled.advanced(d),
+                });
+            }
+        }
+        best.map(|p| {
+            let ends = (0..body.len()).map(|i| body.part_at(i, &p.end)).collect();
+            (p, ends)
+        })
+    }
+
+    /// A charge's every number and base, as bits.
+    fn charge_bits(c: &ChargePath) -> Vec<u64> {
+        [c.wheel, c.distance, c.cost]
+            .into_iter()
+            .chain(base_numbers(&c.end))
+            .map(f64::to_bits)
+            .collect()
+    }
+
+    /// Every number a base holds.
+    fn base_numbers(b: &Base) -> [f64; 8] {
+        [
+            b.centre.x, b.centre.y, b.facing, b.width, b.depth, b.fwd.x, b.fwd.y, b.rad,
+        ]
+    }
+
+    /// A charge to try: the charger, a target before it (square to it,
+    /// turned, off to a side, in reach or not), and others about them,
+    /// some in the way.
+    fn random_charge(r: &mut Rng) -> (Base, Base, f64, f64, Vec<Base>) {
+        let unit = random_base(r);
+        let (w, d) = random_size(r);
+        let ahead =
+            r.pick(&[0.0, 0.5, 1.0, 2.0, 2.5, 3.0, 4.0]) + r.pick(&[0.0, 0.25, 1e-9, -1e-9]);
+        let side = r.quarter(-4.0, 4.0);
+        let facing = match r.below(3) {
+            0 => unit.facing + 180.0,
+            1 => unit.facing + r.pick(&[90.0, 135.0, 225.0, 270.0]),
+            _ => random_facing(r),
+        };
+        let centre = unit.centre
+            + unit.forward() * (unit.depth * 0.5 + d * 0.5 + ahead)
+            + unit.right() * side;
+        let target = Base::new(centre, facing, w, d);
+        let mut others = Vec::new();
+        for _ in 0..r.below(8) {
+            let near = if r.below(2) == 0 { &unit } else { &target };
+            let (a, b) = random_pair(r);
+            let off = b.centre - a.centre;
+            others.push(Base::new(near.centre + off, b.facing, b.width, b.depth));
+        }
+        let (any_allowance, any_wheel) = (r.range(0.0, 8.0), r.range(0.0, 120.0));
+        let allowance = r.pick(&[3.0, 1.5, 6.0, any_allowance]);
+        let max_wheel = r.pick(&[0.0, 45.0, 90.0, any_wheel]);
+        (unit, target, allowance, max_wheel, others)
+    }
+
+    #[test]
+    fn charges_are_the_original() {
+        let mut r = Rng(6);
+        let mut found = 0;
+        for _ in 0..cases() {
+            let (unit, target, allowance, max_wheel, others) = random_charge(&mut r);
+            let got = charge_path(&unit, &target, allowance, max_wheel, &others);
+            let want = charge_path_reference(&unit, &target, allowance, max_wheel, &others);
+            assert_eq!(
+                got.as_ref().map(charge_bits),
+                want.as_ref().map(charge_bits),
+                "{unit:?} {target:?} {allowance} {max_wheel} {others:?}"
+            );
+            found += got.is_some() as usize;
+        }
+        assert!(found > cases() / 10, "{found}");
+    }
+
+    #[test]
+    fn body_charges_are_the_original() {
+        let mut r = Rng(7);
+        let mut found = 0;
+        for _ in 0..cases() {
+            let (unit, target, allowance, max_wheel, others) = random_charge(&mut r);
+            // A line or a column led by `unit`.
+            let mut bases = vec![unit];
+            for _ in 0..r.below(3) {
+                let last = bases[bases.len() - 1];
+                bases.push(match r.below(3) {
+                    0 => last.shifted(last.width),
+                    1 => last.shifted(-last.width),
+                    _ => last.advanced(-last.depth),
+                });
+            }
+            let body = Body::new(unit.facing, &bases);
+            let got = charge_path_body(&body, &target, allowance, max_wheel, &others);
+            let want = charge_path_body_reference(&body, &target, allowance, max_wheel, &others);
+            let bits = |c: &(ChargePath, Vec<Base>)| {
+                let ends = c.1.iter().flat_map(base_numbers).map(f64::to_bits);
+                charge_bits(&c.0)
+                    .into_iter()
+                    .chain(ends)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                got.as_ref().map(bits),
+                want.as_ref().map(bits),
+                "{bases:?} {target:?} {allowance} {max_wheel} {others:?}"
+            );
+            found += got.is_some() as usize;
+        }
+        assert!(found > cases() / 10, "{found}");
+    }
+
+    #[test]
+    fn passes_clear_is_the_sweep() {
+        let mut r = Rng(8);
+        let mut clear = 0;
+        each_pair(8, |a, b| {
+            let dir = if r.below(2) == 0 {
+                a.forward()
+            } else {
+                Pt::from_bearing(random_facing(&mut r))
+            };
+            let corners = a.corners();
+            let swept = sweep(&corners, &b.corners(), dir);
+            // Moves the rulesets make, any, and ones that end at the
+            // contact or a hair either side (the boundary).
+            let any = r.range(0.0, 8.0);
+            let contact = swept.unwrap_or(any) + EPS + r.pick(&[0.0, 1e-12, -1e-12, 1e-9, -1e-9]);
+            let d = r.pick(&[0.0, 1.0, 3.0, any, contact, contact]);
+            let got = passes_clear(a, &corners, dir, b, d);
+            let want = swept.is_none_or(|t| t >= d - EPS);
+            assert_eq!(got, want, "{a:?} {b:?} {dir:?} {d}");
+            clear += got as usize;
+        });
+        assert!(
+            clear > cases() / 10 && clear < 2 * cases() - cases() / 10,
+            "{clear}"
+        );
     }
 }
