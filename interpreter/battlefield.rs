@@ -63,6 +63,12 @@ pub const GROUP_FACING: f64 = 1.0;
 /// A part of a base smaller than this area is no part at all (zones).
 pub const AREA_EPS: f64 = 1e-9;
 
+/// How far, relative to a pair's coordinates (see `Base::scale`), a fast
+/// path's cheap estimate must clear a boundary before it decides: about a
+/// million times the rounding of any computation here (a few units in the
+/// last place), so the exact computation could only decide the same way.
+const SLACK: f64 = 1e-9;
+
 /// Degrees to radians.
 const DEG: f64 = PI / 180.0;
 /// Radians to degrees.
@@ -377,6 +383,16 @@ impl Poly {
     }
 }
 
+/// `x` if positive, else 0: `x.max(0.0)` for the bounds of the fast paths,
+/// where a plain comparison (one instruction) does, no NaN being about.
+fn positive(x: f64) -> f64 {
+    if x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
 /// Distance from a point to a segment.
 fn point_segment_distance(p: Pt, a: Pt, b: Pt) -> f64 {
     point_segment_distance_sq(p, a, b).sqrt()
@@ -671,26 +687,140 @@ impl Base {
         if self.centre.dist(o.centre) >= reach {
             return false;
         }
+        // `rough_gap` is within a rounding of `sat_gap`, far less than the
+        // slack: clear of -EPS by more, it decides.
+        let (gap, slack) = (self.rough_gap(o), SLACK * self.scale(o));
+        if gap < -EPS - slack {
+            return true;
+        }
+        if gap > -EPS + slack {
+            return false;
+        }
         sat_gap(&self.corners(), &o.corners(), &self.axes(o)) < -EPS
     }
 
     /// The closest distance between the two rectangles; 0 when they touch
     /// or overlap.
+    ///
+    /// Exactly the root of the least of the 32 corner-to-edge squares
+    /// [`point_segment_distance_sq`] gives (corners of each base to edges
+    /// of the other) once [`sat_gap`] finds a gap. Two shortcuts keep the
+    /// bits: [`Base::rough_gap`] settles the gap's sign when it is further
+    /// from zero than [`SLACK`] allows for rounding, and only the pairs
+    /// that [`Base::nearest_pairs`] cannot prove further than the least
+    /// are measured (the least of a set does not depend on which larger
+    /// members are left out).
     pub fn distance(&self, o: &Base) -> f64 {
-        let (a, b) = (self.corners(), o.corners());
-        if sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
+        let slack = SLACK * self.scale(o);
+        let gap = self.rough_gap(o);
+        if gap < -slack {
             return 0.0;
         }
+        let (a, b) = (self.corners(), o.corners());
+        if gap <= slack && sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
+            return 0.0;
+        }
+        let (la, lb) = (o.local_pts(&a), self.local_pts(&b));
+        let (ra, rb) = (o.outside_sq(&la), self.outside_sq(&lb));
+        let least = ra
+            .iter()
+            .chain(&rb)
+            .fold(f64::INFINITY, |m, x| if *x < m { *x } else { m });
+        let limit = (least.sqrt() + slack) * (least.sqrt() + slack);
+        self.nearest_pairs(&a, &b, &lb, &rb, limit)
+            .min(o.nearest_pairs(&b, &a, &la, &ra, limit))
+            .sqrt()
+    }
+
+    /// A bound on the size of the coordinates of the two bases (centres,
+    /// corners, and corners in either frame): the rounding of any
+    /// computation on them is a few units in the last place of it.
+    fn scale(&self, o: &Base) -> f64 {
+        let c = |b: &Base| b.centre.x.abs().max(b.centre.y.abs()) + b.radius();
+        1.0 + c(self) + c(o)
+    }
+
+    /// What [`sat_gap`] returns for the two bases' corners and
+    /// [`Base::axes`], worked out from the centres and half-sizes (each
+    /// base's extent along an axis is its half-depth and half-width times
+    /// the cosines): the same separation in exact arithmetic, so within a
+    /// rounding (far less than [`SLACK`] times [`Base::scale`]) of it.
+    fn rough_gap(&self, o: &Base) -> f64 {
+        let (fa, ra, fb, rb) = (self.forward(), self.right(), o.forward(), o.right());
+        let d = o.centre - self.centre;
+        let (c, s) = (fa.dot(fb).abs(), fa.dot(rb).abs());
+        let (ha, wa) = (self.depth * 0.5, self.width * 0.5);
+        let (hb, wb) = (o.depth * 0.5, o.width * 0.5);
+        let along_fa = d.dot(fa).abs() - ha - (hb * c + wb * s);
+        let along_ra = d.dot(ra).abs() - wa - (hb * s + wb * c);
+        let along_fb = d.dot(fb).abs() - hb - (ha * c + wa * s);
+        let along_rb = d.dot(rb).abs() - wb - (ha * s + wa * c);
+        along_fa.max(along_ra).max(along_fb).max(along_rb)
+    }
+
+    /// Points in this unit's frame, as (ahead, right).
+    fn local_pts(&self, pts: &[Pt; 4]) -> [Pt; 4] {
+        pts.map(|p| {
+            let (u, v) = self.local(p);
+            Pt::new(u, v)
+        })
+    }
+
+    /// Per point (in this unit's frame), the square of its distance from
+    /// the base: 0 inside it.
+    fn outside_sq(&self, local: &[Pt; 4]) -> [f64; 4] {
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        local.map(|q| {
+            let du = positive(q.x.abs() - hd);
+            let dv = positive(q.y.abs() - hw);
+            du * du + dv * dv
+        })
+    }
+
+    /// The square of the distance from a point (in this unit's frame) to
+    /// edge `i` of the base, the edge from corner `i` to the next of
+    /// [`Base::corners`]: front, right, rear, left.
+    fn edge_sq(&self, q: Pt, i: usize) -> f64 {
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        let (across, along) = match i {
+            0 => (q.x - hd, q.y.abs() - hw),
+            1 => (q.y - hw, q.x.abs() - hd),
+            2 => (q.x + hd, q.y.abs() - hw),
+            _ => (q.y + hw, q.x.abs() - hd),
+        };
+        let along = positive(along);
+        across * across + along * along
+    }
+
+    /// The least [`point_segment_distance_sq`] from the points `pts` to
+    /// this base's edges (`corners` its [`Base::corners`]) over the pairs
+    /// that may be within `limit`: a point whose distance from the base
+    /// (`outside`, squared), or from an edge ([`Base::edge_sq`], `local`
+    /// the points in this frame), exceeds `limit` is skipped. Those agree
+    /// with the exact pair to far less than the slack in `limit`, so no
+    /// skipped pair attains the least; both edges at a corner are kept
+    /// when it is nearest (the two formulas may differ in the last bit).
+    fn nearest_pairs(
+        &self,
+        corners: &[Pt; 4],
+        pts: &[Pt; 4],
+        local: &[Pt; 4],
+        outside: &[f64; 4],
+        limit: f64,
+    ) -> f64 {
         let mut d2 = f64::INFINITY;
-        for i in 0..4 {
-            let (a0, a1) = (a[i], a[(i + 1) % 4]);
-            let (b0, b1) = (b[i], b[(i + 1) % 4]);
-            for j in 0..4 {
-                d2 = d2.min(point_segment_distance_sq(b[j], a0, a1));
-                d2 = d2.min(point_segment_distance_sq(a[j], b0, b1));
+        for j in 0..4 {
+            if outside[j] > limit {
+                continue;
+            }
+            for i in 0..4 {
+                if self.edge_sq(local[j], i) <= limit {
+                    let e = point_segment_distance_sq(pts[j], corners[i], corners[(i + 1) % 4]);
+                    d2 = d2.min(e);
+                }
             }
         }
-        d2.sqrt()
+        d2
     }
 
     /// The closest distance from the base to a point; 0 inside it.
@@ -706,10 +836,11 @@ impl Base {
         self.distance(o) <= CONTACT
     }
 
-    /// The area of `o` left after clipping it, in this unit's frame, with
-    /// half-planes `a*u + b*v >= c`.
-    fn clipped(&self, o: &Base, planes: &[(f64, f64, f64)]) -> Poly {
-        let mut p = Poly::from4(self.local_corners(o));
+    /// The area of `o` left after clipping it, in this unit's frame
+    /// (`local` its [`Base::local_corners`]), with half-planes
+    /// `a*u + b*v >= c`.
+    fn clipped(&self, local: [Pt; 4], planes: &[(f64, f64, f64)]) -> Poly {
+        let mut p = Poly::from4(local);
         for &(a, b, c) in planes {
             p = p.clip(a, b, c);
         }
@@ -734,29 +865,104 @@ impl Base {
         }
     }
 
+    /// How deep a corner (or the centre) of `o` must lie in a zone for
+    /// the part of `o` there to be surely more than [`AREA_EPS`], `o` being
+    /// at least twice as wide and deep: a quarter disc of this radius about
+    /// the corner (a whole one about the centre) lies in the zone and in
+    /// `o`, some 8e-7 or more, while clipping and the shoelace round by a
+    /// few hundred units in the last place of the squared coordinates,
+    /// below 1e-13 times the squared [`Base::scale`].
+    fn deep(&self, o: &Base) -> f64 {
+        1e-3 + 1e-6 * self.scale(o)
+    }
+
+    /// Whether `o` is large enough for [`Base::deep`] to tell.
+    fn fits_deep(o: &Base, m: f64) -> bool {
+        o.width > 2.0 * m && o.depth > 2.0 * m
+    }
+
+    /// Whether the part of `o` in the front zone is more than
+    /// [`AREA_EPS`] when the corners (`local`, as [`Base::local_corners`]
+    /// gives them) settle it without clipping; None when they do not.
+    fn front_part(&self, o: &Base, local: &[Pt; 4]) -> Option<bool> {
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        // The first clip keeps a point when `u - hd >= 0`, exactly when
+        // `u >= hd`: with no such corner it keeps nothing, area 0.
+        if local.iter().all(|q| q.x < hd) {
+            return Some(false);
+        }
+        // Every corner well beyond a side line, so is every point the
+        // first clip makes (rounded onto segments between corners), and
+        // that side's clip keeps nothing.
+        let slack = SLACK * self.scale(o);
+        if local.iter().all(|q| q.y > hw + slack) || local.iter().all(|q| q.y < -hw - slack) {
+            return Some(false);
+        }
+        let m = self.deep(o);
+        let deep = |q: &Pt| q.x - hd > m && q.y.abs() < hw - m;
+        let (u, v) = self.local(o.centre);
+        if Base::fits_deep(o, m) && (local.iter().any(deep) || deep(&Pt::new(u, v))) {
+            return Some(true);
+        }
+        None
+    }
+
     /// Whether some part of `o` lies in the front zone.
     pub fn in_front_zone(&self, o: &Base) -> bool {
-        self.clipped(o, &self.front_planes()).area() > AREA_EPS
+        let local = self.local_corners(o);
+        self.front_part(o, &local)
+            .unwrap_or_else(|| self.clipped(local, &self.front_planes()).area() > AREA_EPS)
     }
 
     /// Which flank zone `o` has a part in (the left one first if both);
     /// None when it has no part in either. Says nothing of the front zone.
     pub fn flank_side(&self, o: &Base) -> Option<Side> {
-        let hw = self.width * 0.5;
-        if self.clipped(o, &[(0.0, -1.0, hw)]).area() > AREA_EPS {
+        let local = self.local_corners(o);
+        if self.flank_part(o, &local, -1.0) {
             Some(Side::Left)
-        } else if self.clipped(o, &[(0.0, 1.0, hw)]).area() > AREA_EPS {
+        } else if self.flank_part(o, &local, 1.0) {
             Some(Side::Right)
         } else {
             None
         }
     }
 
+    /// Whether the part of `o` (`local` its [`Base::local_corners`]) in the
+    /// flank zone `side * v > hw` (`side` -1 for the left, 1 for the right)
+    /// is more than [`AREA_EPS`]: the clip by `(0, side, hw)`, unless the
+    /// corners settle it.
+    fn flank_part(&self, o: &Base, local: &[Pt; 4], side: f64) -> bool {
+        let hw = self.width * 0.5;
+        // The clip keeps a point when `side * v - hw >= 0`, exactly when
+        // `side * v >= hw`: with no such corner it keeps nothing.
+        if local.iter().all(|q| side * q.y < hw) {
+            return false;
+        }
+        let m = self.deep(o);
+        if Base::fits_deep(o, m) && local.iter().any(|q| side * q.y > hw + m) {
+            return true;
+        }
+        self.clipped(*local, &[(0.0, side, hw)]).area() > AREA_EPS
+    }
+
     /// Whether some part of `o` lies in the front zone no further than `d`
     /// (plus [`EPS`]) from the front edge: "directly in front", as zones of
     /// control are.
     pub fn in_front_within(&self, o: &Base, d: f64) -> bool {
-        let p = self.clipped(o, &self.front_planes());
+        let local = self.local_corners(o);
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        match self.front_part(o, &local) {
+            Some(false) => return false,
+            // Every corner in the closed zone: each clip keeps the four
+            // corners as they are (its tests are exactly `u >= hd`,
+            // `v >= -hw`, `v <= hw`), so the nearest point is a corner.
+            Some(true) if local.iter().all(|q| q.x >= hd && q.y.abs() <= hw) => {
+                let nearest = local.iter().fold(f64::INFINITY, |m, q| m.min(q.x));
+                return nearest - self.depth * 0.5 <= d + EPS;
+            }
+            _ => {}
+        }
+        let p = self.clipped(local, &self.front_planes());
         if p.area() <= AREA_EPS {
             return false;
         }
@@ -807,6 +1013,14 @@ impl Base {
         let hd = self.depth * 0.5 - EPS;
         let hw = self.width * 0.5 - EPS;
         if hd <= 0.0 || hw <= 0.0 {
+            return false;
+        }
+        // Both ends on or beyond one line of the box: that line's check in
+        // `clip_segment_box` has `q <= 0` and either `p = 0` (no hit), or
+        // `p > 0` and `t1 <= 0`, or `p < 0` and `|q| >= |p|` (rounding is
+        // monotonic), so `t0 >= 1`; either way `t0 < t1` fails.
+        let beyond = |x: f64, y: f64, h: f64| (x >= h && y >= h) || (x <= -h && y <= -h);
+        if beyond(au, bu, hd) || beyond(av, bv, hw) {
             return false;
         }
         clip_segment_box((au, av), (bu - au, bv - av), hd, hw)
@@ -916,10 +1130,17 @@ impl Base {
     /// The bases a wheel of `angle` passes through, from this base to the
     /// wheeled one, no more than 5 degrees apart.
     pub fn wheel_path(&self, angle: f64) -> Vec<Base> {
-        let n = (angle.abs() / WHEEL_STEP).ceil().max(1.0) as usize;
+        let n = wheel_steps(angle);
         (0..=n)
             .map(|k| self.wheeled(angle * k as f64 / n as f64))
             .collect()
+    }
+
+    /// The last base of [`Base::wheel_path`], worked out alone (the same
+    /// expression, bit for bit).
+    fn wheel_end(&self, angle: f64) -> Base {
+        let n = wheel_steps(angle);
+        self.wheeled(angle * n as f64 / n as f64)
     }
 
     /// The cost of a wheel: the straight-line distance covered by the
@@ -965,6 +1186,11 @@ impl Base {
     }
 }
 
+/// How many steps [`Base::wheel_path`] takes for a wheel of `angle`.
+fn wheel_steps(angle: f64) -> usize {
+    (angle.abs() / WHEEL_STEP).ceil().max(1.0) as usize
+}
+
 /// Liang-Barsky: whether the segment `p + t*d`, t in [0, 1], passes through
 /// the open box |u| < hu, |v| < hv with a part of positive length.
 fn clip_segment_box(p: (f64, f64), d: (f64, f64), hu: f64, hv: f64) -> bool {
@@ -1007,6 +1233,23 @@ pub struct ChargePath {
     pub cost: f64,
     /// The base at the end, in contact with the target.
     pub end: Base,
+}
+
+/// Whether the base `mover` (its [`Base::corners`] `corners`), moving
+/// along the unit vector `dir`, goes `d` (less [`EPS`]) before it touches
+/// `o`, if ever: [`sweep`] finds no contact, or none before `d - EPS`.
+/// Settled from the centres when `o` is plainly (by a slack far above
+/// rounding) off to either side, so that the lateral bands do not meet, or
+/// wholly further ahead than `d`, or wholly behind: in each case `sweep`
+/// can only agree.
+fn passes_clear(mover: &Base, corners: &[Pt; 4], dir: Pt, o: &Base, d: f64) -> bool {
+    let off = o.centre - mover.centre;
+    let reach = mover.radius() + o.radius() + SLACK * mover.scale(o);
+    let (ahead, aside) = (off.dot(dir), off.cross(dir));
+    if aside.abs() > reach || ahead - reach > d || ahead + reach < -EPS {
+        return true;
+    }
+    sweep(corners, &o.corners(), dir).is_none_or(|t| t >= d - EPS)
 }
 
 /// The wheels a charge tries before going straight: none, those that
@@ -1061,8 +1304,8 @@ pub fn charge_path(
         if wheel_cost > allowance + EPS {
             continue;
         }
-        let path = unit.wheel_path(w);
-        let wheeled = *path.last().unwrap_or(unit);
+        // The wheel's whole path only once the wheel is worth checking.
+        let wheeled = unit.wheel_end(w);
         let Some(d) = wheeled.contact_distance(target) else {
             continue;
         };
@@ -1070,13 +1313,14 @@ pub fn charge_path(
         if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
             continue;
         }
+        let path = unit.wheel_path(w);
         let wheel_clear = path[1..]
             .iter()
             .all(|b| !b.overlaps(target) && obstacles.iter().all(|o| !b.overlaps(o)));
         let (f, corners) = (wheeled.forward(), wheeled.corners());
         let straight_clear = obstacles
             .iter()
-            .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS));
+            .all(|o| passes_clear(&wheeled, &corners, f, o, d));
         if wheel_clear && straight_clear {
             best = Some(ChargePath {
                 wheel: w,
@@ -1233,8 +1477,7 @@ pub fn charge_path_body(
         if wheel_cost > allowance + EPS {
             continue;
         }
-        let path = unit.wheel_path(w);
-        let wheeled = *path.last().unwrap_or(unit);
+        let wheeled = unit.wheel_end(w);
         let parts: Vec<Base> = (0..body.len()).map(|i| body.part_at(i, &wheeled)).collect();
         // The first base of the body to touch the target, all of them
         // going the way the outline faces.
@@ -1251,6 +1494,7 @@ pub fn charge_path_body(
         if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
             continue;
         }
+        let path = unit.wheel_path(w);
         let wheel_clear = path[1..].iter().all(|o| {
             (0..body.len()).all(|i| {
                 let b = body.part_at(i, o);
@@ -1259,9 +1503,7 @@ pub fn charge_path_body(
         });
         let straight_clear = parts.iter().all(|p| {
             let corners = p.corners();
-            obstacles
-                .iter()
-                .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS))
+            obstacles.iter().all(|o| passes_clear(p, &corners, f, o, d))
         });
         if wheel_clear && straight_clear {
             best = Some(ChargePath {
@@ -2220,5 +2462,627 @@ mod tests {
         assert!(charge_path_body(&body, &target, 3.0, 0.0, &[block]).is_none());
         // Out of reach.
         assert!(charge_path_body(&body, &target, 1.5, 0.0, &[]).is_none());
+    }
+
+    // -- The fast paths give the original's bits ----------------------------
+    //
+    // Each shortcut above must return exactly what the code before it did,
+    // bit for bit, or seeded battles would no longer replay. The originals
+    // are kept here verbatim (as free functions) and compared over many
+    // random cases: bases of the sizes the rulesets use and others, on the
+    // quarter grid units stand on and off it, square, diagonal and a hair
+    // off square, touching, in line, overlapping, far apart.
+
+    /// splitmix64: a tiny deterministic generator for the comparisons.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        /// Uniform in [0, 1).
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+
+        /// Uniform in [lo, hi).
+        fn range(&mut self, lo: f64, hi: f64) -> f64 {
+            lo + (hi - lo) * self.unit()
+        }
+
+        /// Uniform in 0..n.
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+            xs[self.below(xs.len())]
+        }
+
+        /// A multiple of 0.25 in [lo, hi] (moves are in quarters).
+        fn quarter(&mut self, lo: f64, hi: f64) -> f64 {
+            lo + self.below(((hi - lo) * 4.0) as usize + 1) as f64 * 0.25
+        }
+    }
+
+    /// How many random cases each comparison tries: a million in release
+    /// builds, fewer in debug ones so that `cargo test` stays quick.
+    fn cases() -> usize {
+        if cfg!(debug_assertions) {
+            20_000
+        } else {
+            1_000_000
+        }
+    }
+
+    /// A base's size: the rulesets' (2x1, 1x1, 3x1.5, ...), any up to 6
+    /// wide, or a degenerate one.
+    fn random_size(r: &mut Rng) -> (f64, f64) {
+        match r.below(8) {
+            0..=3 => r.pick(&[
+                (2.0, 1.0),
+                (1.0, 1.0),
+                (3.0, 1.5),
+                (4.0, 1.0),
+                (6.0, 2.0),
+                (2.0, 2.0),
+                (1.0, 0.5),
+                (0.5, 0.5),
+            ]),
+            4..=6 => (r.range(0.05, 6.0), r.range(0.05, 3.0)),
+            _ => r.pick(&[(0.0, 1.0), (2.0, 0.0), (0.0, 0.0), (1e-6, 1.0), (6.0, 1e-7)]),
+        }
+    }
+
+    /// A facing: square, diagonal, a wheel's step, a hair off square, any
+    /// bearing, or an angle outside [0, 360).
+    fn random_facing(r: &mut Rng) -> f64 {
+        let square = r.pick(&[0.0, 90.0, 180.0, 270.0]);
+        match r.below(6) {
+            0 => square,
+            1 => r.pick(&[45.0, 135.0, 225.0, 315.0, 30.0, 60.0, -90.0, 360.0, 450.0]),
+            2 => 5.0 * r.below(72) as f64,
+            3 => square + r.pick(&[1e-12, -1e-12, 1e-9, -1e-9, 1e-6, -1e-6, 0.5, -0.5]),
+            4 => r.range(0.0, 360.0),
+            _ => r.range(-720.0, 720.0),
+        }
+    }
+
+    /// A point on the table, mostly on the quarter grid.
+    fn random_point(r: &mut Rng) -> Pt {
+        if r.below(4) == 0 {
+            Pt::new(r.range(-10.0, 80.0), r.range(-10.0, 60.0))
+        } else {
+            Pt::new(r.quarter(0.0, 72.0), r.quarter(0.0, 48.0))
+        }
+    }
+
+    fn random_base(r: &mut Rng) -> Base {
+        let (w, d) = random_size(r);
+        Base::new(random_point(r), random_facing(r), w, d)
+    }
+
+    /// A small offset: none, a rounding, a hair, contact's tolerance, a
+    /// quarter.
+    fn nudge(r: &mut Rng) -> f64 {
+        r.pick(&[
+            0.0, 0.0, 0.0, 1e-15, -1e-15, 1e-12, -1e-12, 1e-9, -1e-9, 1e-6, -1e-6, CONTACT,
+            -CONTACT, 0.25, -0.25,
+        ])
+    }
+
+    /// A base placed against `a`: beyond its front, right, rear or left
+    /// edge by `b`'s extent along that axis (so touching, up to a
+    /// [`nudge`]), slid along the edge by a quarter step, or so that edges
+    /// or corners line up.
+    fn against(r: &mut Rng, a: &Base, facing: f64, w: f64, d: f64) -> Base {
+        let k = r.below(4);
+        let axes = [a.forward(), a.right(), -a.forward(), -a.right()];
+        let (dir, perp) = (axes[k], axes[(k + 1) % 4]);
+        let b = Base::new(Pt::new(0.0, 0.0), facing, w, d);
+        let extent = |n: Pt| d * 0.5 * b.forward().dot(n).abs() + w * 0.5 * b.right().dot(n).abs();
+        let (ha, hp) = if k.is_multiple_of(2) {
+            (a.depth * 0.5, a.width * 0.5)
+        } else {
+            (a.width * 0.5, a.depth * 0.5)
+        };
+        let (eb, ep) = (extent(dir), extent(perp));
+        let slide = match r.below(4) {
+            0 => r.quarter(-4.0, 4.0),
+            1 => r.pick(&[1.0, -1.0]) * (hp - ep),
+            2 => r.pick(&[1.0, -1.0]) * (hp + ep),
+            _ => 0.0,
+        };
+        let centre = a.centre + dir * (ha + eb + nudge(r)) + perp * (slide + nudge(r));
+        Base::new(centre, facing, w, d)
+    }
+
+    /// Two bases in one of many relations: anywhere, nearby on the grid,
+    /// square and touching, at an angle and touching, moved from one to
+    /// the other, overlapping, the same, or far from the origin.
+    fn random_pair(r: &mut Rng) -> (Base, Base) {
+        let a = random_base(r);
+        let (w, d) = random_size(r);
+        let b = match r.below(8) {
+            0 => random_base(r),
+            1 => {
+                let off = Pt::new(r.quarter(-6.0, 6.0), r.quarter(-6.0, 6.0));
+                Base::new(a.centre + off, random_facing(r), w, d)
+            }
+            2 => {
+                let turn = 90.0 * r.below(4) as f64;
+                let facing = if r.below(2) == 0 {
+                    a.facing + turn
+                } else {
+                    norm_bearing(a.facing + turn)
+                };
+                against(r, &a, facing, w, d)
+            }
+            3 => {
+                let facing = random_facing(r);
+                against(r, &a, facing, w, d)
+            }
+            4 => {
+                let q = r.quarter(-6.0, 6.0);
+                let turn = r.pick(&[5.0, -5.0, 45.0, -45.0, 90.0, 180.0]) * r.below(3) as f64;
+                let moved = match r.below(5) {
+                    0 => a.advanced(q),
+                    1 => a.shifted(q),
+                    2 => a.wheeled(turn).advanced(q),
+                    3 => a.pivoted(turn).shifted(q),
+                    _ => a.oblique(turn, q),
+                };
+                if r.below(2) == 0 {
+                    moved.sized(w, d)
+                } else {
+                    moved
+                }
+            }
+            5 => {
+                let off = Pt::new(r.range(-1.5, 1.5), r.range(-1.5, 1.5));
+                Base::new(a.centre + off, random_facing(r), w, d)
+            }
+            6 => r.pick(&[a, a.pivoted(90.0), a.pivoted(180.0), a.sized(w, d)]),
+            _ => {
+                let far = Base::new(a.centre * 1000.0, a.facing, a.width, a.depth);
+                let facing = random_facing(r);
+                return (far, against(r, &far, facing, w, d));
+            }
+        };
+        (a, b)
+    }
+
+    /// `Base::distance` before its shortcuts, verbatim.
+    fn distance_reference(s: &Base, o: &Base) -> f64 {
+        let (a, b) = (s.corners(), o.corners());
+        if sat_gap(&a, &b, &s.axes(o)) <= 0.0 {
+            return 0.0;
+        }
+        let mut d2 = f64::INFINITY;
+        for i in 0..4 {
+            let (a0, a1) = (a[i], a[(i + 1) % 4]);
+            let (b0, b1) = (b[i], b[(i + 1) % 4]);
+            for j in 0..4 {
+                d2 = d2.min(point_segment_distance_sq(b[j], a0, a1));
+                d2 = d2.min(point_segment_distance_sq(a[j], b0, b1));
+            }
+        }
+        d2.sqrt()
+    }
+
+    /// Every random pair, both ways round.
+    fn each_pair(seed: u64, mut check: impl FnMut(&Base, &Base)) {
+        let mut r = Rng(seed);
+        for _ in 0..cases() {
+            let (a, b) = random_pair(&mut r);
+            check(&a, &b);
+            check(&b, &a);
+        }
+    }
+
+    #[test]
+    fn distance_is_the_original_bit_for_bit() {
+        let (mut zero, mut small) = (0, 0);
+        each_pair(1, |a, b| {
+            let d = a.distance(b);
+            assert_eq!(
+                d.to_bits(),
+                distance_reference(a, b).to_bits(),
+                "{a:?} {b:?}"
+            );
+            zero += (d == 0.0) as usize;
+            small += (d > 0.0 && d <= CONTACT) as usize;
+        });
+        // The cases cover overlaps and touching, near misses and gaps.
+        assert!(
+            zero > cases() / 10 && small > cases() / 50,
+            "{zero} {small}"
+        );
+    }
+
+    /// `Base::clipped` before the shortcuts, verbatim.
+    fn clipped_reference(s: &Base, o: &Base, planes: &[(f64, f64, f64)]) -> Poly {
+        let mut p = Poly::from4(s.local_corners(o));
+        for &(a, b, c) in planes {
+            p = p.clip(a, b, c);
+        }
+        p
+    }
+
+    /// `Base::in_front_zone` before the shortcuts, verbatim.
+    fn in_front_zone_reference(s: &Base, o: &Base) -> bool {
+        clipped_reference(s, o, &s.front_planes()).area() > AREA_EPS
+    }
+
+    /// `Base::flank_side` before the shortcuts, verbatim.
+    fn flank_side_reference(s: &Base, o: &Base) -> Option<Side> {
+        let hw = s.width * 0.5;
+        if clipped_reference(s, o, &[(0.0, -1.0, hw)]).area() > AREA_EPS {
+            Some(Side::Left)
+        } else if clipped_reference(s, o, &[(0.0, 1.0, hw)]).area() > AREA_EPS {
+            Some(Side::Right)
+        } else {
+            None
+        }
+    }
+
+    /// `Base::in_front_within` before the shortcuts, verbatim.
+    fn in_front_within_reference(s: &Base, o: &Base, d: f64) -> bool {
+        let p = clipped_reference(s, o, &s.front_planes());
+        if p.area() <= AREA_EPS {
+            return false;
+        }
+        let nearest = p.pts().iter().fold(f64::INFINITY, |m, q| m.min(q.x));
+        nearest - s.depth * 0.5 <= d + EPS
+    }
+
+    /// `Base::overlaps` before the shortcuts, verbatim.
+    fn overlaps_reference(s: &Base, o: &Base) -> bool {
+        let reach = s.radius() + o.radius();
+        if s.centre.dist(o.centre) >= reach {
+            return false;
+        }
+        sat_gap(&s.corners(), &o.corners(), &s.axes(o)) < -EPS
+    }
+
+    /// `Base::segment_hits` before the shortcuts, verbatim.
+    fn segment_hits_reference(s: &Base, a: Pt, b: Pt) -> bool {
+        let (au, av) = s.local(a);
+        let (bu, bv) = s.local(b);
+        let hd = s.depth * 0.5 - EPS;
+        let hw = s.width * 0.5 - EPS;
+        if hd <= 0.0 || hw <= 0.0 {
+            return false;
+        }
+        clip_segment_box((au, av), (bu - au, bv - av), hd, hw)
+    }
+
+    #[test]
+    fn zones_are_the_original() {
+        let mut seen = [0usize; 3];
+        each_pair(2, |a, b| {
+            let front = a.in_front_zone(b);
+            assert_eq!(front, in_front_zone_reference(a, b), "{a:?} {b:?}");
+            assert_eq!(a.flank_side(b), flank_side_reference(a, b), "{a:?} {b:?}");
+            seen[a.zone_of(b) as usize] += 1;
+        });
+        // Every zone is met often.
+        assert!(seen.iter().all(|n| *n > cases() / 20), "{seen:?}");
+    }
+
+    #[test]
+    fn directly_in_front_is_the_original() {
+        let mut r = Rng(3);
+        let (mut yes, mut no) = (0, 0);
+        each_pair(3, |a, b| {
+            // Reaches the rulesets ask for, any, and one that is exactly
+            // the distance of `b`'s nearest corner (the boundary).
+            let nearest = a
+                .local_corners(b)
+                .iter()
+                .fold(f64::INFINITY, |m, q| m.min(q.x));
+            let edge = nearest - a.depth * 0.5 - EPS;
+            let d = match r.below(4) {
+                0 => r.pick(&[0.0, 1.0, 2.0, 3.0, 6.0]),
+                1 => r.range(-1.0, 8.0),
+                2 => edge,
+                _ => edge + r.pick(&[1e-12, -1e-12, 1e-9, -1e-9]),
+            };
+            let got = a.in_front_within(b, d);
+            assert_eq!(got, in_front_within_reference(a, b, d), "{a:?} {b:?} {d}");
+            yes += got as usize;
+            no += !got as usize;
+        });
+        assert!(yes > cases() / 20 && no > cases() / 20, "{yes} {no}");
+    }
+
+    #[test]
+    fn overlaps_is_the_original() {
+        let mut yes = 0;
+        each_pair(4, |a, b| {
+            let got = a.overlaps(b);
+            assert_eq!(got, overlaps_reference(a, b), "{a:?} {b:?}");
+            yes += got as usize;
+        });
+        assert!(yes > cases() / 10, "{yes}");
+    }
+
+    /// A point near `b`: its centre, a corner, a corner nudged, a point on
+    /// the quarter grid nearby, or one on the line of an edge.
+    fn point_near(r: &mut Rng, b: &Base) -> Pt {
+        let cs = b.corners();
+        let (f, rt) = (b.forward(), b.right());
+        match r.below(5) {
+            0 => b.centre,
+            1 => cs[r.below(4)],
+            2 => cs[r.below(4)] + Pt::new(nudge(r), nudge(r)),
+            3 => b.centre + Pt::new(r.quarter(-5.0, 5.0), r.quarter(-5.0, 5.0)),
+            _ => {
+                let along = r.quarter(-5.0, 5.0);
+                let side = r.pick(&[1.0, -1.0]) * (b.width * 0.5 - r.pick(&[0.0, EPS]));
+                b.centre + f * along + rt * side
+            }
+        }
+    }
+
+    #[test]
+    fn segment_hits_is_the_original() {
+        let mut r = Rng(5);
+        let mut hits = 0;
+        for _ in 0..cases() {
+            let (a, b) = random_pair(&mut r);
+            // Lines of sight between the pair, and segments about `a`.
+            let p = point_near(&mut r, &b);
+            let q = if r.below(2) == 0 {
+                point_near(&mut r, &a)
+            } else {
+                point_near(&mut r, &b)
+            };
+            for (s, t) in [(p, q), (q, p), (p, p)] {
+                let got = a.segment_hits(s, t);
+                assert_eq!(got, segment_hits_reference(&a, s, t), "{a:?} {s:?} {t:?}");
+                hits += got as usize;
+            }
+        }
+        assert!(hits > cases() / 10, "{hits}");
+    }
+
+    /// `charge_path` before its shortcuts, verbatim.
+    fn charge_path_reference(
+        unit: &Base,
+        target: &Base,
+        allowance: f64,
+        max_wheel: f64,
+        obstacles: &[Base],
+    ) -> Option<ChargePath> {
+        let cands = charge_wheels(unit, target, max_wheel);
+
+        let mut best: Option<ChargePath> = None;
+        for w in cands {
+            let wheel_cost = unit.wheel_cost(w);
+            if wheel_cost > allowance + EPS {
+                continue;
+            }
+            let path = unit.wheel_path(w);
+            let wheeled = *path.last().unwrap_or(unit);
+            let Some(d) = wheeled.contact_distance(target) else {
+                continue;
+            };
+            let cost = wheel_cost + d;
+            if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+                continue;
+            }
+            let wheel_clear = path[1..]
+                .iter()
+                .all(|b| !b.overlaps(target) && obstacles.iter().all(|o| !b.overlaps(o)));
+            let (f, corners) = (wheeled.forward(), wheeled.corners());
+            let straight_clear = obstacles
+                .iter()
+                .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS));
+            if wheel_clear && straight_clear {
+                best = Some(ChargePath {
+                    wheel: w,
+                    distance: d,
+                    cost,
+                    end: wheeled.advanced(d),
+                });
+            }
+        }
+        best
+    }
+
+    /// `charge_path_body` before its shortcuts, verbatim.
+    fn charge_path_body_reference(
+        body: &Body,
+        target: &Base,
+        allowance: f64,
+        max_wheel: f64,
+        obstacles: &[Base],
+    ) -> Option<(ChargePath, Vec<Base>)> {
+        let unit = &body.outline;
+        let cands = charge_wheels(unit, target, max_wheel);
+        let mut best: Option<ChargePath> = None;
+        for w in cands {
+            let wheel_cost = unit.wheel_cost(w);
+            if wheel_cost > allowance + EPS {
+                continue;
+            }
+            let path = unit.wheel_path(w);
+            let wheeled = *path.last().unwrap_or(unit);
+            let parts: Vec<Base> = (0..body.len()).map(|i| body.part_at(i, &wheeled)).collect();
+            // The first base of the body to touch the target, all of them
+            // going the way the outline faces.
+            let f = wheeled.forward();
+            let tc = target.corners();
+            let Some(d) = parts
+                .iter()
+                .filter_map(|p| sweep(&p.corners(), &tc, f))
+                .min_by(f64::total_cmp)
+            else {
+                continue;
+            };
+            let cost = wheel_cost + d;
+            if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+                continue;
+            }
+            let wheel_clear = path[1..].iter().all(|o| {
+                (0..body.len()).all(|i| {
+                    let b = body.part_at(i, o);
+                    !b.overlaps(target) && obstacles.iter().all(|x| !b.overlaps(x))
+                })
+            });
+            let straight_clear = parts.iter().all(|p| {
+                let corners = p.corners();
+                obstacles
+                    .iter()
+                    .all(|o| sweep(&corners, &o.corners(), f).is_none_or(|t| t >= d - EPS))
+            });
+            if wheel_clear && straight_clear {
+                best = Some(ChargePath {
+                    wheel: w,
+                    distance: d,
+                    cost,
+                    end: wheeled.advanced(d),
+                });
+            }
+        }
+        best.map(|p| {
+            let ends = (0..body.len()).map(|i| body.part_at(i, &p.end)).collect();
+            (p, ends)
+        })
+    }
+
+    /// A charge's every number and base, as bits.
+    fn charge_bits(c: &ChargePath) -> Vec<u64> {
+        [c.wheel, c.distance, c.cost]
+            .into_iter()
+            .chain(base_numbers(&c.end))
+            .map(f64::to_bits)
+            .collect()
+    }
+
+    /// Every number a base holds.
+    fn base_numbers(b: &Base) -> [f64; 8] {
+        [
+            b.centre.x, b.centre.y, b.facing, b.width, b.depth, b.fwd.x, b.fwd.y, b.rad,
+        ]
+    }
+
+    /// A charge to try: the charger, a target before it (square to it,
+    /// turned, off to a side, in reach or not), and others about them,
+    /// some in the way.
+    fn random_charge(r: &mut Rng) -> (Base, Base, f64, f64, Vec<Base>) {
+        let unit = random_base(r);
+        let (w, d) = random_size(r);
+        let ahead =
+            r.pick(&[0.0, 0.5, 1.0, 2.0, 2.5, 3.0, 4.0]) + r.pick(&[0.0, 0.25, 1e-9, -1e-9]);
+        let side = r.quarter(-4.0, 4.0);
+        let facing = match r.below(3) {
+            0 => unit.facing + 180.0,
+            1 => unit.facing + r.pick(&[90.0, 135.0, 225.0, 270.0]),
+            _ => random_facing(r),
+        };
+        let centre = unit.centre
+            + unit.forward() * (unit.depth * 0.5 + d * 0.5 + ahead)
+            + unit.right() * side;
+        let target = Base::new(centre, facing, w, d);
+        let mut others = Vec::new();
+        for _ in 0..r.below(8) {
+            let near = if r.below(2) == 0 { &unit } else { &target };
+            let (a, b) = random_pair(r);
+            let off = b.centre - a.centre;
+            others.push(Base::new(near.centre + off, b.facing, b.width, b.depth));
+        }
+        let (any_allowance, any_wheel) = (r.range(0.0, 8.0), r.range(0.0, 120.0));
+        let allowance = r.pick(&[3.0, 1.5, 6.0, any_allowance]);
+        let max_wheel = r.pick(&[0.0, 45.0, 90.0, any_wheel]);
+        (unit, target, allowance, max_wheel, others)
+    }
+
+    #[test]
+    fn charges_are_the_original() {
+        let mut r = Rng(6);
+        let mut found = 0;
+        for _ in 0..cases() {
+            let (unit, target, allowance, max_wheel, others) = random_charge(&mut r);
+            let got = charge_path(&unit, &target, allowance, max_wheel, &others);
+            let want = charge_path_reference(&unit, &target, allowance, max_wheel, &others);
+            assert_eq!(
+                got.as_ref().map(charge_bits),
+                want.as_ref().map(charge_bits),
+                "{unit:?} {target:?} {allowance} {max_wheel} {others:?}"
+            );
+            found += got.is_some() as usize;
+        }
+        assert!(found > cases() / 10, "{found}");
+    }
+
+    #[test]
+    fn body_charges_are_the_original() {
+        let mut r = Rng(7);
+        let mut found = 0;
+        for _ in 0..cases() {
+            let (unit, target, allowance, max_wheel, others) = random_charge(&mut r);
+            // A line or a column led by `unit`.
+            let mut bases = vec![unit];
+            for _ in 0..r.below(3) {
+                let last = bases[bases.len() - 1];
+                bases.push(match r.below(3) {
+                    0 => last.shifted(last.width),
+                    1 => last.shifted(-last.width),
+                    _ => last.advanced(-last.depth),
+                });
+            }
+            let body = Body::new(unit.facing, &bases);
+            let got = charge_path_body(&body, &target, allowance, max_wheel, &others);
+            let want = charge_path_body_reference(&body, &target, allowance, max_wheel, &others);
+            let bits = |c: &(ChargePath, Vec<Base>)| {
+                let ends = c.1.iter().flat_map(base_numbers).map(f64::to_bits);
+                charge_bits(&c.0)
+                    .into_iter()
+                    .chain(ends)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                got.as_ref().map(bits),
+                want.as_ref().map(bits),
+                "{bases:?} {target:?} {allowance} {max_wheel} {others:?}"
+            );
+            found += got.is_some() as usize;
+        }
+        assert!(found > cases() / 10, "{found}");
+    }
+
+    #[test]
+    fn passes_clear_is_the_sweep() {
+        let mut r = Rng(8);
+        let mut clear = 0;
+        each_pair(8, |a, b| {
+            let dir = if r.below(2) == 0 {
+                a.forward()
+            } else {
+                Pt::from_bearing(random_facing(&mut r))
+            };
+            let corners = a.corners();
+            let swept = sweep(&corners, &b.corners(), dir);
+            // Moves the rulesets make, any, and ones that end at the
+            // contact or a hair either side (the boundary).
+            let any = r.range(0.0, 8.0);
+            let contact = swept.unwrap_or(any) + EPS + r.pick(&[0.0, 1e-12, -1e-12, 1e-9, -1e-9]);
+            let d = r.pick(&[0.0, 1.0, 3.0, any, contact, contact]);
+            let got = passes_clear(a, &corners, dir, b, d);
+            let want = swept.is_none_or(|t| t >= d - EPS);
+            assert_eq!(got, want, "{a:?} {b:?} {dir:?} {d}");
+            clear += got as usize;
+        });
+        assert!(
+            clear > cases() / 10 && clear < 2 * cases() - cases() / 10,
+            "{clear}"
+        );
     }
 }
