@@ -848,8 +848,10 @@ impl<'r> Lower<'r> {
 
     /// A define or battle fact of two units remembered per pair: looked up
     /// in the memo, else its body run on its own frame and the value
-    /// remembered.
+    /// remembered; compiled into the caller as well, for a game where the
+    /// row does not pay ([`Eval::pair_row_pays`]).
     fn remembered_pair(&mut self, row: u16, f: &Func, args: &[Ex], sc: &Scope) -> Box<Fun> {
+        let inline = self.call(f, args, sc);
         let body = match self.pair_bodies.get(&row) {
             Some(b) => b.clone(),
             None => {
@@ -860,6 +862,9 @@ impl<'r> Lower<'r> {
         };
         let (x, y) = (self.lower(&args[0], sc), self.lower(&args[1], sc));
         Box::new(move |cx, fr| {
+            if !cx.ev.pair_row_pays(row) {
+                return inline(cx, fr);
+            }
             let (a, b) = (x(cx, fr)?, y(cx, fr)?);
             match cx.ev.remembered_pair(row, a, b) {
                 Remembered::Known(v) => Ok(v),

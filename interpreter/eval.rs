@@ -118,6 +118,11 @@ struct Memo {
     /// value per ordered pair, made when first needed.
     first_pair_row: usize,
     pairs: std::cell::RefCell<Vec<Vec<(u32, Value)>>>,
+    /// Per row of pairs: how often it was asked, and how often it knew.
+    /// A row that seldom knows is given up for the rest of the game
+    /// ([`Eval::pair_row_pays`]).
+    pair_asked: Vec<std::cell::Cell<u32>>,
+    pair_known: Vec<std::cell::Cell<u32>>,
 }
 
 impl Memo {
@@ -250,9 +255,11 @@ struct Costly {
 }
 
 impl Costly {
+    /// Nothing looked into yet, but for the defines remembered per unit:
+    /// calling one of those is cheap once its value is known.
     fn new(rs: &Ruleset) -> Costly {
         Costly {
-            defines: vec![false; rs.defines.len()],
+            defines: worth_remembering(rs),
             tables: vec![false; rs.tables.len()],
             facts: vec![false; rs.facts.len()],
         }
@@ -260,7 +267,8 @@ impl Costly {
 }
 
 /// Does evaluating `e` range over the units, or make a costly measure of
-/// the table, directly or through a define, table or battle fact it calls?
+/// the table, directly or through a define (but one remembered per unit),
+/// table or battle fact it calls?
 fn costly(rs: &Ruleset, e: &Ex, seen: &mut Costly) -> bool {
     use Builtin as B;
     let here = match e {
@@ -272,8 +280,7 @@ fn costly(rs: &Ruleset, e: &Ex, seen: &mut Costly) -> bool {
             | B::UnitsBetween
             | B::GapNarrower
             | B::InArc
-            | B::OnLineThrough
-            | B::Grouped,
+            | B::OnLineThrough,
             _,
         ) => true,
         Ex::Define(d, _) => {
@@ -479,6 +486,8 @@ impl<'r> Eval<'r> {
                 values: std::cell::RefCell::new(vec![(0, Value::None); first_pair_row * per]),
                 first_pair_row,
                 pairs: std::cell::RefCell::new(vec![Vec::new(); pair_rows.bodies.len()]),
+                pair_asked: vec![std::cell::Cell::new(0); pair_rows.bodies.len()],
+                pair_known: vec![std::cell::Cell::new(0); pair_rows.bodies.len()],
                 worth,
                 units,
                 per,
@@ -578,6 +587,21 @@ impl<'r> Eval<'r> {
         }
     }
 
+    /// Is pair row `row` worth asking? Not without a memo, nor once it has
+    /// been asked often and known seldom (under one time in eight after
+    /// 512 asks): its values change faster than they are asked for again,
+    /// and computing them directly is cheaper. (Whether a value is
+    /// remembered never changes what it is.)
+    #[inline]
+    pub(crate) fn pair_row_pays(&self, row: u16) -> bool {
+        let Some(m) = &self.memo else {
+            return false;
+        };
+        let i = row as usize - m.first_pair_row;
+        let asked = m.pair_asked[i].get();
+        asked < 512 || m.pair_known[i].get() * 8 >= asked
+    }
+
     /// What is remembered in pair row `row` ([`PairRows`]) for units `a`
     /// and `b`, in that order.
     #[inline]
@@ -594,9 +618,11 @@ impl<'r> Eval<'r> {
         }
         let slot = a * m.units + b;
         let i = row as usize - m.first_pair_row;
+        m.pair_asked[i].set(m.pair_asked[i].get().saturating_add(1));
         let pairs = m.pairs.borrow();
         if let Some((stamp, v)) = pairs[i].get(slot) {
             if *stamp >= m.stale[row as usize].get() {
+                m.pair_known[i].set(m.pair_known[i].get().saturating_add(1));
                 return Remembered::Known(*v);
             }
         }
