@@ -637,11 +637,22 @@ impl<'r> Lower<'r> {
 
     /// A test on a quantifier's unit alone (in slot `var`) that, failing,
     /// makes the body false: the body's first `and`ed part (looked for
-    /// through the defines it opens with, called with locals) if that is
-    /// the unit's side against another unit's or a side, or the unit's
-    /// type. (For `sum`, `min` and `max`, whose body is `if COND then
+    /// through the defines it opens with, called with locals, and past
+    /// equalities of locals, which cannot fail) if that is the unit's side
+    /// against another unit's or a side, or the unit's type. (For `sum`, `min` and `max`, whose body is `if COND then
     /// VALUE else DEFAULT`, the caller looks in COND.)
     fn sieve(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Option<Sieve> {
+        match self.first_part(e, sc, var, depth) {
+            Part::Sieve(s) => Some(s),
+            Part::Harmless | Part::Other => None,
+        }
+    }
+
+    /// What the first `and`ed parts of `e` tell [`Lower::sieve`]: a test
+    /// to sieve by, or a part that can neither fail to evaluate nor matter
+    /// to the sieve (two locals compared for equality: the next part is
+    /// looked at), or anything else (stop).
+    fn first_part(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
         let slot = |x: &Ex| match x {
             Ex::Local(l) => match sc.try_get(*l)? {
                 At::Slot(s) => Some(s as usize),
@@ -654,7 +665,10 @@ impl<'r> Lower<'r> {
             _ => None,
         };
         match e {
-            Ex::Bin(Bin::And, a, _) => self.sieve(a, sc, var, depth),
+            Ex::Bin(Bin::And, a, b) => match self.first_part(a, sc, var, depth) {
+                Part::Harmless => self.first_part(b, sc, var, depth),
+                found => found,
+            },
             Ex::Define(d, args)
                 if depth < INLINE_DEPTH
                     && !self.remembered[*d as usize]
@@ -670,44 +684,34 @@ impl<'r> Lower<'r> {
                         Ex::Const(v) => Some(At::Value(*v)),
                         _ => None,
                     })
-                    .collect::<Option<Vec<At>>>()?;
-                self.sieve(
-                    &self.rs.defines[*d as usize].body,
-                    &Scope { at },
-                    var,
-                    depth + 1,
-                )
+                    .collect::<Option<Vec<At>>>();
+                match at {
+                    Some(at) => self.first_part(
+                        &self.rs.defines[*d as usize].body,
+                        &Scope { at },
+                        var,
+                        depth + 1,
+                    ),
+                    None => Part::Other,
+                }
             }
             Ex::Bin(op @ (Bin::Eq | Bin::Ne), x, y) => {
                 let same = *op == Bin::Eq;
+                let sieve = |of, unit| Part::Sieve(Sieve::Side { of, unit, same });
                 match (side(x), side(y), slot(x), slot(y)) {
-                    (Some(p), Some(q), _, _) if p == var && q != var => Some(Sieve::Side {
-                        of: q,
-                        unit: true,
-                        same,
-                    }),
-                    (Some(p), Some(q), _, _) if q == var && p != var => Some(Sieve::Side {
-                        of: p,
-                        unit: true,
-                        same,
-                    }),
-                    (Some(p), None, _, Some(q)) if p == var && q != var => Some(Sieve::Side {
-                        of: q,
-                        unit: false,
-                        same,
-                    }),
-                    (None, Some(p), Some(q), _) if p == var && q != var => Some(Sieve::Side {
-                        of: q,
-                        unit: false,
-                        same,
-                    }),
-                    _ => None,
+                    (Some(p), Some(q), _, _) if p == var && q != var => sieve(q, true),
+                    (Some(p), Some(q), _, _) if q == var && p != var => sieve(p, true),
+                    (Some(p), None, _, Some(q)) if p == var && q != var => sieve(q, false),
+                    (None, Some(p), Some(q), _) if p == var && q != var => sieve(q, false),
+                    // Equality never fails to evaluate, nor does a local.
+                    (None, None, Some(_), Some(_)) => Part::Harmless,
+                    _ => Part::Other,
                 }
             }
             Ex::IsType(x, set) if slot(x) == Some(var) => {
-                Some(Sieve::Type(set.clone().into_boxed_slice()))
+                Part::Sieve(Sieve::Type(set.clone().into_boxed_slice()))
             }
-            _ => None,
+            _ => Part::Other,
         }
     }
 
@@ -733,11 +737,13 @@ impl<'r> Lower<'r> {
         })
     }
 
-    /// `distance(p, q) OP k`: most units are far apart, and the centres
-    /// settle the comparison without measuring the bases. A distance is
-    /// rounded to 1/64 ([`crate::field::to_value`]); the centres decide
-    /// only when they put the bases more than 1/64 beyond `k`, so the
-    /// answer is the measured one's. The order of evaluation is the tree's
+    /// `distance(p, q) OP k`: most units are far apart (or plainly close),
+    /// and the centres settle the comparison without measuring the bases.
+    /// A distance is rounded to 1/64 ([`crate::field::to_value`]); the
+    /// centres decide only when they put the bases more than 1/64 beyond
+    /// `k`, or the centres themselves more than 1/64 within it (the bases
+    /// are no further apart than their centres), so the answer is the
+    /// measured one's. The order of evaluation is the tree's
     /// (the distance's units, then `k`); a distance of units off the table,
     /// or a `k` that is not a whole number, is measured.
     fn distance_compared(&mut self, op: Bin, p: &Ex, q: &Ex, k: &Ex, sc: &Scope) -> Box<Fun> {
@@ -751,6 +757,9 @@ impl<'r> Lower<'r> {
                     if let Value::Int(n) = limit {
                         if f.apart(i, j, n as f64 + 1.0 / 64.0) {
                             return Ok(Value::Bool(matches!(op, Bin::Gt | Bin::Ge)));
+                        }
+                        if f.close(i, j, n as f64 - 1.0 / 64.0) {
+                            return Ok(Value::Bool(matches!(op, Bin::Lt | Bin::Le)));
                         }
                     }
                     let d = f
@@ -1064,6 +1073,13 @@ fn with_pre(pre: Vec<(usize, Box<Fun>)>, body: Box<Fun>) -> Box<Fun> {
             body(cx, fr)
         }),
     }
+}
+
+/// See [`Lower::first_part`].
+enum Part {
+    Sieve(Sieve),
+    Harmless,
+    Other,
 }
 
 /// A test a quantifier makes of each unit before its body ([`Lower::sieve`]):

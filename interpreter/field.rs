@@ -145,7 +145,11 @@ impl ZoneCache {
     }
     /// Forget what is known of unit `u` seeing and being seen.
     fn forget(&self, u: usize) {
-        self.put_lines(u, &vec![(0, 0); self.n]);
+        use std::sync::atomic::Ordering::Relaxed;
+        for o in 0..self.n {
+            self.cells[u * self.n + o].store(0, Relaxed);
+            self.cells[o * self.n + u].store(0, Relaxed);
+        }
     }
 }
 
@@ -448,6 +452,18 @@ impl Field {
                         <= reach * 1.5 + start.radius() + b.radius() + buffer + 1e-3
             })
             .collect()
+    }
+
+    /// Are the two units' bases certainly no more than `d` apart? Decided
+    /// by a remembered distance, or by the centres (the bases are no
+    /// further apart than their centres) with a margin far above rounding;
+    /// `false` means "measure to know".
+    #[inline]
+    pub fn close(&self, a: usize, b: usize, d: f64) -> bool {
+        if let Some(x) = self.cache.get(a, b) {
+            return x <= d;
+        }
+        self.bases[a].centre.dist(self.bases[b].centre) <= d - 1e-9
     }
 
     /// Where unit `b` lies as seen from unit `a` (remembered).
