@@ -442,11 +442,11 @@ impl<'r> Lower<'r> {
                 let sieve = match (q, &**body) {
                     _ if *sides => None,
                     (Quant::Sum | Quant::Min | Quant::Max, Ex::If(c, _, d)) => match **d {
-                        Ex::Const(v) => self.sieve(c, sc, slot, 0).map(|s| (s, Some(v))),
+                        Ex::Const(v) => self.sieve(c, sc, slot).map(|s| (s, Some(v))),
                         _ => None,
                     },
                     (Quant::Sum | Quant::Min | Quant::Max, _) => None,
-                    _ => self.sieve(body, sc, slot, 0).map(|s| (s, None)),
+                    _ => self.sieve(body, sc, slot).map(|s| (s, None)),
                 };
                 let body = self.lower(body, sc);
                 quantifier(*q, *sides, slot, body, sieve)
@@ -635,24 +635,30 @@ impl<'r> Lower<'r> {
         }
     }
 
-    /// A test on a quantifier's unit alone (in slot `var`) that, failing,
-    /// makes the body false: the body's first `and`ed part (looked for
-    /// through the defines it opens with, called with locals, and past
-    /// equalities of locals, which cannot fail) if that is the unit's side
-    /// against another unit's or a side, or the unit's type. (For `sum`, `min` and `max`, whose body is `if COND then
-    /// VALUE else DEFAULT`, the caller looks in COND.)
-    fn sieve(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Option<Sieve> {
-        match self.first_part(e, sc, var, depth) {
+    /// A test of a quantifier's unit alone (in slot `var`, its side against
+    /// another unit's or a side, or its type) that settles the body `e` for
+    /// the units it turns away: the body's first `and`ed part, say (`any e:
+    /// enemies(u, e) and ...`: not an enemy, the body is false), or its
+    /// first `or`ed one (`all f: not friends(f, u) or ...`: not a friend,
+    /// the body is true). (For `sum`, `min` and `max`, whose body is `if
+    /// COND then VALUE else DEFAULT`, the caller looks in COND.)
+    fn sieve(&self, e: &Ex, sc: &Scope, var: usize) -> Option<Sieve> {
+        match self.decides(e, sc, var, 0) {
+            Part::Test(test, on) => Some(Sieve {
+                test,
+                when: !on,
+                val: false,
+            }),
             Part::Sieve(s) => Some(s),
             Part::Harmless | Part::Other => None,
         }
     }
 
-    /// What the first `and`ed parts of `e` tell [`Lower::sieve`]: a test
-    /// to sieve by, or a part that can neither fail to evaluate nor matter
-    /// to the sieve (two locals compared for equality: the next part is
-    /// looked at), or anything else (stop).
-    fn first_part(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
+    /// What `e` is for a unit in slot `var` by a test of that unit alone
+    /// ([`Part`]), looking through `not`, the first parts of `and`s and
+    /// `or`s (past equalities of locals, which cannot fail to evaluate),
+    /// and the defines called with locals.
+    fn decides(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
         let slot = |x: &Ex| match x {
             Ex::Local(l) => match sc.try_get(*l)? {
                 At::Slot(s) => Some(s as usize),
@@ -665,9 +671,28 @@ impl<'r> Lower<'r> {
             _ => None,
         };
         match e {
-            Ex::Bin(Bin::And, a, b) => match self.first_part(a, sc, var, depth) {
-                Part::Harmless => self.first_part(b, sc, var, depth),
-                found => found,
+            Ex::Bin(op @ (Bin::And | Bin::Or), a, b) => {
+                // The value that settles the chain.
+                let settles = *op == Bin::Or;
+                let settled = |p: Part| match p {
+                    Part::Test(test, on) => Part::Sieve(Sieve {
+                        test,
+                        when: if settles { on } else { !on },
+                        val: settles,
+                    }),
+                    Part::Sieve(s) if s.val == settles => Part::Sieve(s),
+                    Part::Harmless => Part::Harmless,
+                    _ => Part::Other,
+                };
+                match settled(self.decides(a, sc, var, depth)) {
+                    Part::Harmless => settled(self.decides(b, sc, var, depth)),
+                    p => p,
+                }
+            }
+            Ex::Not(x) => match self.decides(x, sc, var, depth) {
+                Part::Test(t, on) => Part::Test(t, !on),
+                Part::Sieve(s) => Part::Sieve(Sieve { val: !s.val, ..s }),
+                p => p,
             },
             Ex::Define(d, args)
                 if depth < INLINE_DEPTH
@@ -686,7 +711,7 @@ impl<'r> Lower<'r> {
                     })
                     .collect::<Option<Vec<At>>>();
                 match at {
-                    Some(at) => self.first_part(
+                    Some(at) => self.decides(
                         &self.rs.defines[*d as usize].body,
                         &Scope { at },
                         var,
@@ -697,19 +722,19 @@ impl<'r> Lower<'r> {
             }
             Ex::Bin(op @ (Bin::Eq | Bin::Ne), x, y) => {
                 let same = *op == Bin::Eq;
-                let sieve = |of, unit| Part::Sieve(Sieve::Side { of, unit, same });
+                let test = |of, unit| Part::Test(Test::Side { of, unit, same }, true);
                 match (side(x), side(y), slot(x), slot(y)) {
-                    (Some(p), Some(q), _, _) if p == var && q != var => sieve(q, true),
-                    (Some(p), Some(q), _, _) if q == var && p != var => sieve(p, true),
-                    (Some(p), None, _, Some(q)) if p == var && q != var => sieve(q, false),
-                    (None, Some(p), Some(q), _) if p == var && q != var => sieve(q, false),
+                    (Some(p), Some(q), _, _) if p == var && q != var => test(q, true),
+                    (Some(p), Some(q), _, _) if q == var && p != var => test(p, true),
+                    (Some(p), None, _, Some(q)) if p == var && q != var => test(q, false),
+                    (None, Some(p), Some(q), _) if p == var && q != var => test(q, false),
                     // Equality never fails to evaluate, nor does a local.
                     (None, None, Some(_), Some(_)) => Part::Harmless,
                     _ => Part::Other,
                 }
             }
             Ex::IsType(x, set) if slot(x) == Some(var) => {
-                Part::Sieve(Sieve::Type(set.clone().into_boxed_slice()))
+                Part::Test(Test::Type(set.clone().into_boxed_slice()), true)
             }
             _ => Part::Other,
         }
@@ -1075,17 +1100,22 @@ fn with_pre(pre: Vec<(usize, Box<Fun>)>, body: Box<Fun>) -> Box<Fun> {
     }
 }
 
-/// See [`Lower::first_part`].
+/// What [`Lower::decides`] finds of an expression, for the unit of a
+/// quantifier.
 enum Part {
+    /// The expression is true exactly when the test comes out as given.
+    Test(Test, bool),
+    /// When the test comes out `when`, the expression is `val`, whatever
+    /// else holds.
     Sieve(Sieve),
+    /// It cannot fail to evaluate, and tells nothing: look further.
     Harmless,
+    /// Nothing to go by.
     Other,
 }
 
-/// A test a quantifier makes of each unit before its body ([`Lower::sieve`]):
-/// a unit that fails it makes the body false (or, for `sum`, `min` and
-/// `max`, its constant default), so the body is not run for it.
-enum Sieve {
+/// A test a quantifier makes of each unit before its body.
+enum Test {
     /// The unit's side the same as (`same`), or other than, the side of
     /// the unit (`unit`) or the side in slot `of`.
     Side { of: usize, unit: bool, same: bool },
@@ -1093,37 +1123,60 @@ enum Sieve {
     Type(Box<[bool]>),
 }
 
+/// A quantifier's sieve ([`Lower::sieve`]): a unit whose test comes out
+/// `when` makes the body `val` (for `sum`, `min` and `max`, whose body is
+/// `if COND then VALUE else DEFAULT`, COND `val`), so the body is not run
+/// for it where that settles what the body gives.
+struct Sieve {
+    test: Test,
+    when: bool,
+    val: bool,
+}
+
 /// A [`Sieve`] ready for one run of a quantifier: the side it compares
 /// with read once. None when it cannot be (its slot does not hold a unit
 /// or a side: the body itself then reports or decides).
-enum Ready<'s> {
+struct Ready<'s> {
+    test: Tested<'s>,
+    when: bool,
+    val: bool,
+}
+
+enum Tested<'s> {
     Side(u16, bool),
     Type(&'s [bool]),
 }
 
 impl Sieve {
     fn ready(&self, cx: &Cx, fr: &[Value]) -> Option<Ready<'_>> {
-        Some(match self {
-            Sieve::Side { of, unit, same } => match (fr[*of], unit) {
+        let test = match &self.test {
+            Test::Side { of, unit, same } => match (fr[*of], unit) {
                 (Value::Unit(u), true) => {
-                    Ready::Side(cx.c.world.units.get(u as usize)?.side, *same)
+                    Tested::Side(cx.c.world.units.get(u as usize)?.side, *same)
                 }
-                (Value::Side(s), false) => Ready::Side(s, *same),
+                (Value::Side(s), false) => Tested::Side(s, *same),
                 _ => return None,
             },
-            Sieve::Type(set) => Ready::Type(set),
+            Test::Type(set) => Tested::Type(set),
+        };
+        Some(Ready {
+            test,
+            when: self.when,
+            val: self.val,
         })
     }
 }
 
 impl Ready<'_> {
+    /// The body's value for unit `i`, when the sieve settles it.
     #[inline]
-    fn admits(&self, cx: &Cx, i: usize) -> bool {
+    fn settles(&self, cx: &Cx, i: usize) -> Option<bool> {
         let u = &cx.c.world.units[i];
-        match self {
-            Ready::Side(s, same) => (u.side == *s) == *same,
-            Ready::Type(set) => set[u.ty as usize],
-        }
+        let t = match self.test {
+            Tested::Side(s, same) => (u.side == s) == same,
+            Tested::Type(set) => set[u.ty as usize],
+        };
+        (t == self.when).then_some(self.val)
     }
 }
 
@@ -1144,8 +1197,9 @@ fn ready<'s>(
 
 /// `any`, `all`, `first`, `count`, `sum`, `min` and `max` over the units
 /// (or sides), the variable in `slot`, as the tree evaluator runs them; a
-/// unit the sieve turns away counts as its body being false (for `sum`,
-/// `min` and `max`, as `default`, the body's constant otherwise).
+/// unit whose body the sieve settles is not run (for `sum`, `min` and
+/// `max`, a unit whose COND it settles false gives `default`, the body's
+/// constant otherwise).
 fn quantifier(
     q: Quant,
     sides: bool,
@@ -1172,8 +1226,10 @@ fn quantifier(
         Quant::Any => Box::new(move |cx, fr| {
             let r = ready(&sieve, n(cx), cx, fr);
             for i in 0..n(cx) {
-                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
-                    continue;
+                match r.as_ref().and_then(|r| r.settles(cx, i)) {
+                    Some(true) => return Ok(Value::Bool(true)),
+                    Some(false) => continue,
+                    None => {}
                 }
                 fr[slot] = var(i);
                 if body(cx, fr)?.as_bool() {
@@ -1185,8 +1241,10 @@ fn quantifier(
         Quant::All => Box::new(move |cx, fr| {
             let r = ready(&sieve, n(cx), cx, fr);
             for i in 0..n(cx) {
-                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
-                    return Ok(Value::Bool(false));
+                match r.as_ref().and_then(|r| r.settles(cx, i)) {
+                    Some(false) => return Ok(Value::Bool(false)),
+                    Some(true) => continue,
+                    None => {}
                 }
                 fr[slot] = var(i);
                 if !body(cx, fr)?.as_bool() {
@@ -1198,8 +1256,13 @@ fn quantifier(
         Quant::First => Box::new(move |cx, fr| {
             let r = ready(&sieve, n(cx), cx, fr);
             for i in 0..n(cx) {
-                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
-                    continue;
+                match r.as_ref().and_then(|r| r.settles(cx, i)) {
+                    Some(true) => {
+                        fr[slot] = var(i);
+                        return Ok(fr[slot]);
+                    }
+                    Some(false) => continue,
+                    None => {}
                 }
                 fr[slot] = var(i);
                 if body(cx, fr)?.as_bool() {
@@ -1212,7 +1275,8 @@ fn quantifier(
             let r = ready(&sieve, n(cx), cx, fr);
             let mut count = 0i64;
             for i in 0..n(cx) {
-                if r.as_ref().is_some_and(|r| !r.admits(cx, i)) {
+                if let Some(b) = r.as_ref().and_then(|r| r.settles(cx, i)) {
+                    count += i64::from(b);
                     continue;
                 }
                 fr[slot] = var(i);
@@ -1224,8 +1288,8 @@ fn quantifier(
             let r = ready(&sieve, n(cx), cx, fr);
             let mut best = eval::total_start(q);
             for i in 0..n(cx) {
-                let v = match (&r, default) {
-                    (Some(r), Some(d)) if !r.admits(cx, i) => d,
+                let v = match (r.as_ref().and_then(|r| r.settles(cx, i)), default) {
+                    (Some(false), Some(d)) => d,
                     _ => {
                         fr[slot] = var(i);
                         body(cx, fr)?
