@@ -1,20 +1,27 @@
-//! Battle benchmark: whole games of Tilly's Very Bad Day on its default
-//! scenario (18 units a side on the big table), and of The Thistle, the
-//! Lily and the Rose on its default (Flodden, 19 units a side in groups),
-//! played to the end with the default policy and no log, as `muster
-//! simulate` plays them.
+//! Battle benchmark: whole games of each ported ruleset on its default
+//! scenario (Tilly's Very Bad Day: 18 units a side on the big table; The
+//! Thistle, the Lily and the Rose: Flodden, 19 units a side in groups;
+//! Never Mind the Matchlocks: the Edgehill-like armies, deployed by the
+//! book's procedure and played with the card-driven turn), played to the
+//! end with the default policy and no log, as `muster simulate` plays them.
 //!
-//! Measured in one run:
-//! 1. ONE CORE: games per second on a one-thread pool;
-//! 2. ALL CORES: games per second on the default rayon pool, and the
+//! Measured in one run, per ruleset:
+//! 1. TREE: games per second on one core with every expression walked as a
+//!    tree (`Prepared::walking_the_tree`): the interpreter as it was before
+//!    its rules were compiled to closures, the baseline of this run;
+//! 2. ONE CORE: games per second on one core with the compiled rules, and
+//!    the ratio to (1);
+//! 3. ALL CORES: games per second on the default rayon pool, and the
 //!    speed-up over one core;
-//! 3. the summaries of the two runs are checked to be identical (same seed
-//!    and games, any thread count).
+//! 4. the summaries of all three runs are checked to be identical (the
+//!    same games, whatever the code and the thread count).
 //!
-//! There is no hand-written native baseline for a whole game (it would be a
-//! second TVBD engine); the target the issue sets is 2,000 games per second
-//! per core. Run with `cargo bench --bench battle`; `MUSTER_BENCH_GAMES`
-//! sets the games per run (default 64).
+//! There is no hand-written native baseline for a whole game (it would be
+//! a second engine for each ruleset). The target the issue sets for TVBD
+//! is 2,000 games per second per core. Run with `cargo bench --bench
+//! battle`; `MUSTER_BENCH_GAMES` sets the games per run (default 64; the
+//! Matchlocks runs play a quarter as many, its games being the longest),
+//! `MUSTER_BENCH_ONLY=tvbd|thistle|matchlocks` one ruleset.
 
 #![allow(clippy::result_large_err)]
 
@@ -23,40 +30,68 @@ use std::path::Path;
 use std::time::Instant;
 
 fn main() {
-    bench("rules/tillys_very_bad_day.muster", "TVBD", true);
-    bench(
-        "rules/thistle_lily_and_rose.muster",
-        "Thistle (Flodden)",
-        false,
-    );
+    let only = std::env::var("MUSTER_BENCH_ONLY").ok();
+    let games: u64 = std::env::var("MUSTER_BENCH_GAMES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64);
+    for (key, file, label, n, target) in [
+        (
+            "tvbd",
+            "rules/tillys_very_bad_day.muster",
+            "TVBD",
+            games,
+            true,
+        ),
+        (
+            "thistle",
+            "rules/thistle_lily_and_rose.muster",
+            "Thistle (Flodden)",
+            games,
+            false,
+        ),
+        (
+            "matchlocks",
+            "rules/never_mind_the_matchlocks.muster",
+            "Matchlocks",
+            (games / 4).max(1),
+            false,
+        ),
+    ] {
+        if only.as_deref().is_none_or(|o| o == key) {
+            bench(file, label, n, target);
+        }
+    }
 }
 
-fn bench(file: &str, label: &str, target: bool) {
+fn bench(file: &str, label: &str, games: u64, target: bool) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let mut b = match muster::build(&path) {
         Ok(b) => b,
         Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
     };
     let sc = b.scenario(None).expect("the default scenario reads");
-    let prep = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
-    let games: u64 = std::env::var("MUSTER_BENCH_GAMES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(64);
-    let run = |threads: usize| {
+    let compiled = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
+    let walked = Prepared::new(&b.ruleset, &sc)
+        .expect("the default scenario sets up")
+        .walking_the_tree();
+    let run = |prep: &Prepared, threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .expect("a thread pool");
         let start = Instant::now();
         let s = pool
-            .install(|| muster::simulate::run(&prep, games, 1, &|| {}))
+            .install(|| muster::simulate::run(prep, games, 1, &|| {}))
             .expect("the games play");
         (start.elapsed().as_secs_f64(), s, pool.current_num_threads())
     };
-    let (t1, s1, _) = run(1);
-    let (tn, sn, n) = run(0);
+    let (tt, st, _) = run(&walked, 1);
+    let (t1, s1, _) = run(&compiled, 1);
+    let (tn, sn, n) = run(&compiled, 0);
+    assert_eq!(st, s1, "compiling the rules must not change a game");
     assert_eq!(s1, sn, "the summary must not depend on the thread count");
+    let tree = games as f64 / tt;
     let one = games as f64 / t1;
     let all = games as f64 / tn;
     println!(
@@ -64,11 +99,16 @@ fn bench(file: &str, label: &str, target: bool) {
         s1.mean_turns
     );
     println!(
-        "  one core : {one:10.1} games/s  ({:.2} ms a game)",
-        1000.0 / one
+        "  tree, one core : {tree:10.1} games/s  ({:.2} ms a game)",
+        1000.0 / tree
     );
     println!(
-        "  {n} cores  : {all:10.1} games/s  ({:.2}x one core)",
+        "  one core       : {one:10.1} games/s  ({:.2} ms a game, {:.2}x the tree)",
+        1000.0 / one,
+        one / tree
+    );
+    println!(
+        "  {n} cores        : {all:10.1} games/s  ({:.2}x one core)",
         all / one
     );
     if !target {
