@@ -2102,14 +2102,19 @@ impl<'r> Game<'r> {
                         continue;
                     }
                 }
-                // The allowance again, now that the path is known.
-                self.field_mut().path = Some((u, path.clone()));
+                // The allowance again, now that the path is known (the
+                // path lent to the field for `touches_terrain`, then taken
+                // back).
+                self.field_mut().path = Some((u, path));
                 let allowed_now = ch
                     .allowance
                     .as_ref()
                     .map(|e| self.eval(e, frame))
                     .transpose();
-                self.field_mut().path = None;
+                let path = match self.field_mut().path.take() {
+                    Some((_, p)) => p,
+                    None => unreachable!("the path was just lent"),
+                };
                 let allowed_now = allowed_now?.and_then(to_len).unwrap_or(0.0);
                 let cost = path_cost(&path, m == self.m.wheel);
                 if cost > allowed_now + 1e-6 && cost > 1e-9 {
