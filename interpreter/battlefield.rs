@@ -656,8 +656,7 @@ impl Base {
     pub fn corners(&self) -> [Pt; 4] {
         let f = self.forward() * (self.depth * 0.5);
         let r = self.right() * (self.width * 0.5);
-        let c = self.centre;
-        [c + f - r, c + f + r, c - f + r, c - f - r]
+        rect(self.centre, f, r)
     }
 
     /// A point in the unit's frame: how far it is ahead of the centre (along
@@ -687,9 +686,9 @@ impl Base {
         if self.centre.dist(o.centre) >= reach {
             return false;
         }
-        // `rough_gap` is within a rounding of `sat_gap`, far less than the
-        // slack: clear of -EPS by more, it decides.
-        let (gap, slack) = (self.rough_gap(o), SLACK * self.scale(o));
+        // `Relative::gap` is within a rounding of `sat_gap`, far less than
+        // the slack: clear of -EPS by more, it decides.
+        let (gap, slack) = (Relative::new(self, o).gap(self, o), SLACK * self.scale(o));
         if gap < -EPS - slack {
             return true;
         }
@@ -705,14 +704,15 @@ impl Base {
     /// Exactly the root of the least of the 32 corner-to-edge squares
     /// [`point_segment_distance_sq`] gives (corners of each base to edges
     /// of the other) once [`sat_gap`] finds a gap. Two shortcuts keep the
-    /// bits: [`Base::rough_gap`] settles the gap's sign when it is further
+    /// bits: [`Relative::gap`] settles the gap's sign when it is further
     /// from zero than [`SLACK`] allows for rounding, and only the pairs
     /// that [`Base::nearest_pairs`] cannot prove further than the least
     /// are measured (the least of a set does not depend on which larger
     /// members are left out).
     pub fn distance(&self, o: &Base) -> f64 {
         let slack = SLACK * self.scale(o);
-        let gap = self.rough_gap(o);
+        let rel = Relative::new(self, o);
+        let gap = rel.gap(self, o);
         if gap < -slack {
             return 0.0;
         }
@@ -720,7 +720,7 @@ impl Base {
         if gap <= slack && sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
             return 0.0;
         }
-        let (la, lb) = (o.local_pts(&a), self.local_pts(&b));
+        let (la, lb) = (rel.a_in_b(self), rel.b_in_a(o));
         let (ra, rb) = (o.outside_sq(&la), self.outside_sq(&lb));
         let least = ra
             .iter()
@@ -736,34 +736,8 @@ impl Base {
     /// corners, and corners in either frame): the rounding of any
     /// computation on them is a few units in the last place of it.
     fn scale(&self, o: &Base) -> f64 {
-        let c = |b: &Base| b.centre.x.abs().max(b.centre.y.abs()) + b.radius();
+        let c = |b: &Base| b.centre.x.abs() + b.centre.y.abs() + b.radius();
         1.0 + c(self) + c(o)
-    }
-
-    /// What [`sat_gap`] returns for the two bases' corners and
-    /// [`Base::axes`], worked out from the centres and half-sizes (each
-    /// base's extent along an axis is its half-depth and half-width times
-    /// the cosines): the same separation in exact arithmetic, so within a
-    /// rounding (far less than [`SLACK`] times [`Base::scale`]) of it.
-    fn rough_gap(&self, o: &Base) -> f64 {
-        let (fa, ra, fb, rb) = (self.forward(), self.right(), o.forward(), o.right());
-        let d = o.centre - self.centre;
-        let (c, s) = (fa.dot(fb).abs(), fa.dot(rb).abs());
-        let (ha, wa) = (self.depth * 0.5, self.width * 0.5);
-        let (hb, wb) = (o.depth * 0.5, o.width * 0.5);
-        let along_fa = d.dot(fa).abs() - ha - (hb * c + wb * s);
-        let along_ra = d.dot(ra).abs() - wa - (hb * s + wb * c);
-        let along_fb = d.dot(fb).abs() - hb - (ha * c + wa * s);
-        let along_rb = d.dot(rb).abs() - wb - (ha * s + wa * c);
-        along_fa.max(along_ra).max(along_fb).max(along_rb)
-    }
-
-    /// Points in this unit's frame, as (ahead, right).
-    fn local_pts(&self, pts: &[Pt; 4]) -> [Pt; 4] {
-        pts.map(|p| {
-            let (u, v) = self.local(p);
-            Pt::new(u, v)
-        })
     }
 
     /// Per point (in this unit's frame), the square of its distance from
@@ -808,17 +782,26 @@ impl Base {
         outside: &[f64; 4],
         limit: f64,
     ) -> f64 {
-        let mut d2 = f64::INFINITY;
+        // The pairs first (bit `4 * j + i`), then their exact squares.
+        let mut near = 0u32;
         for j in 0..4 {
             if outside[j] > limit {
                 continue;
             }
             for i in 0..4 {
                 if self.edge_sq(local[j], i) <= limit {
-                    let e = point_segment_distance_sq(pts[j], corners[i], corners[(i + 1) % 4]);
-                    d2 = d2.min(e);
+                    near |= 1 << (4 * j + i);
                 }
             }
+        }
+        let mut d2 = f64::INFINITY;
+        while near != 0 {
+            let k = near.trailing_zeros() as usize;
+            near &= near - 1;
+            let (j, i) = (k / 4, k % 4);
+            // No NaN about, and no -0 (a sum of squares): `min` itself.
+            let e = point_segment_distance_sq(pts[j], corners[i], corners[(i + 1) % 4]);
+            d2 = if e < d2 { e } else { d2 };
         }
         d2
     }
@@ -1189,6 +1172,74 @@ impl Base {
 /// How many steps [`Base::wheel_path`] takes for a wheel of `angle`.
 fn wheel_steps(angle: f64) -> usize {
     (angle.abs() / WHEEL_STEP).ceil().max(1.0) as usize
+}
+
+/// The corners of the rectangle about `c` with half-axes `f` (ahead) and
+/// `r` (to the right), in the order of [`Base::corners`].
+fn rect(c: Pt, f: Pt, r: Pt) -> [Pt; 4] {
+    [c + f - r, c + f + r, c - f + r, c - f - r]
+}
+
+/// Where two bases `a` and `b` lie as seen from each other, from their
+/// centres and axes alone: within a rounding (a few units in the last
+/// place of [`Base::scale`]) of what their corners give, which is all the
+/// fast paths ask of it.
+#[derive(Clone, Copy, Debug)]
+struct Relative {
+    /// `b`'s centre in `a`'s frame, as (ahead, right).
+    b_in_a: Pt,
+    /// `a`'s centre in `b`'s frame.
+    a_in_b: Pt,
+    /// `a`'s forward dotted with `b`'s forward (the cosine between them).
+    cos: f64,
+    /// `a`'s forward dotted with `b`'s right.
+    sin: f64,
+}
+
+impl Relative {
+    fn new(a: &Base, b: &Base) -> Relative {
+        let (fa, fb) = (a.forward(), b.forward());
+        let d = b.centre - a.centre;
+        Relative {
+            b_in_a: Pt::new(d.dot(fa), d.dot(a.right())),
+            a_in_b: Pt::new(-d.dot(fb), -d.dot(b.right())),
+            cos: fa.dot(fb),
+            sin: fa.dot(b.right()),
+        }
+    }
+
+    /// What [`sat_gap`] returns for the two bases' corners and
+    /// [`Base::axes`]: along each axis, the centres' separation less each
+    /// base's extent (its half-depth and half-width times the cosines),
+    /// the same separation in exact arithmetic.
+    fn gap(&self, a: &Base, b: &Base) -> f64 {
+        let (c, s) = (self.cos.abs(), self.sin.abs());
+        let (ha, wa) = (a.depth * 0.5, a.width * 0.5);
+        let (hb, wb) = (b.depth * 0.5, b.width * 0.5);
+        let along_fa = self.b_in_a.x.abs() - ha - (hb * c + wb * s);
+        let along_ra = self.b_in_a.y.abs() - wa - (hb * s + wb * c);
+        let along_fb = self.a_in_b.x.abs() - hb - (ha * c + wa * s);
+        let along_rb = self.a_in_b.y.abs() - wb - (ha * s + wa * c);
+        // `max` for numbers that are never NaN, as one comparison.
+        let larger = |x: f64, y: f64| if x > y { x } else { y };
+        larger(larger(along_fa, along_ra), larger(along_fb, along_rb))
+    }
+
+    /// `b`'s corners in `a`'s frame (there `b`'s forward is
+    /// `(cos, -sin)` and its right `(sin, cos)`).
+    fn b_in_a(&self, b: &Base) -> [Pt; 4] {
+        let f = Pt::new(self.cos, -self.sin) * (b.depth * 0.5);
+        let r = Pt::new(self.sin, self.cos) * (b.width * 0.5);
+        rect(self.b_in_a, f, r)
+    }
+
+    /// `a`'s corners in `b`'s frame (there `a`'s forward is `(cos, sin)`
+    /// and its right `(-sin, cos)`).
+    fn a_in_b(&self, a: &Base) -> [Pt; 4] {
+        let f = Pt::new(self.cos, self.sin) * (a.depth * 0.5);
+        let r = Pt::new(-self.sin, self.cos) * (a.width * 0.5);
+        rect(self.a_in_b, f, r)
+    }
 }
 
 /// Liang-Barsky: whether the segment `p + t*d`, t in [0, 1], passes through
