@@ -101,7 +101,8 @@ impl Pt {
 
     /// The unit vector of a compass bearing (0 = +y, 90 = +x).
     pub fn from_bearing(bearing: f64) -> Pt {
-        Pt::new(sin_deg(bearing), cos_deg(bearing))
+        let (s, c) = sin_cos_deg(bearing);
+        Pt::new(s, c)
     }
 
     /// Dot product.
@@ -223,6 +224,19 @@ fn cos_poly(x: f64) -> f64 {
 /// Sine of an angle in degrees, deterministic (see the module doc), exact
 /// at multiples of 90 degrees, within a few units in the last place elsewhere.
 pub fn sin_deg(a: f64) -> f64 {
+    sin_cos_deg(a).0
+}
+
+/// Cosine of an angle in degrees, deterministic (see the module doc), exact
+/// at multiples of 90 degrees, within a few units in the last place elsewhere.
+pub fn cos_deg(a: f64) -> f64 {
+    sin_cos_deg(a).1
+}
+
+/// [`sin_deg`] and [`cos_deg`] together, the angle brought into range once
+/// (inlined, a caller that wants one of them computes only that one).
+#[inline]
+fn sin_cos_deg(a: f64) -> (f64, f64) {
     let r = norm_angle(a);
     let neg = r < 0.0;
     let r = r.abs(); // [0, 180]; each subtraction below is exact (Sterbenz).
@@ -239,18 +253,8 @@ pub fn sin_deg(a: f64) -> f64 {
     } else {
         sin_poly((180.0 - r) * DEG)
     };
-    if neg {
-        -s
-    } else {
-        s
-    }
-}
-
-/// Cosine of an angle in degrees, deterministic (see the module doc), exact
-/// at multiples of 90 degrees, within a few units in the last place elsewhere.
-pub fn cos_deg(a: f64) -> f64 {
-    let r = norm_angle(a).abs(); // [0, 180]
-    if r == 0.0 {
+    let s = if neg { -s } else { s };
+    let c = if r == 0.0 {
         1.0
     } else if r == 90.0 {
         0.0
@@ -264,7 +268,8 @@ pub fn cos_deg(a: f64) -> f64 {
         -sin_poly((r - 90.0) * DEG)
     } else {
         -cos_poly((180.0 - r) * DEG)
-    }
+    };
+    (s, c)
 }
 
 /// atan t in radians for t in [0, 1]: two argument halvings
@@ -623,9 +628,14 @@ impl Base {
         }
     }
 
-    /// The same base turned to face `facing`.
+    /// The same base turned to face `facing` (its radius, which the turn
+    /// leaves alone, kept rather than worked out again: the same bits).
     pub fn facing_to(&self, facing: f64) -> Base {
-        Base::new(self.centre, facing, self.width, self.depth)
+        Base {
+            facing,
+            fwd: Pt::from_bearing(facing),
+            ..*self
+        }
     }
 
     /// The same base with another width (and depth).
@@ -3135,5 +3145,126 @@ mod tests {
             clear > cases() / 10 && clear < 2 * cases() - cases() / 10,
             "{clear}"
         );
+    }
+
+    /// `sin_deg` before the shortcuts, verbatim.
+    fn sin_deg_reference(a: f64) -> f64 {
+        let r = norm_angle(a);
+        let neg = r < 0.0;
+        let r = r.abs(); // [0, 180]; each subtraction below is exact (Sterbenz).
+        let s = if r == 0.0 || r == 180.0 {
+            0.0
+        } else if r == 90.0 {
+            1.0
+        } else if r < 45.0 {
+            sin_poly(r * DEG)
+        } else if r < 90.0 {
+            cos_poly((90.0 - r) * DEG)
+        } else if r <= 135.0 {
+            cos_poly((r - 90.0) * DEG)
+        } else {
+            sin_poly((180.0 - r) * DEG)
+        };
+        if neg {
+            -s
+        } else {
+            s
+        }
+    }
+
+    /// `cos_deg` before the shortcuts, verbatim.
+    fn cos_deg_reference(a: f64) -> f64 {
+        let r = norm_angle(a).abs(); // [0, 180]
+        if r == 0.0 {
+            1.0
+        } else if r == 90.0 {
+            0.0
+        } else if r == 180.0 {
+            -1.0
+        } else if r <= 45.0 {
+            cos_poly(r * DEG)
+        } else if r < 90.0 {
+            sin_poly((90.0 - r) * DEG)
+        } else if r < 135.0 {
+            -sin_poly((r - 90.0) * DEG)
+        } else {
+            -cos_poly((180.0 - r) * DEG)
+        }
+    }
+
+    /// `Base::corners` before it handed its sums to `rect`, verbatim.
+    fn corners_reference(s: &Base) -> [Pt; 4] {
+        let f = s.forward() * (s.depth * 0.5);
+        let r = s.right() * (s.width * 0.5);
+        let c = s.centre;
+        [c + f - r, c + f + r, c - f + r, c - f - r]
+    }
+
+    /// `Base::wheeled` before the shortcuts, verbatim but for `facing_to`,
+    /// which was `Base::new` with the new facing.
+    fn wheeled_reference(s: &Base, angle: f64) -> Base {
+        if angle == 0.0 {
+            return *s;
+        }
+        let [fl, fr, _, _] = s.corners();
+        let facing = norm_bearing(s.facing + angle);
+        let moved = Base::new(s.centre, facing, s.width, s.depth);
+        let f = moved.forward() * (s.depth * 0.5);
+        let r = moved.right() * (s.width * 0.5);
+        let centre = if angle > 0.0 { fr - f - r } else { fl - f + r };
+        Base { centre, ..moved }
+    }
+
+    /// An angle: whole, half and tenth degrees, the octants and a hair
+    /// either side of them, any in a turn or several, tiny and huge.
+    fn random_angle(r: &mut Rng) -> f64 {
+        let octant = 45.0 * (r.below(33) as f64 - 16.0);
+        match r.below(7) {
+            0 => octant,
+            1 => octant + r.pick(&[1e-13, -1e-13, 1e-9, -1e-9, 1e-6, -1e-6]),
+            2 => r.below(7201) as f64 * 0.1 - 360.0,
+            3 => r.range(-360.0, 360.0),
+            4 => r.range(-5000.0, 5000.0),
+            5 => r.pick(&[1e-300, -1e-300, 5e-324, 1e15, -1e15, 0.0, -0.0]),
+            _ => random_facing(r),
+        }
+    }
+
+    #[test]
+    fn trig_is_the_original() {
+        let mut r = Rng(9);
+        for _ in 0..cases() {
+            let a = random_angle(&mut r);
+            let (s, c) = (sin_deg_reference(a), cos_deg_reference(a));
+            assert_eq!(sin_deg(a).to_bits(), s.to_bits(), "sin {a}");
+            assert_eq!(cos_deg(a).to_bits(), c.to_bits(), "cos {a}");
+            let f = Pt::from_bearing(a);
+            assert_eq!(
+                (f.x.to_bits(), f.y.to_bits()),
+                (s.to_bits(), c.to_bits()),
+                "{a}"
+            );
+        }
+    }
+
+    #[test]
+    fn turns_are_the_original() {
+        let mut r = Rng(10);
+        for _ in 0..cases() {
+            let b = random_base(&mut r);
+            let angle = random_angle(&mut r);
+            let bits = |c: [Pt; 4]| c.map(|p| (p.x.to_bits(), p.y.to_bits()));
+            assert_eq!(bits(b.corners()), bits(corners_reference(&b)));
+            let turned = Base::new(b.centre, angle, b.width, b.depth);
+            assert_eq!(
+                base_numbers(&b.facing_to(angle)).map(f64::to_bits),
+                base_numbers(&turned).map(f64::to_bits)
+            );
+            assert_eq!(
+                base_numbers(&b.wheeled(angle)).map(f64::to_bits),
+                base_numbers(&wheeled_reference(&b, angle)).map(f64::to_bits),
+                "{b:?} {angle}"
+            );
+        }
     }
 }
