@@ -1807,7 +1807,8 @@ impl Shape {
 pub fn path_touches(shape: &Shape, path: &[Base]) -> bool {
     // Every sample's centre lies between the path's centres: a path clear
     // of the shape's bounding box touches nothing of it.
-    if Bounds::of(path).clear_of_box(shape.bounds()) {
+    let bounds = shape.bounds();
+    if Bounds::of(path).clear_of_box(bounds) {
         return false;
     }
     if let [only] = path {
@@ -1823,15 +1824,39 @@ pub fn path_touches(shape: &Shape, path: &[Base]) -> bool {
             .clamp(1.0, 100_000.0) as usize;
         (0..=n).any(|k| {
             let t = k as f64 / n as f64;
-            let s = Base::new(
-                a.centre + (b.centre - a.centre) * t,
-                a.facing + turn * t,
-                a.width,
-                a.depth,
-            );
+            let centre = a.centre + (b.centre - a.centre) * t;
+            // A base that overlaps a shape has a part inside it, so inside
+            // its bounding box: a sample plainly clear of the box is clear.
+            if circle_clear_of_box(centre, a.radius(), bounds) {
+                return false;
+            }
+            let facing = a.facing + turn * t;
+            let s = if turn == 0.0 {
+                // No turn: the facing is `a`'s (but perhaps for the sign of
+                // a zero), and so is its unit vector, bit for bit.
+                Base {
+                    centre,
+                    facing,
+                    ..a
+                }
+            } else {
+                Base::new(centre, facing, a.width, a.depth)
+            };
             shape.overlaps_base(&s)
         })
     })
+}
+
+/// Whether a disc (a base's `centre` and [`Base::radius`]) lies plainly
+/// outside the box `(lo, hi)`: further from it than the radius by a slack
+/// far above the rounding of the box and of the base's corners.
+fn circle_clear_of_box(centre: Pt, radius: f64, (lo, hi): (Pt, Pt)) -> bool {
+    let dx = positive((lo.x - centre.x).max(centre.x - hi.x));
+    let dy = positive((lo.y - centre.y).max(centre.y - hi.y));
+    let size = centre.x.abs() + centre.y.abs() + radius;
+    let scale = 1.0 + size + lo.x.abs() + lo.y.abs() + hi.x.abs() + hi.y.abs();
+    let reach = radius + SLACK * scale;
+    dx * dx + dy * dy > reach * reach
 }
 
 #[cfg(test)]
@@ -2565,6 +2590,15 @@ mod tests {
             xs[self.below(xs.len())]
         }
 
+        /// One of `xs` or, as often as each, any number in [lo, hi).
+        fn pick_or(&mut self, xs: &[f64], lo: f64, hi: f64) -> f64 {
+            if self.below(xs.len() + 1) == 0 {
+                self.range(lo, hi)
+            } else {
+                self.pick(xs)
+            }
+        }
+
         /// A multiple of 0.25 in [lo, hi] (moves are in quarters).
         fn quarter(&mut self, lo: f64, hi: f64) -> f64 {
             lo + self.below(((hi - lo) * 4.0) as usize + 1) as f64 * 0.25
@@ -3059,9 +3093,8 @@ mod tests {
             let off = b.centre - a.centre;
             others.push(Base::new(near.centre + off, b.facing, b.width, b.depth));
         }
-        let (any_allowance, any_wheel) = (r.range(0.0, 8.0), r.range(0.0, 120.0));
-        let allowance = r.pick(&[3.0, 1.5, 6.0, any_allowance]);
-        let max_wheel = r.pick(&[0.0, 45.0, 90.0, any_wheel]);
+        let allowance = r.pick_or(&[3.0, 1.5, 6.0], 0.0, 8.0);
+        let max_wheel = r.pick_or(&[0.0, 45.0, 90.0], 0.0, 120.0);
         (unit, target, allowance, max_wheel, others)
     }
 
@@ -3266,5 +3299,107 @@ mod tests {
                 "{b:?} {angle}"
             );
         }
+    }
+
+    /// `path_touches` before the shortcuts, verbatim.
+    fn path_touches_reference(shape: &Shape, path: &[Base]) -> bool {
+        // Every sample's centre lies between the path's centres: a path clear
+        // of the shape's bounding box touches nothing of it.
+        if Bounds::of(path).clear_of_box(shape.bounds()) {
+            return false;
+        }
+        if let [only] = path {
+            return shape.overlaps_base(only);
+        }
+        path.windows(2).any(|w| {
+            let (a, b) = (w[0], w[1]);
+            let turn = norm_angle(b.facing - a.facing);
+            let moved = a.centre.dist(b.centre);
+            let n = (moved / MOVE_STEP)
+                .max(turn.abs() / WHEEL_STEP)
+                .ceil()
+                .clamp(1.0, 100_000.0) as usize;
+            (0..=n).any(|k| {
+                let t = k as f64 / n as f64;
+                let s = Base::new(
+                    a.centre + (b.centre - a.centre) * t,
+                    a.facing + turn * t,
+                    a.width,
+                    a.depth,
+                );
+                shape.overlaps_base(&s)
+            })
+        })
+    }
+
+    /// A piece of terrain near `near`: a rectangle, an ellipse or a band
+    /// (straight or bent, of a width or none), square or turned.
+    fn random_shape(r: &mut Rng, near: Pt) -> Shape {
+        let centre = near + Pt::new(r.quarter(-8.0, 8.0), r.quarter(-8.0, 8.0));
+        let angle = r.pick_or(&[0.0, 0.0, 90.0, 30.0], 0.0, 360.0);
+        match r.below(3) {
+            0 => Shape::Rect {
+                centre,
+                width: r.pick_or(&[6.0, 2.0], 0.0, 8.0),
+                depth: r.pick_or(&[4.0, 1.0], 0.0, 8.0),
+                angle,
+            },
+            1 => Shape::Ellipse {
+                centre,
+                rx: r.pick_or(&[4.0, 1.0], 0.0, 6.0),
+                ry: r.pick_or(&[2.5, 1.0], 0.0, 6.0),
+                angle,
+            },
+            _ => {
+                let mut path = vec![centre];
+                for _ in 0..r.below(3) + 1 {
+                    let last = path[path.len() - 1];
+                    path.push(last + Pt::new(r.quarter(-10.0, 10.0), r.quarter(-10.0, 10.0)));
+                }
+                let width = r.pick_or(&[1.0, 0.0, 2.0], 0.0, 3.0);
+                Shape::Band { path, width }
+            }
+        }
+    }
+
+    /// A move's path: straight ahead or back, a wheel, a wheel then
+    /// straight, sideways, a turn on the spot, or a base standing.
+    fn random_path(r: &mut Rng, a: &Base) -> Vec<Base> {
+        let d = r.pick_or(&[3.0, 6.0, -1.5], -6.0, 9.0);
+        let w = r.pick_or(&[45.0, -45.0, 90.0], -90.0, 90.0);
+        match r.below(6) {
+            0 => a.straight_path(d),
+            1 => a.wheel_path(w),
+            2 => a
+                .wheel_path(w)
+                .into_iter()
+                .chain([a.wheeled(w).advanced(d)])
+                .collect(),
+            3 => vec![*a, a.shifted(d)],
+            4 => vec![*a, a.pivoted(w), a.pivoted(w).advanced(d)],
+            _ => vec![*a],
+        }
+    }
+
+    #[test]
+    fn path_touches_is_the_original() {
+        let mut r = Rng(11);
+        let mut touched = 0;
+        for _ in 0..cases() {
+            let a = random_base(&mut r);
+            let shape = random_shape(&mut r, a.centre);
+            let path = random_path(&mut r, &a);
+            let got = path_touches(&shape, &path);
+            assert_eq!(
+                got,
+                path_touches_reference(&shape, &path),
+                "{shape:?} {path:?}"
+            );
+            touched += got as usize;
+        }
+        assert!(
+            touched > cases() / 10 && touched < cases() - cases() / 10,
+            "{touched}"
+        );
     }
 }
