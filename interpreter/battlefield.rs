@@ -1296,21 +1296,42 @@ pub struct ChargePath {
     pub end: Base,
 }
 
-/// Whether the base `mover` (its [`Base::corners`] `corners`), moving
-/// along the unit vector `dir`, goes `d` (less [`EPS`]) before it touches
-/// `o`, if ever: [`sweep`] finds no contact, or none before `d - EPS`.
-/// Settled from the centres when `o` is plainly (by a slack far above
-/// rounding) off to either side, so that the lateral bands do not meet, or
-/// wholly further ahead than `d`, or wholly behind: in each case `sweep`
-/// can only agree.
-fn passes_clear(mover: &Base, corners: &[Pt; 4], dir: Pt, o: &Base, d: f64) -> bool {
+/// What the centres say of [`sweep`] of the base `mover` along the unit
+/// vector `dir` into `o`: None when it surely finds no contact (`o` plainly
+/// off to either side, so that the lateral bands miss, or wholly behind),
+/// else a distance no contact it finds is nearer than. Each base lies
+/// within its radius of its centre, and the slack is far above rounding.
+fn sweep_floor(mover: &Base, dir: Pt, o: &Base) -> Option<f64> {
     let off = o.centre - mover.centre;
     let reach = mover.radius() + o.radius() + SLACK * mover.scale(o);
     let (ahead, aside) = (off.dot(dir), off.cross(dir));
-    if aside.abs() > reach || ahead - reach > d || ahead + reach < -EPS {
-        return true;
+    (aside.abs() <= reach && ahead + reach >= -EPS).then_some(ahead - reach)
+}
+
+/// Whether the base `mover` (its [`Base::corners`] `corners`), moving
+/// along the unit vector `dir`, goes `d` (less [`EPS`]) before it touches
+/// `o`, if ever: [`sweep`] finds no contact, or none before `d - EPS`;
+/// settled by [`sweep_floor`] when it can be.
+fn passes_clear(mover: &Base, corners: &[Pt; 4], dir: Pt, o: &Base, d: f64) -> bool {
+    match sweep_floor(mover, dir, o) {
+        None => true,
+        Some(floor) if floor > d => true,
+        _ => sweep(corners, &o.corners(), dir).is_none_or(|t| t >= d - EPS),
     }
-    sweep(corners, &o.corners(), dir).is_none_or(|t| t >= d - EPS)
+}
+
+/// Whether a charge costing `cost` is out of the `allowance` or no cheaper
+/// than the `best` found so far (a candidate then gives way).
+fn too_dear(cost: f64, allowance: f64, best: Option<ChargePath>) -> bool {
+    cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9)
+}
+
+/// Whether a charge whose wheel costs `wheel_cost` and whose straight part
+/// has the [`sweep_floor`] `floor` may be in reach and beat the `best`:
+/// its contact is no nearer than the floor, so (rounding being monotonic)
+/// its cost no less than `wheel_cost + floor`.
+fn may_pay(floor: Option<f64>, wheel_cost: f64, allowance: f64, best: Option<ChargePath>) -> bool {
+    floor.is_some_and(|f| !too_dear(wheel_cost + f, allowance, best))
 }
 
 /// The wheels a charge tries before going straight: none, those that
@@ -1367,11 +1388,15 @@ pub fn charge_path(
         }
         // The wheel's whole path only once the wheel is worth checking.
         let wheeled = unit.wheel_end(w);
+        let floor = sweep_floor(&wheeled, wheeled.forward(), target);
+        if !may_pay(floor, wheel_cost, allowance, best) {
+            continue;
+        }
         let Some(d) = wheeled.contact_distance(target) else {
             continue;
         };
         let cost = wheel_cost + d;
-        if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+        if too_dear(cost, allowance, best) {
             continue;
         }
         let path = unit.wheel_path(w);
@@ -1543,6 +1568,13 @@ pub fn charge_path_body(
         // The first base of the body to touch the target, all of them
         // going the way the outline faces.
         let f = wheeled.forward();
+        let floor = parts
+            .iter()
+            .filter_map(|p| sweep_floor(p, f, target))
+            .min_by(f64::total_cmp);
+        if !may_pay(floor, wheel_cost, allowance, best) {
+            continue;
+        }
         let tc = target.corners();
         let Some(d) = parts
             .iter()
@@ -1552,7 +1584,7 @@ pub fn charge_path_body(
             continue;
         };
         let cost = wheel_cost + d;
-        if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+        if too_dear(cost, allowance, best) {
             continue;
         }
         let path = unit.wheel_path(w);
