@@ -750,10 +750,16 @@ impl Base {
         1.0 + c(self) + c(o)
     }
 
+    /// Half the depth and half the width, as lengths (a negative size
+    /// makes the same rectangle as its opposite).
+    fn half_sizes(&self) -> (f64, f64) {
+        (self.depth.abs() * 0.5, self.width.abs() * 0.5)
+    }
+
     /// Per point (in this unit's frame), the square of its distance from
     /// the base: 0 inside it.
     fn outside_sq(&self, local: &[Pt; 4]) -> [f64; 4] {
-        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        let (hd, hw) = self.half_sizes();
         local.map(|q| {
             let du = positive(q.x.abs() - hd);
             let dv = positive(q.y.abs() - hw);
@@ -763,14 +769,17 @@ impl Base {
 
     /// The square of the distance from a point (in this unit's frame) to
     /// edge `i` of the base, the edge from corner `i` to the next of
-    /// [`Base::corners`]: front, right, rear, left.
+    /// [`Base::corners`]: front, right, rear, left (for a negative size,
+    /// the opposite edge: the line is at the signed half-size, the edge's
+    /// extent along it the length).
     fn edge_sq(&self, q: Pt, i: usize) -> f64 {
         let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        let (ld, lw) = self.half_sizes();
         let (across, along) = match i {
-            0 => (q.x - hd, q.y.abs() - hw),
-            1 => (q.y - hw, q.x.abs() - hd),
-            2 => (q.x + hd, q.y.abs() - hw),
-            _ => (q.y + hw, q.x.abs() - hd),
+            0 => (q.x - hd, q.y.abs() - lw),
+            1 => (q.y - hw, q.x.abs() - ld),
+            2 => (q.x + hd, q.y.abs() - lw),
+            _ => (q.y + hw, q.x.abs() - ld),
         };
         let along = positive(along);
         across * across + along * along
@@ -1224,8 +1233,8 @@ impl Relative {
     /// the same separation in exact arithmetic.
     fn gap(&self, a: &Base, b: &Base) -> f64 {
         let (c, s) = (self.cos.abs(), self.sin.abs());
-        let (ha, wa) = (a.depth * 0.5, a.width * 0.5);
-        let (hb, wb) = (b.depth * 0.5, b.width * 0.5);
+        let (ha, wa) = a.half_sizes();
+        let (hb, wb) = b.half_sizes();
         let along_fa = self.b_in_a.x.abs() - ha - (hb * c + wb * s);
         let along_ra = self.b_in_a.y.abs() - wa - (hb * s + wb * c);
         let along_fb = self.a_in_b.x.abs() - hb - (ha * c + wa * s);
@@ -2648,7 +2657,7 @@ mod tests {
     }
 
     /// A base's size: the rulesets' (2x1, 1x1, 3x1.5, ...), any up to 6
-    /// wide, or a degenerate one.
+    /// wide, or a degenerate one (none, a hair, or negative).
     fn random_size(r: &mut Rng) -> (f64, f64) {
         match r.below(8) {
             0..=3 => r.pick(&[
@@ -2662,7 +2671,16 @@ mod tests {
                 (0.5, 0.5),
             ]),
             4..=6 => (r.range(0.05, 6.0), r.range(0.05, 3.0)),
-            _ => r.pick(&[(0.0, 1.0), (2.0, 0.0), (0.0, 0.0), (1e-6, 1.0), (6.0, 1e-7)]),
+            _ => r.pick(&[
+                (0.0, 1.0),
+                (2.0, 0.0),
+                (0.0, 0.0),
+                (1e-6, 1.0),
+                (6.0, 1e-7),
+                (-2.0, 1.0),
+                (2.0, -1.0),
+                (-3.0, -1.5),
+            ]),
         }
     }
 
