@@ -101,7 +101,8 @@ impl Pt {
 
     /// The unit vector of a compass bearing (0 = +y, 90 = +x).
     pub fn from_bearing(bearing: f64) -> Pt {
-        Pt::new(sin_deg(bearing), cos_deg(bearing))
+        let (s, c) = sin_cos_deg(bearing);
+        Pt::new(s, c)
     }
 
     /// Dot product.
@@ -223,6 +224,19 @@ fn cos_poly(x: f64) -> f64 {
 /// Sine of an angle in degrees, deterministic (see the module doc), exact
 /// at multiples of 90 degrees, within a few units in the last place elsewhere.
 pub fn sin_deg(a: f64) -> f64 {
+    sin_cos_deg(a).0
+}
+
+/// Cosine of an angle in degrees, deterministic (see the module doc), exact
+/// at multiples of 90 degrees, within a few units in the last place elsewhere.
+pub fn cos_deg(a: f64) -> f64 {
+    sin_cos_deg(a).1
+}
+
+/// [`sin_deg`] and [`cos_deg`] together, the angle brought into range once
+/// (inlined, a caller that wants one of them computes only that one).
+#[inline]
+fn sin_cos_deg(a: f64) -> (f64, f64) {
     let r = norm_angle(a);
     let neg = r < 0.0;
     let r = r.abs(); // [0, 180]; each subtraction below is exact (Sterbenz).
@@ -239,18 +253,8 @@ pub fn sin_deg(a: f64) -> f64 {
     } else {
         sin_poly((180.0 - r) * DEG)
     };
-    if neg {
-        -s
-    } else {
-        s
-    }
-}
-
-/// Cosine of an angle in degrees, deterministic (see the module doc), exact
-/// at multiples of 90 degrees, within a few units in the last place elsewhere.
-pub fn cos_deg(a: f64) -> f64 {
-    let r = norm_angle(a).abs(); // [0, 180]
-    if r == 0.0 {
+    let s = if neg { -s } else { s };
+    let c = if r == 0.0 {
         1.0
     } else if r == 90.0 {
         0.0
@@ -264,7 +268,8 @@ pub fn cos_deg(a: f64) -> f64 {
         -sin_poly((r - 90.0) * DEG)
     } else {
         -cos_poly((180.0 - r) * DEG)
-    }
+    };
+    (s, c)
 }
 
 /// atan t in radians for t in [0, 1]: two argument halvings
@@ -623,9 +628,14 @@ impl Base {
         }
     }
 
-    /// The same base turned to face `facing`.
+    /// The same base turned to face `facing` (its radius, which the turn
+    /// leaves alone, kept rather than worked out again: the same bits).
     pub fn facing_to(&self, facing: f64) -> Base {
-        Base::new(self.centre, facing, self.width, self.depth)
+        Base {
+            facing,
+            fwd: Pt::from_bearing(facing),
+            ..*self
+        }
     }
 
     /// The same base with another width (and depth).
@@ -656,8 +666,7 @@ impl Base {
     pub fn corners(&self) -> [Pt; 4] {
         let f = self.forward() * (self.depth * 0.5);
         let r = self.right() * (self.width * 0.5);
-        let c = self.centre;
-        [c + f - r, c + f + r, c - f + r, c - f - r]
+        rect(self.centre, f, r)
     }
 
     /// A point in the unit's frame: how far it is ahead of the centre (along
@@ -687,9 +696,9 @@ impl Base {
         if self.centre.dist(o.centre) >= reach {
             return false;
         }
-        // `rough_gap` is within a rounding of `sat_gap`, far less than the
-        // slack: clear of -EPS by more, it decides.
-        let (gap, slack) = (self.rough_gap(o), SLACK * self.scale(o));
+        // `Relative::gap` is within a rounding of `sat_gap`, far less than
+        // the slack: clear of -EPS by more, it decides.
+        let (gap, slack) = (Relative::new(self, o).gap(self, o), SLACK * self.scale(o));
         if gap < -EPS - slack {
             return true;
         }
@@ -705,14 +714,15 @@ impl Base {
     /// Exactly the root of the least of the 32 corner-to-edge squares
     /// [`point_segment_distance_sq`] gives (corners of each base to edges
     /// of the other) once [`sat_gap`] finds a gap. Two shortcuts keep the
-    /// bits: [`Base::rough_gap`] settles the gap's sign when it is further
+    /// bits: [`Relative::gap`] settles the gap's sign when it is further
     /// from zero than [`SLACK`] allows for rounding, and only the pairs
     /// that [`Base::nearest_pairs`] cannot prove further than the least
     /// are measured (the least of a set does not depend on which larger
     /// members are left out).
     pub fn distance(&self, o: &Base) -> f64 {
         let slack = SLACK * self.scale(o);
-        let gap = self.rough_gap(o);
+        let rel = Relative::new(self, o);
+        let gap = rel.gap(self, o);
         if gap < -slack {
             return 0.0;
         }
@@ -720,7 +730,7 @@ impl Base {
         if gap <= slack && sat_gap(&a, &b, &self.axes(o)) <= 0.0 {
             return 0.0;
         }
-        let (la, lb) = (o.local_pts(&a), self.local_pts(&b));
+        let (la, lb) = (rel.a_in_b(self), rel.b_in_a(o));
         let (ra, rb) = (o.outside_sq(&la), self.outside_sq(&lb));
         let least = ra
             .iter()
@@ -736,40 +746,20 @@ impl Base {
     /// corners, and corners in either frame): the rounding of any
     /// computation on them is a few units in the last place of it.
     fn scale(&self, o: &Base) -> f64 {
-        let c = |b: &Base| b.centre.x.abs().max(b.centre.y.abs()) + b.radius();
+        let c = |b: &Base| b.centre.x.abs() + b.centre.y.abs() + b.radius();
         1.0 + c(self) + c(o)
     }
 
-    /// What [`sat_gap`] returns for the two bases' corners and
-    /// [`Base::axes`], worked out from the centres and half-sizes (each
-    /// base's extent along an axis is its half-depth and half-width times
-    /// the cosines): the same separation in exact arithmetic, so within a
-    /// rounding (far less than [`SLACK`] times [`Base::scale`]) of it.
-    fn rough_gap(&self, o: &Base) -> f64 {
-        let (fa, ra, fb, rb) = (self.forward(), self.right(), o.forward(), o.right());
-        let d = o.centre - self.centre;
-        let (c, s) = (fa.dot(fb).abs(), fa.dot(rb).abs());
-        let (ha, wa) = (self.depth * 0.5, self.width * 0.5);
-        let (hb, wb) = (o.depth * 0.5, o.width * 0.5);
-        let along_fa = d.dot(fa).abs() - ha - (hb * c + wb * s);
-        let along_ra = d.dot(ra).abs() - wa - (hb * s + wb * c);
-        let along_fb = d.dot(fb).abs() - hb - (ha * c + wa * s);
-        let along_rb = d.dot(rb).abs() - wb - (ha * s + wa * c);
-        along_fa.max(along_ra).max(along_fb).max(along_rb)
-    }
-
-    /// Points in this unit's frame, as (ahead, right).
-    fn local_pts(&self, pts: &[Pt; 4]) -> [Pt; 4] {
-        pts.map(|p| {
-            let (u, v) = self.local(p);
-            Pt::new(u, v)
-        })
+    /// Half the depth and half the width, as lengths (a negative size
+    /// makes the same rectangle as its opposite).
+    fn half_sizes(&self) -> (f64, f64) {
+        (self.depth.abs() * 0.5, self.width.abs() * 0.5)
     }
 
     /// Per point (in this unit's frame), the square of its distance from
     /// the base: 0 inside it.
     fn outside_sq(&self, local: &[Pt; 4]) -> [f64; 4] {
-        let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        let (hd, hw) = self.half_sizes();
         local.map(|q| {
             let du = positive(q.x.abs() - hd);
             let dv = positive(q.y.abs() - hw);
@@ -779,14 +769,17 @@ impl Base {
 
     /// The square of the distance from a point (in this unit's frame) to
     /// edge `i` of the base, the edge from corner `i` to the next of
-    /// [`Base::corners`]: front, right, rear, left.
+    /// [`Base::corners`]: front, right, rear, left (for a negative size,
+    /// the opposite edge: the line is at the signed half-size, the edge's
+    /// extent along it the length).
     fn edge_sq(&self, q: Pt, i: usize) -> f64 {
         let (hd, hw) = (self.depth * 0.5, self.width * 0.5);
+        let (ld, lw) = self.half_sizes();
         let (across, along) = match i {
-            0 => (q.x - hd, q.y.abs() - hw),
-            1 => (q.y - hw, q.x.abs() - hd),
-            2 => (q.x + hd, q.y.abs() - hw),
-            _ => (q.y + hw, q.x.abs() - hd),
+            0 => (q.x - hd, q.y.abs() - lw),
+            1 => (q.y - hw, q.x.abs() - ld),
+            2 => (q.x + hd, q.y.abs() - lw),
+            _ => (q.y + hw, q.x.abs() - ld),
         };
         let along = positive(along);
         across * across + along * along
@@ -808,17 +801,26 @@ impl Base {
         outside: &[f64; 4],
         limit: f64,
     ) -> f64 {
-        let mut d2 = f64::INFINITY;
+        // The pairs first (bit `4 * j + i`), then their exact squares.
+        let mut near = 0u32;
         for j in 0..4 {
             if outside[j] > limit {
                 continue;
             }
             for i in 0..4 {
                 if self.edge_sq(local[j], i) <= limit {
-                    let e = point_segment_distance_sq(pts[j], corners[i], corners[(i + 1) % 4]);
-                    d2 = d2.min(e);
+                    near |= 1 << (4 * j + i);
                 }
             }
+        }
+        let mut d2 = f64::INFINITY;
+        while near != 0 {
+            let k = near.trailing_zeros() as usize;
+            near &= near - 1;
+            let (j, i) = (k / 4, k % 4);
+            // No NaN about, and no -0 (a sum of squares): `min` itself.
+            let e = point_segment_distance_sq(pts[j], corners[i], corners[(i + 1) % 4]);
+            d2 = if e < d2 { e } else { d2 };
         }
         d2
     }
@@ -1191,6 +1193,74 @@ fn wheel_steps(angle: f64) -> usize {
     (angle.abs() / WHEEL_STEP).ceil().max(1.0) as usize
 }
 
+/// The corners of the rectangle about `c` with half-axes `f` (ahead) and
+/// `r` (to the right), in the order of [`Base::corners`].
+fn rect(c: Pt, f: Pt, r: Pt) -> [Pt; 4] {
+    [c + f - r, c + f + r, c - f + r, c - f - r]
+}
+
+/// Where two bases `a` and `b` lie as seen from each other, from their
+/// centres and axes alone: within a rounding (a few units in the last
+/// place of [`Base::scale`]) of what their corners give, which is all the
+/// fast paths ask of it.
+#[derive(Clone, Copy, Debug)]
+struct Relative {
+    /// `b`'s centre in `a`'s frame, as (ahead, right).
+    b_in_a: Pt,
+    /// `a`'s centre in `b`'s frame.
+    a_in_b: Pt,
+    /// `a`'s forward dotted with `b`'s forward (the cosine between them).
+    cos: f64,
+    /// `a`'s forward dotted with `b`'s right.
+    sin: f64,
+}
+
+impl Relative {
+    fn new(a: &Base, b: &Base) -> Relative {
+        let (fa, fb) = (a.forward(), b.forward());
+        let d = b.centre - a.centre;
+        Relative {
+            b_in_a: Pt::new(d.dot(fa), d.dot(a.right())),
+            a_in_b: Pt::new(-d.dot(fb), -d.dot(b.right())),
+            cos: fa.dot(fb),
+            sin: fa.dot(b.right()),
+        }
+    }
+
+    /// What [`sat_gap`] returns for the two bases' corners and
+    /// [`Base::axes`]: along each axis, the centres' separation less each
+    /// base's extent (its half-depth and half-width times the cosines),
+    /// the same separation in exact arithmetic.
+    fn gap(&self, a: &Base, b: &Base) -> f64 {
+        let (c, s) = (self.cos.abs(), self.sin.abs());
+        let (ha, wa) = a.half_sizes();
+        let (hb, wb) = b.half_sizes();
+        let along_fa = self.b_in_a.x.abs() - ha - (hb * c + wb * s);
+        let along_ra = self.b_in_a.y.abs() - wa - (hb * s + wb * c);
+        let along_fb = self.a_in_b.x.abs() - hb - (ha * c + wa * s);
+        let along_rb = self.a_in_b.y.abs() - wb - (ha * s + wa * c);
+        // `max` for numbers that are never NaN, as one comparison.
+        let larger = |x: f64, y: f64| if x > y { x } else { y };
+        larger(larger(along_fa, along_ra), larger(along_fb, along_rb))
+    }
+
+    /// `b`'s corners in `a`'s frame (there `b`'s forward is
+    /// `(cos, -sin)` and its right `(sin, cos)`).
+    fn b_in_a(&self, b: &Base) -> [Pt; 4] {
+        let f = Pt::new(self.cos, -self.sin) * (b.depth * 0.5);
+        let r = Pt::new(self.sin, self.cos) * (b.width * 0.5);
+        rect(self.b_in_a, f, r)
+    }
+
+    /// `a`'s corners in `b`'s frame (there `a`'s forward is `(cos, sin)`
+    /// and its right `(-sin, cos)`).
+    fn a_in_b(&self, a: &Base) -> [Pt; 4] {
+        let f = Pt::new(self.cos, self.sin) * (a.depth * 0.5);
+        let r = Pt::new(-self.sin, self.cos) * (a.width * 0.5);
+        rect(self.a_in_b, f, r)
+    }
+}
+
 /// Liang-Barsky: whether the segment `p + t*d`, t in [0, 1], passes through
 /// the open box |u| < hu, |v| < hv with a part of positive length.
 fn clip_segment_box(p: (f64, f64), d: (f64, f64), hu: f64, hv: f64) -> bool {
@@ -1235,21 +1305,42 @@ pub struct ChargePath {
     pub end: Base,
 }
 
-/// Whether the base `mover` (its [`Base::corners`] `corners`), moving
-/// along the unit vector `dir`, goes `d` (less [`EPS`]) before it touches
-/// `o`, if ever: [`sweep`] finds no contact, or none before `d - EPS`.
-/// Settled from the centres when `o` is plainly (by a slack far above
-/// rounding) off to either side, so that the lateral bands do not meet, or
-/// wholly further ahead than `d`, or wholly behind: in each case `sweep`
-/// can only agree.
-fn passes_clear(mover: &Base, corners: &[Pt; 4], dir: Pt, o: &Base, d: f64) -> bool {
+/// What the centres say of [`sweep`] of the base `mover` along the unit
+/// vector `dir` into `o`: None when it surely finds no contact (`o` plainly
+/// off to either side, so that the lateral bands miss, or wholly behind),
+/// else a distance no contact it finds is nearer than. Each base lies
+/// within its radius of its centre, and the slack is far above rounding.
+fn sweep_floor(mover: &Base, dir: Pt, o: &Base) -> Option<f64> {
     let off = o.centre - mover.centre;
     let reach = mover.radius() + o.radius() + SLACK * mover.scale(o);
     let (ahead, aside) = (off.dot(dir), off.cross(dir));
-    if aside.abs() > reach || ahead - reach > d || ahead + reach < -EPS {
-        return true;
+    (aside.abs() <= reach && ahead + reach >= -EPS).then_some(ahead - reach)
+}
+
+/// Whether the base `mover` (its [`Base::corners`] `corners`), moving
+/// along the unit vector `dir`, goes `d` (less [`EPS`]) before it touches
+/// `o`, if ever: [`sweep`] finds no contact, or none before `d - EPS`;
+/// settled by [`sweep_floor`] when it can be.
+fn passes_clear(mover: &Base, corners: &[Pt; 4], dir: Pt, o: &Base, d: f64) -> bool {
+    match sweep_floor(mover, dir, o) {
+        None => true,
+        Some(floor) if floor > d => true,
+        _ => sweep(corners, &o.corners(), dir).is_none_or(|t| t >= d - EPS),
     }
-    sweep(corners, &o.corners(), dir).is_none_or(|t| t >= d - EPS)
+}
+
+/// Whether a charge costing `cost` is out of the `allowance` or no cheaper
+/// than the `best` found so far (a candidate then gives way).
+fn too_dear(cost: f64, allowance: f64, best: Option<ChargePath>) -> bool {
+    cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9)
+}
+
+/// Whether a charge whose wheel costs `wheel_cost` and whose straight part
+/// has the [`sweep_floor`] `floor` may be in reach and beat the `best`:
+/// its contact is no nearer than the floor, so (rounding being monotonic)
+/// its cost no less than `wheel_cost + floor`.
+fn may_pay(floor: Option<f64>, wheel_cost: f64, allowance: f64, best: Option<ChargePath>) -> bool {
+    floor.is_some_and(|f| !too_dear(wheel_cost + f, allowance, best))
 }
 
 /// The wheels a charge tries before going straight: none, those that
@@ -1306,11 +1397,15 @@ pub fn charge_path(
         }
         // The wheel's whole path only once the wheel is worth checking.
         let wheeled = unit.wheel_end(w);
+        let floor = sweep_floor(&wheeled, wheeled.forward(), target);
+        if !may_pay(floor, wheel_cost, allowance, best) {
+            continue;
+        }
         let Some(d) = wheeled.contact_distance(target) else {
             continue;
         };
         let cost = wheel_cost + d;
-        if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+        if too_dear(cost, allowance, best) {
             continue;
         }
         let path = unit.wheel_path(w);
@@ -1482,6 +1577,13 @@ pub fn charge_path_body(
         // The first base of the body to touch the target, all of them
         // going the way the outline faces.
         let f = wheeled.forward();
+        let floor = parts
+            .iter()
+            .filter_map(|p| sweep_floor(p, f, target))
+            .min_by(f64::total_cmp);
+        if !may_pay(floor, wheel_cost, allowance, best) {
+            continue;
+        }
         let tc = target.corners();
         let Some(d) = parts
             .iter()
@@ -1491,7 +1593,7 @@ pub fn charge_path_body(
             continue;
         };
         let cost = wheel_cost + d;
-        if cost > allowance + EPS || best.is_some_and(|b| cost >= b.cost - 1e-9) {
+        if too_dear(cost, allowance, best) {
             continue;
         }
         let path = unit.wheel_path(w);
@@ -1746,7 +1848,8 @@ impl Shape {
 pub fn path_touches(shape: &Shape, path: &[Base]) -> bool {
     // Every sample's centre lies between the path's centres: a path clear
     // of the shape's bounding box touches nothing of it.
-    if Bounds::of(path).clear_of_box(shape.bounds()) {
+    let bounds = shape.bounds();
+    if Bounds::of(path).clear_of_box(bounds) {
         return false;
     }
     if let [only] = path {
@@ -1762,15 +1865,39 @@ pub fn path_touches(shape: &Shape, path: &[Base]) -> bool {
             .clamp(1.0, 100_000.0) as usize;
         (0..=n).any(|k| {
             let t = k as f64 / n as f64;
-            let s = Base::new(
-                a.centre + (b.centre - a.centre) * t,
-                a.facing + turn * t,
-                a.width,
-                a.depth,
-            );
+            let centre = a.centre + (b.centre - a.centre) * t;
+            // A base that overlaps a shape has a part inside it, so inside
+            // its bounding box: a sample plainly clear of the box is clear.
+            if circle_clear_of_box(centre, a.radius(), bounds) {
+                return false;
+            }
+            let facing = a.facing + turn * t;
+            let s = if turn == 0.0 {
+                // No turn: the facing is `a`'s (but perhaps for the sign of
+                // a zero), and so is its unit vector, bit for bit.
+                Base {
+                    centre,
+                    facing,
+                    ..a
+                }
+            } else {
+                Base::new(centre, facing, a.width, a.depth)
+            };
             shape.overlaps_base(&s)
         })
     })
+}
+
+/// Whether a disc (a base's `centre` and [`Base::radius`]) lies plainly
+/// outside the box `(lo, hi)`: further from it than the radius by a slack
+/// far above the rounding of the box and of the base's corners.
+fn circle_clear_of_box(centre: Pt, radius: f64, (lo, hi): (Pt, Pt)) -> bool {
+    let dx = positive((lo.x - centre.x).max(centre.x - hi.x));
+    let dy = positive((lo.y - centre.y).max(centre.y - hi.y));
+    let size = centre.x.abs() + centre.y.abs() + radius;
+    let scale = 1.0 + size + lo.x.abs() + lo.y.abs() + hi.x.abs() + hi.y.abs();
+    let reach = radius + SLACK * scale;
+    dx * dx + dy * dy > reach * reach
 }
 
 #[cfg(test)]
@@ -2504,6 +2631,15 @@ mod tests {
             xs[self.below(xs.len())]
         }
 
+        /// One of `xs` or, as often as each, any number in [lo, hi).
+        fn pick_or(&mut self, xs: &[f64], lo: f64, hi: f64) -> f64 {
+            if self.below(xs.len() + 1) == 0 {
+                self.range(lo, hi)
+            } else {
+                self.pick(xs)
+            }
+        }
+
         /// A multiple of 0.25 in [lo, hi] (moves are in quarters).
         fn quarter(&mut self, lo: f64, hi: f64) -> f64 {
             lo + self.below(((hi - lo) * 4.0) as usize + 1) as f64 * 0.25
@@ -2521,7 +2657,7 @@ mod tests {
     }
 
     /// A base's size: the rulesets' (2x1, 1x1, 3x1.5, ...), any up to 6
-    /// wide, or a degenerate one.
+    /// wide, or a degenerate one (none, a hair, or negative).
     fn random_size(r: &mut Rng) -> (f64, f64) {
         match r.below(8) {
             0..=3 => r.pick(&[
@@ -2535,7 +2671,16 @@ mod tests {
                 (0.5, 0.5),
             ]),
             4..=6 => (r.range(0.05, 6.0), r.range(0.05, 3.0)),
-            _ => r.pick(&[(0.0, 1.0), (2.0, 0.0), (0.0, 0.0), (1e-6, 1.0), (6.0, 1e-7)]),
+            _ => r.pick(&[
+                (0.0, 1.0),
+                (2.0, 0.0),
+                (0.0, 0.0),
+                (1e-6, 1.0),
+                (6.0, 1e-7),
+                (-2.0, 1.0),
+                (2.0, -1.0),
+                (-3.0, -1.5),
+            ]),
         }
     }
 
@@ -2998,9 +3143,8 @@ mod tests {
             let off = b.centre - a.centre;
             others.push(Base::new(near.centre + off, b.facing, b.width, b.depth));
         }
-        let (any_allowance, any_wheel) = (r.range(0.0, 8.0), r.range(0.0, 120.0));
-        let allowance = r.pick(&[3.0, 1.5, 6.0, any_allowance]);
-        let max_wheel = r.pick(&[0.0, 45.0, 90.0, any_wheel]);
+        let allowance = r.pick_or(&[3.0, 1.5, 6.0], 0.0, 8.0);
+        let max_wheel = r.pick_or(&[0.0, 45.0, 90.0], 0.0, 120.0);
         (unit, target, allowance, max_wheel, others)
     }
 
@@ -3083,6 +3227,229 @@ mod tests {
         assert!(
             clear > cases() / 10 && clear < 2 * cases() - cases() / 10,
             "{clear}"
+        );
+    }
+
+    /// `sin_deg` before the shortcuts, verbatim.
+    fn sin_deg_reference(a: f64) -> f64 {
+        let r = norm_angle(a);
+        let neg = r < 0.0;
+        let r = r.abs(); // [0, 180]; each subtraction below is exact (Sterbenz).
+        let s = if r == 0.0 || r == 180.0 {
+            0.0
+        } else if r == 90.0 {
+            1.0
+        } else if r < 45.0 {
+            sin_poly(r * DEG)
+        } else if r < 90.0 {
+            cos_poly((90.0 - r) * DEG)
+        } else if r <= 135.0 {
+            cos_poly((r - 90.0) * DEG)
+        } else {
+            sin_poly((180.0 - r) * DEG)
+        };
+        if neg {
+            -s
+        } else {
+            s
+        }
+    }
+
+    /// `cos_deg` before the shortcuts, verbatim.
+    fn cos_deg_reference(a: f64) -> f64 {
+        let r = norm_angle(a).abs(); // [0, 180]
+        if r == 0.0 {
+            1.0
+        } else if r == 90.0 {
+            0.0
+        } else if r == 180.0 {
+            -1.0
+        } else if r <= 45.0 {
+            cos_poly(r * DEG)
+        } else if r < 90.0 {
+            sin_poly((90.0 - r) * DEG)
+        } else if r < 135.0 {
+            -sin_poly((r - 90.0) * DEG)
+        } else {
+            -cos_poly((180.0 - r) * DEG)
+        }
+    }
+
+    /// `Base::corners` before it handed its sums to `rect`, verbatim.
+    fn corners_reference(s: &Base) -> [Pt; 4] {
+        let f = s.forward() * (s.depth * 0.5);
+        let r = s.right() * (s.width * 0.5);
+        let c = s.centre;
+        [c + f - r, c + f + r, c - f + r, c - f - r]
+    }
+
+    /// `Base::wheeled` before the shortcuts, verbatim but for `facing_to`,
+    /// which was `Base::new` with the new facing.
+    fn wheeled_reference(s: &Base, angle: f64) -> Base {
+        if angle == 0.0 {
+            return *s;
+        }
+        let [fl, fr, _, _] = s.corners();
+        let facing = norm_bearing(s.facing + angle);
+        let moved = Base::new(s.centre, facing, s.width, s.depth);
+        let f = moved.forward() * (s.depth * 0.5);
+        let r = moved.right() * (s.width * 0.5);
+        let centre = if angle > 0.0 { fr - f - r } else { fl - f + r };
+        Base { centre, ..moved }
+    }
+
+    /// An angle: whole, half and tenth degrees, the octants and a hair
+    /// either side of them, any in a turn or several, tiny and huge.
+    fn random_angle(r: &mut Rng) -> f64 {
+        let octant = 45.0 * (r.below(33) as f64 - 16.0);
+        match r.below(7) {
+            0 => octant,
+            1 => octant + r.pick(&[1e-13, -1e-13, 1e-9, -1e-9, 1e-6, -1e-6]),
+            2 => r.below(7201) as f64 * 0.1 - 360.0,
+            3 => r.range(-360.0, 360.0),
+            4 => r.range(-5000.0, 5000.0),
+            5 => r.pick(&[1e-300, -1e-300, 5e-324, 1e15, -1e15, 0.0, -0.0]),
+            _ => random_facing(r),
+        }
+    }
+
+    #[test]
+    fn trig_is_the_original() {
+        let mut r = Rng(9);
+        for _ in 0..cases() {
+            let a = random_angle(&mut r);
+            let (s, c) = (sin_deg_reference(a), cos_deg_reference(a));
+            assert_eq!(sin_deg(a).to_bits(), s.to_bits(), "sin {a}");
+            assert_eq!(cos_deg(a).to_bits(), c.to_bits(), "cos {a}");
+            let f = Pt::from_bearing(a);
+            assert_eq!(
+                (f.x.to_bits(), f.y.to_bits()),
+                (s.to_bits(), c.to_bits()),
+                "{a}"
+            );
+        }
+    }
+
+    #[test]
+    fn turns_are_the_original() {
+        let mut r = Rng(10);
+        for _ in 0..cases() {
+            let b = random_base(&mut r);
+            let angle = random_angle(&mut r);
+            let bits = |c: [Pt; 4]| c.map(|p| (p.x.to_bits(), p.y.to_bits()));
+            assert_eq!(bits(b.corners()), bits(corners_reference(&b)));
+            let turned = Base::new(b.centre, angle, b.width, b.depth);
+            assert_eq!(
+                base_numbers(&b.facing_to(angle)).map(f64::to_bits),
+                base_numbers(&turned).map(f64::to_bits)
+            );
+            assert_eq!(
+                base_numbers(&b.wheeled(angle)).map(f64::to_bits),
+                base_numbers(&wheeled_reference(&b, angle)).map(f64::to_bits),
+                "{b:?} {angle}"
+            );
+        }
+    }
+
+    /// `path_touches` before the shortcuts, verbatim.
+    fn path_touches_reference(shape: &Shape, path: &[Base]) -> bool {
+        // Every sample's centre lies between the path's centres: a path clear
+        // of the shape's bounding box touches nothing of it.
+        if Bounds::of(path).clear_of_box(shape.bounds()) {
+            return false;
+        }
+        if let [only] = path {
+            return shape.overlaps_base(only);
+        }
+        path.windows(2).any(|w| {
+            let (a, b) = (w[0], w[1]);
+            let turn = norm_angle(b.facing - a.facing);
+            let moved = a.centre.dist(b.centre);
+            let n = (moved / MOVE_STEP)
+                .max(turn.abs() / WHEEL_STEP)
+                .ceil()
+                .clamp(1.0, 100_000.0) as usize;
+            (0..=n).any(|k| {
+                let t = k as f64 / n as f64;
+                let s = Base::new(
+                    a.centre + (b.centre - a.centre) * t,
+                    a.facing + turn * t,
+                    a.width,
+                    a.depth,
+                );
+                shape.overlaps_base(&s)
+            })
+        })
+    }
+
+    /// A piece of terrain near `near`: a rectangle, an ellipse or a band
+    /// (straight or bent, of a width or none), square or turned.
+    fn random_shape(r: &mut Rng, near: Pt) -> Shape {
+        let centre = near + Pt::new(r.quarter(-8.0, 8.0), r.quarter(-8.0, 8.0));
+        let angle = r.pick_or(&[0.0, 0.0, 90.0, 30.0], 0.0, 360.0);
+        match r.below(3) {
+            0 => Shape::Rect {
+                centre,
+                width: r.pick_or(&[6.0, 2.0], 0.0, 8.0),
+                depth: r.pick_or(&[4.0, 1.0], 0.0, 8.0),
+                angle,
+            },
+            1 => Shape::Ellipse {
+                centre,
+                rx: r.pick_or(&[4.0, 1.0], 0.0, 6.0),
+                ry: r.pick_or(&[2.5, 1.0], 0.0, 6.0),
+                angle,
+            },
+            _ => {
+                let mut path = vec![centre];
+                for _ in 0..r.below(3) + 1 {
+                    let last = path[path.len() - 1];
+                    path.push(last + Pt::new(r.quarter(-10.0, 10.0), r.quarter(-10.0, 10.0)));
+                }
+                let width = r.pick_or(&[1.0, 0.0, 2.0], 0.0, 3.0);
+                Shape::Band { path, width }
+            }
+        }
+    }
+
+    /// A move's path: straight ahead or back, a wheel, a wheel then
+    /// straight, sideways, a turn on the spot, or a base standing.
+    fn random_path(r: &mut Rng, a: &Base) -> Vec<Base> {
+        let d = r.pick_or(&[3.0, 6.0, -1.5], -6.0, 9.0);
+        let w = r.pick_or(&[45.0, -45.0, 90.0], -90.0, 90.0);
+        match r.below(6) {
+            0 => a.straight_path(d),
+            1 => a.wheel_path(w),
+            2 => a
+                .wheel_path(w)
+                .into_iter()
+                .chain([a.wheeled(w).advanced(d)])
+                .collect(),
+            3 => vec![*a, a.shifted(d)],
+            4 => vec![*a, a.pivoted(w), a.pivoted(w).advanced(d)],
+            _ => vec![*a],
+        }
+    }
+
+    #[test]
+    fn path_touches_is_the_original() {
+        let mut r = Rng(11);
+        let mut touched = 0;
+        for _ in 0..cases() {
+            let a = random_base(&mut r);
+            let shape = random_shape(&mut r, a.centre);
+            let path = random_path(&mut r, &a);
+            let got = path_touches(&shape, &path);
+            assert_eq!(
+                got,
+                path_touches_reference(&shape, &path),
+                "{shape:?} {path:?}"
+            );
+            touched += got as usize;
+        }
+        assert!(
+            touched > cases() / 10 && touched < cases() - cases() / 10,
+            "{touched}"
         );
     }
 }
