@@ -888,11 +888,12 @@ impl Base {
     /// the part of `o` there to be surely more than [`AREA_EPS`], `o` being
     /// at least twice as wide and deep: a quarter disc of this radius about
     /// the corner (a whole one about the centre) lies in the zone and in
-    /// `o`, some 8e-7 or more, while clipping and the shoelace round by a
-    /// few hundred units in the last place of the squared coordinates,
-    /// below 1e-13 times the squared [`Base::scale`].
+    /// `o`, at least 7.8e-7 and 7.8e-11 times the squared [`Base::scale`],
+    /// while clipping and the shoelace round by some hundred units in the
+    /// last place of the squared local coordinates (none beyond the
+    /// scale): about 1e-13 times its square.
     fn deep(&self, o: &Base) -> f64 {
-        1e-3 + 1e-6 * self.scale(o)
+        1e-3 + 1e-5 * self.scale(o)
     }
 
     /// Whether `o` is large enough for [`Base::deep`] to tell.
