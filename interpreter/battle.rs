@@ -2443,6 +2443,9 @@ impl<'r> Game<'r> {
             let mut best: Option<(Value, Base)> = None;
             let rows = if arriving { d } else { d / 2.0 };
             let (nx, ny) = (w.floor() as i64, rows.floor() as i64);
+            // On the table while its places are weighed (nothing between
+            // two of them looks at it: the clash test passes it over).
+            self.field_mut().set_on_table(u as usize, true);
             for j in 0..ny {
                 let y = if near_edge {
                     0.5 + j as f64
@@ -2472,16 +2475,20 @@ impl<'r> Game<'r> {
                         continue;
                     }
                     self.set_base(u as usize, b);
-                    self.field_mut().set_on_table(u as usize, true);
                     let legal = self.eval(&ch.legal, &mut frame);
                     let score = match legal {
                         Ok(l) if l.as_bool() => Some(self.score(prefer, &mut frame)),
                         Ok(_) => None,
                         Err(e) => Some(Err(e)),
                     };
-                    self.field_mut().set_on_table(u as usize, false);
                     if let Some(s) = score {
-                        let s = s?;
+                        let s = match s {
+                            Ok(s) => s,
+                            Err(e) => {
+                                self.field_mut().set_on_table(u as usize, false);
+                                return Err(e);
+                            }
+                        };
                         if best
                             .as_ref()
                             .is_none_or(|(bs, _)| s.num_cmp(*bs) == Some(Greater))
@@ -2491,6 +2498,7 @@ impl<'r> Game<'r> {
                     }
                 }
             }
+            self.field_mut().set_on_table(u as usize, false);
             let unit = self.world.units[u as usize].name.clone();
             if arriving && best.is_none() {
                 // Nowhere it may come on: it stays off the table.
