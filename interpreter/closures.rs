@@ -486,46 +486,20 @@ impl<'r> Lower<'r> {
             Ex::Builtin(b, args) => {
                 let b = *b;
                 let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
-                if b.measures_table() {
-                    return match args.len() {
-                        1 => {
-                            let [x] = take(args);
-                            Box::new(move |cx, fr| {
-                                let v = [x(cx, fr)?];
-                                cx.ev.measure(cx.c, b, &v)
-                            })
-                        }
-                        2 => {
-                            let [x, y] = take(args);
-                            Box::new(move |cx, fr| {
-                                let v = [x(cx, fr)?, y(cx, fr)?];
-                                // Two units of the table: straight to the
-                                // measure (the general way reports the rest).
-                                if let Some(f) = &cx.c.world.field {
-                                    if let (Some(a), Some(o)) = (f.index(v[0]), f.index(v[1])) {
-                                        if let Some(m) = f.of_two(b, a, o) {
-                                            return Ok(m);
-                                        }
-                                    }
-                                }
-                                cx.ev.measure(cx.c, b, &v)
-                            })
-                        }
-                        _ => Box::new(move |cx, fr| {
-                            let mut v = [Value::None; 4];
-                            for (i, a) in args.iter().enumerate() {
-                                v[i] = a(cx, fr)?;
-                            }
-                            cx.ev.measure(cx.c, b, &v[..args.len()])
-                        }),
-                    };
+                if !b.measures_table() {
+                    return with_args(args, move |_, v| eval::builtin(b, v));
                 }
-                Box::new(move |cx, fr| {
-                    let mut v = [Value::None; 4];
-                    for (i, a) in args.iter().enumerate() {
-                        v[i] = a(cx, fr)?;
+                with_args(args, move |cx, v| {
+                    // Two units of the table: straight to the measure (the
+                    // general way reports the rest).
+                    if let ([x, y], Some(f)) = (v, &cx.c.world.field) {
+                        if let (Some(a), Some(o)) = (f.index(*x), f.index(*y)) {
+                            if let Some(m) = f.of_two(b, a, o) {
+                                return Ok(m);
+                            }
+                        }
                     }
-                    eval::builtin(b, &v[..args.len()])
+                    cx.ev.measure(cx.c, b, v)
                 })
             }
         }
@@ -823,37 +797,11 @@ impl<'r> Lower<'r> {
     /// A fact's value from its hook, or as noted (else its default).
     fn noted(&mut self, f: Id, args: &[Ex], sc: &Scope) -> Box<Fun> {
         let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
-        if let Some(h) = self.rs.facts[f as usize].hook {
-            return Box::new(move |cx, fr| {
-                let mut key = Vec::with_capacity(args.len());
-                for a in &args {
-                    key.push(a(cx, fr)?);
-                }
-                crate::hooks::fact_value(cx.ev, cx.c, h, f, &key)
-            });
-        }
-        match args.len() {
-            1 => {
-                let [x] = take(args);
-                Box::new(move |cx, fr| {
-                    let key = [x(cx, fr)?];
-                    cx.ev.noted(cx.c, f, &key)
-                })
-            }
-            2 => {
-                let [x, y] = take(args);
-                Box::new(move |cx, fr| {
-                    let key = [x(cx, fr)?, y(cx, fr)?];
-                    cx.ev.noted(cx.c, f, &key)
-                })
-            }
-            _ => Box::new(move |cx, fr| {
-                let mut key = Vec::with_capacity(args.len());
-                for a in &args {
-                    key.push(a(cx, fr)?);
-                }
-                cx.ev.noted(cx.c, f, &key)
+        match self.rs.facts[f as usize].hook {
+            Some(h) => with_args(args, move |cx, key| {
+                crate::hooks::fact_value(cx.ev, cx.c, h, f, key)
             }),
+            None => with_args(args, move |cx, key| cx.ev.noted(cx.c, f, key)),
         }
     }
 
@@ -1018,6 +966,38 @@ fn statement_exprs<'a>(body: &'a [St], out: &mut Vec<&'a Ex>) {
                 out.push(v);
             }
         }
+    }
+}
+
+/// Code that computes the arguments in order (on the stack) and then
+/// `then` of their values.
+fn with_args<F>(args: Vec<Box<Fun>>, then: F) -> Box<Fun>
+where
+    F: Fn(&Cx, &[Value]) -> R<Value> + Send + Sync + 'static,
+{
+    match args.len() {
+        1 => {
+            let [x] = take(args);
+            Box::new(move |cx, fr| then(cx, &[x(cx, fr)?]))
+        }
+        2 => {
+            let [x, y] = take(args);
+            Box::new(move |cx, fr| then(cx, &[x(cx, fr)?, y(cx, fr)?]))
+        }
+        _ => Box::new(move |cx, fr| {
+            let mut small = [Value::None; 4];
+            let mut big = Vec::new();
+            let v: &mut [Value] = if args.len() <= small.len() {
+                &mut small[..args.len()]
+            } else {
+                big.resize(args.len(), Value::None);
+                &mut big
+            };
+            for (slot, a) in v.iter_mut().zip(&args) {
+                *slot = a(cx, fr)?;
+            }
+            then(cx, v)
+        }),
     }
 }
 
