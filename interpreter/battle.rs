@@ -345,6 +345,9 @@ pub struct Prepared<'r> {
 /// every policy's scores, and the parts each `pick` scans by.
 struct BattleCode {
     compiled: Arc<Compiled>,
+    /// Every unit, in order (what a move is checked against when no
+    /// nearer list is known).
+    everyone: Vec<usize>,
     /// Per decision: the width of its frames.
     widths: Vec<usize>,
     /// Per `pick` decision: its LEGAL split for scanning.
@@ -352,7 +355,7 @@ struct BattleCode {
 }
 
 impl BattleCode {
-    fn new(rs: &Ruleset, compile: bool) -> BattleCode {
+    fn new(rs: &Ruleset, units: usize, compile: bool) -> BattleCode {
         let mut lower = Lower::new(rs);
         let mut compiled = Compiled::default();
         let mut widths = Vec::new();
@@ -402,6 +405,7 @@ impl BattleCode {
         }
         BattleCode {
             compiled: Arc::new(compiled),
+            everyone: (0..units).collect(),
             widths,
             splits,
         }
@@ -745,6 +749,7 @@ impl<'r> Prepared<'r> {
                 None => rs.policies.iter().position(|p| p.name == "default"),
             });
         }
+        let code = Arc::new(BattleCode::new(rs, world.units.len(), true));
         Ok(Prepared {
             rs,
             world,
@@ -757,14 +762,14 @@ impl<'r> Prepared<'r> {
             unplaced,
             off_table: rs.state("off_table"),
             manoeuvres,
-            code: Arc::new(BattleCode::new(rs, true)),
+            code,
         })
     }
 
     /// Play with the expression tree walked, not compiled (a test plays
     /// both ways to show they are the same game).
     pub fn walking_the_tree(mut self) -> Self {
-        self.code = Arc::new(BattleCode::new(self.rs, false));
+        self.code = Arc::new(BattleCode::new(self.rs, self.world.units.len(), false));
         self
     }
 
@@ -1717,8 +1722,8 @@ impl<'r> Game<'r> {
         path: &[Base],
         frame: &mut [Value],
     ) -> Result<bool, Diag> {
-        let all: Vec<usize> = (0..self.world.units.len()).collect();
-        self.path_clear_near(ch, u, path, frame, &all)
+        let code = self.code.clone();
+        self.path_clear_near(ch, u, path, frame, &code.everyone)
     }
 
     /// [`Game::path_clear`], looking only at the units `near` (in order):
@@ -1766,8 +1771,7 @@ impl<'r> Game<'r> {
     /// The enemy buffer zone: no closer than `buffer` to any enemy, or, for
     /// a unit already closer, no closer than it was.
     fn buffer_ok(&self, u: u16, start: &Base, end: &Base, buffer: f64) -> bool {
-        let all: Vec<usize> = (0..self.world.units.len()).collect();
-        self.buffer_ok_near(u, start, end, buffer, &all)
+        self.buffer_ok_near(u, start, end, buffer, &self.code.everyone)
     }
 
     /// [`Game::buffer_ok`], looking only at the units `near`: every other
@@ -1921,6 +1925,12 @@ impl<'r> Game<'r> {
         let f = self.field();
         let me = &f.bases[u as usize];
         let side = self.world.units[u as usize].side;
+        if m == self.m.pivot {
+            return (0..f.bases.len())
+                .filter(|o| f.on_table[*o] && self.world.units[*o].side != side)
+                .min_by(|a, b| f.dist(u as usize, *a).total_cmp(&f.dist(u as usize, *b)))
+                .map(|e| f.bases[e].centre);
+        }
         let enemies: Vec<&Base> = f
             .bases
             .iter()
@@ -1934,12 +1944,6 @@ impl<'r> Game<'r> {
                 .map(|e| e.distance_to_point(p))
                 .fold(f64::INFINITY, f64::min)
         };
-        if m == self.m.pivot {
-            return (0..f.bases.len())
-                .filter(|o| f.on_table[*o] && self.world.units[*o].side != side)
-                .min_by(|a, b| f.dist(u as usize, *a).total_cmp(&f.dist(u as usize, *b)))
-                .map(|e| f.bases[e].centre);
-        }
         // Free move: behind the friend (of the same army, not a commander-sized base) nearest the enemy.
         let mut best: Option<(f64, Pt)> = None;
         for (o, b) in f.bases.iter().enumerate() {
