@@ -222,10 +222,11 @@ struct QuantityCode {
 
 impl<'r> Lower<'r> {
     pub fn new(rs: &'r Ruleset) -> Self {
+        let remembered = eval::worth_remembering(rs);
         Lower {
             rs,
-            remembered: eval::worth_remembering(rs),
-            pairs: eval::PairRows::of(rs),
+            pairs: eval::PairRows::of(rs, &remembered),
+            remembered,
             pair_bodies: FxHashMap::default(),
             need: 0,
             depth: 0,

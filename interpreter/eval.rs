@@ -199,7 +199,9 @@ enum PairBody {
 }
 
 impl PairRows {
-    pub(crate) fn of(rs: &Ruleset) -> PairRows {
+    /// The rows of a ruleset whose defines remembered per unit are
+    /// `remembered` ([`worth_remembering`]).
+    pub(crate) fn of(rs: &Ruleset, remembered: &[bool]) -> PairRows {
         let two_units = |f: &Func| f.params.len() == 2 && f.params.iter().all(|p| p.1 == Ty::Unit);
         let mut next = rs.defines.len() + 2;
         let mut bodies = Vec::new();
@@ -213,7 +215,7 @@ impl PairRows {
             .iter()
             .enumerate()
             .map(|(d, f)| {
-                (two_units(f) && costly(rs, &f.body, &mut Costly::new(rs)))
+                (two_units(f) && costly(rs, &f.body, &mut Costly::new(rs, remembered)))
                     .then(|| row(PairBody::Define(d as Id)))
                     .flatten()
             })
@@ -223,7 +225,9 @@ impl PairRows {
             .iter()
             .enumerate()
             .map(|(i, f)| match &f.battle {
-                Some(b) if two_units(b) && costly(rs, &b.body, &mut Costly::new(rs)) => {
+                Some(b)
+                    if two_units(b) && costly(rs, &b.body, &mut Costly::new(rs, remembered)) =>
+                {
                     row(PairBody::Fact(i as Id))
                 }
                 _ => None,
@@ -257,9 +261,9 @@ struct Costly {
 impl Costly {
     /// Nothing looked into yet, but for the defines remembered per unit:
     /// calling one of those is cheap once its value is known.
-    fn new(rs: &Ruleset) -> Costly {
+    fn new(rs: &Ruleset, remembered: &[bool]) -> Costly {
         Costly {
-            defines: worth_remembering(rs),
+            defines: remembered.to_vec(),
             tables: vec![false; rs.tables.len()],
             facts: vec![false; rs.facts.len()],
         }
@@ -447,7 +451,7 @@ impl<'r> Eval<'r> {
         let worth = worth_remembering(rs);
         // Two more rows: nearest_enemy and nearest_friend (they measure the
         // table); then the rows of pairs.
-        let pair_rows = PairRows::of(rs);
+        let pair_rows = PairRows::of(rs, &worth);
         let first_pair_row = worth.len() + 2;
         let rows = first_pair_row + pair_rows.bodies.len();
         let mut by_state = vec![Vec::new(); rs.states.len()];
