@@ -342,7 +342,8 @@ pub struct Prepared<'r> {
 
 /// The expressions a battle evaluates over and over, compiled to closures
 /// (see [`crate::closures`]): every expression of every decision's body,
-/// every policy's scores, and the parts each `pick` scans by.
+/// every policy's scores, the parts each `pick` scans by, and every
+/// procedure's statements.
 struct BattleCode {
     compiled: Arc<Compiled>,
     /// Every unit, in order (what a move is checked against when no
