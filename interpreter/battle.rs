@@ -1785,23 +1785,41 @@ impl<'r> Game<'r> {
         buffer: f64,
         near: &[usize],
     ) -> bool {
+        self.buffer_shortfall_near(u, start, end, buffer, near)
+            .is_none()
+    }
+
+    /// By how much an end breaks the buffer zone: None when it does not;
+    /// else how much nearer than allowed it comes to the first enemy (in
+    /// `near`'s order) it comes too near. A base moved `x` comes at most
+    /// `x` nearer to anything, so an end moved less than that from this one
+    /// breaks the zone too.
+    fn buffer_shortfall_near(
+        &self,
+        u: u16,
+        start: &Base,
+        end: &Base,
+        buffer: f64,
+        near: &[usize],
+    ) -> Option<f64> {
         let f = self.field();
-        near.iter().all(|&o| {
+        let side = self.world.units[u as usize].side;
+        for &o in near {
             let ob = &f.bases[o];
-            if !f.on_table[o] || self.world.units[o].side == self.world.units[u as usize].side {
-                return true;
+            if !f.on_table[o] || self.world.units[o].side == side {
+                continue;
             }
             // No point of a base is further than its radius from its
             // centre: far apart at the end and at the start, no exact
             // distance is needed.
             let far_at_end = end.centre.dist(ob.centre) - end.radius() - ob.radius() >= buffer;
             if far_at_end && f.apart(u as usize, o, buffer - 1e-9) {
-                return true;
+                continue;
             }
             // The start is where the unit stands: its distances are known.
             let before = f.dist(u as usize, o);
             if before >= buffer - 1e-9 && far_at_end {
-                return true;
+                continue;
             }
             let before = if start == &f.bases[u as usize] {
                 before
@@ -1809,12 +1827,17 @@ impl<'r> Game<'r> {
                 start.distance(ob)
             };
             let after = end.distance(ob);
-            if before >= buffer - 1e-9 {
-                after >= buffer - 1e-9
+            // No nearer than the buffer, or, already nearer, than before.
+            let least = if before >= buffer - 1e-9 {
+                buffer - 1e-9
             } else {
-                after >= before - 1e-9
+                before - 1e-9
+            };
+            if after < least {
+                return Some(least - after);
             }
-        })
+        }
+        None
     }
 
     /// Candidate moves of one unit with one manoeuvre, before the rules'
@@ -2075,24 +2098,22 @@ impl<'r> Game<'r> {
             if m == self.m.straight {
                 // As far ahead as the unit may go (up to the enemy buffer
                 // zone, a friend, the table's edge), in quarters of the measure.
-                let mut d = (allowance * 4.0).floor() / 4.0;
-                while d > 0.0 {
-                    // The buffer first: it needs only the end, and it is
-                    // what usually stops an advance.
-                    if !self.buffer_ok_near(u, &start, &start.advanced(d), buffer, &near) {
-                        d -= 0.25;
-                        continue;
+                let found = furthest_advance(
+                    allowance,
+                    |d| self.buffer_shortfall_near(u, &start, &start.advanced(d), buffer, &near),
+                    |d| {
+                        let path = start.straight_path(d);
+                        Ok(self
+                            .path_clear_near(ch, u, &path, frame, &near)?
+                            .then_some(path))
+                    },
+                )?;
+                if let Some((d, path)) = found {
+                    if d < allowance * 0.5 - 1e-9
+                        || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
+                    {
+                        cands.push((How::AdvancesAsFar(d), path));
                     }
-                    let path = start.straight_path(d);
-                    if self.path_clear_near(ch, u, &path, frame, &near)? {
-                        if d < allowance * 0.5 - 1e-9
-                            || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
-                        {
-                            cands.push((How::AdvancesAsFar(d), path));
-                        }
-                        break;
-                    }
-                    d -= 0.25;
                 }
             }
             for (how, path) in cands {
@@ -2756,6 +2777,38 @@ fn reads_local(e: &Ex, slot: u16) -> bool {
     }
 }
 
+/// The furthest advance, in quarters of the measure down from `allowance`,
+/// whose end keeps the enemy buffer zone and whose path is `clear` (which
+/// gives what it found), or None. `shortfall` says by how much an end
+/// breaks the zone (see [`Game::buffer_shortfall_near`]): the quarters that
+/// would move it less than that are skipped, since a base moved `x` comes
+/// at most `x` nearer to anything (less a margin for rounding). The buffer
+/// comes first: it needs only the end, and it is what usually stops an
+/// advance.
+fn furthest_advance<T, E>(
+    allowance: f64,
+    mut shortfall: impl FnMut(f64) -> Option<f64>,
+    mut clear: impl FnMut(f64) -> Result<Option<T>, E>,
+) -> Result<Option<(f64, T)>, E> {
+    let mut d = (allowance * 4.0).floor() / 4.0;
+    while d > 0.0 {
+        if let Some(short) = shortfall(d) {
+            let mut back = 0.25;
+            d -= 0.25;
+            while d > 0.0 && back < short - 1e-6 {
+                back += 0.25;
+                d -= 0.25;
+            }
+            continue;
+        }
+        if let Some(found) = clear(d)? {
+            return Ok(Some((d, found)));
+        }
+        d -= 0.25;
+    }
+    Ok(None)
+}
+
 /// May a unit held in an enemy's zone of control (the enemy's base `eb`,
 /// `before` away at the start) move from `start` to `end`? Only if it ends
 /// closer to that enemy, or goes directly away from it (within 15 degrees
@@ -2788,4 +2841,114 @@ fn path_cost(path: &[Base], wheel: bool) -> f64 {
         cost += w[0].centre.dist(w[1].centre);
     }
     cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::furthest_advance;
+    use crate::battlefield::{Base, Pt};
+
+    /// splitmix64: a small generator for the cases.
+    struct Cases(u64);
+
+    impl Cases {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn range(&mut self, lo: f64, hi: f64) -> f64 {
+            lo + (hi - lo) * self.unit()
+        }
+    }
+
+    /// The buffer rule for enemies `es` (as the game applies it): an end
+    /// no nearer than `buffer` to each, or, for one already nearer at the
+    /// start, no nearer than it was; by how much it falls short.
+    fn shortfall(start: &Base, end: &Base, es: &[Base], buffer: f64) -> Option<f64> {
+        es.iter().find_map(|e| {
+            let before = start.distance(e);
+            let after = end.distance(e);
+            let least = if before >= buffer - 1e-9 {
+                buffer - 1e-9
+            } else {
+                before - 1e-9
+            };
+            (after < least).then_some(least - after)
+        })
+    }
+
+    /// Skipping the quarters a shortfall rules out finds the advance that
+    /// trying every quarter finds, over random starts, enemies around the
+    /// line of advance, and paths blocked at random; and it skips.
+    #[test]
+    fn furthest_advance_skips_only_what_the_buffer_rules_out() {
+        let mut r = Cases(7);
+        let (mut asked, mut asked_each, mut found, mut none) = (0, 0, 0, 0);
+        for _ in 0..20_000 {
+            let start = Base::new(
+                Pt::new(r.range(0.0, 40.0), r.range(0.0, 40.0)),
+                r.range(0.0, 360.0),
+                r.range(1.0, 4.0),
+                r.range(0.5, 2.0),
+            );
+            let allowance = r.range(0.0, 12.0);
+            let buffer = [1.0, 2.0, 0.5][(r.next() % 3) as usize];
+            let es: Vec<Base> = (0..(r.next() % 4))
+                .map(|_| {
+                    let ahead = start.advanced(r.range(-2.0, 14.0));
+                    let off = ahead.shifted(r.range(-4.0, 4.0));
+                    Base::new(
+                        off.centre,
+                        r.range(0.0, 360.0),
+                        r.range(1.0, 4.0),
+                        r.range(0.5, 2.0),
+                    )
+                })
+                .collect();
+            let blocked: Vec<bool> = (0..64).map(|_| r.next().is_multiple_of(3)).collect();
+            let clear = |d: f64| -> Result<Option<f64>, ()> {
+                Ok((!blocked[(d * 4.0) as usize % 64]).then_some(d))
+            };
+            let mut calls = 0;
+            let got = furthest_advance(
+                allowance,
+                |d| {
+                    calls += 1;
+                    shortfall(&start, &start.advanced(d), &es, buffer)
+                },
+                clear,
+            )
+            .unwrap();
+            // Every quarter tried in turn.
+            let mut want = None;
+            let mut d = (allowance * 4.0).floor() / 4.0;
+            while d > 0.0 {
+                asked_each += 1;
+                if shortfall(&start, &start.advanced(d), &es, buffer).is_none() {
+                    if let Some(x) = clear(d).unwrap() {
+                        want = Some((d, x));
+                        break;
+                    }
+                }
+                d -= 0.25;
+            }
+            assert_eq!(got, want, "{start:?} {allowance} {buffer} {es:?}");
+            asked += calls;
+            match got {
+                Some(_) => found += 1,
+                None => none += 1,
+            }
+        }
+        assert!(found > 5_000 && none > 1_000, "{found} found, {none} none");
+        assert!(
+            asked * 10 < asked_each * 8,
+            "{asked} asked, {asked_each} each"
+        );
+    }
 }
