@@ -9,7 +9,7 @@ use crate::closures::{Compiled, Lower};
 use crate::diagnostic::Diag;
 use crate::eval::{Change, Ctx, Eval, EvalError, NoDice};
 use crate::field::{to_len, Feature, Field};
-use crate::ir::{ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Ty};
+use crate::ir::{Bin, ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Ty};
 use crate::phase_graph::{Repeat, StepAction};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
@@ -1550,6 +1550,7 @@ impl<'r> Game<'r> {
             second_only,
             both,
             width,
+            sides,
             ..
         } = &*split;
         let mut wide = frame.to_vec();
@@ -1590,7 +1591,20 @@ impl<'r> Game<'r> {
                         continue;
                     }
                     wide[ch.vars[1] as usize] = Value::Unit(u1);
-                    let ok = match (second_ok[j], self.all_hold(both, &mut wide)) {
+                    // A first part that compares the two sides is settled
+                    // here (it cannot fail): the rest is asked only of the
+                    // pairs it lets through.
+                    let rest = match (sides, second_ok[j]) {
+                        (Some(same), Some(true)) => {
+                            let w = &self.world.units;
+                            if (w[u0 as usize].side == w[u1 as usize].side) != *same {
+                                continue;
+                            }
+                            &both[1..]
+                        }
+                        _ => &both[..],
+                    };
+                    let ok = match (second_ok[j], self.all_hold(rest, &mut wide)) {
                         (Some(true), Some(b)) => b,
                         _ => {
                             frame[ch.vars[1] as usize] = Value::Unit(u1);
@@ -2689,6 +2703,10 @@ struct Split {
     first_only: Vec<Ex>,
     second_only: Vec<Ex>,
     both: Vec<Ex>,
+    /// With two names, when the first part of `both` only compares the two
+    /// units' sides (`enemies(s, t)`: other sides): whether it asks for the
+    /// same side. The scan then makes that test itself.
+    sides: Option<bool>,
 }
 
 impl Split {
@@ -2707,13 +2725,52 @@ impl Split {
         } else {
             (Vec::new(), rest)
         };
+        let sides = match (&ch.vars[..], both.first()) {
+            ([a, b], Some(p)) => side_test(rs, p, *a, *b),
+            _ => None,
+        };
         Split {
             frame,
             width: next as usize,
             first_only,
             second_only,
             both,
+            sides,
         }
+    }
+}
+
+/// Is `e` a comparison of the sides of the units in slots `a` and `b`
+/// (`a.side == b.side`, `a.side != b.side`, or a define called with the
+/// two whose body is one)? Some(true) for the same side, Some(false) for
+/// other sides. It cannot fail to evaluate on two units.
+fn side_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<bool> {
+    let of = |x: &Ex| match x {
+        Ex::SideOf(u) => match **u {
+            Ex::Local(l) => Some(l),
+            _ => None,
+        },
+        _ => None,
+    };
+    match e {
+        Ex::Bin(op @ (Bin::Eq | Bin::Ne), x, y) => {
+            let (p, q) = (of(x)?, of(y)?);
+            ((p, q) == (a, b) || (p, q) == (b, a)).then_some(*op == Bin::Eq)
+        }
+        Ex::Define(d, args) => {
+            let f = &rs.defines[*d as usize];
+            let local = |x: &Ex| match x {
+                Ex::Local(l) => Some(*l),
+                _ => None,
+            };
+            let (p, q) = match &args[..] {
+                [x, y] if f.slots == 2 => (local(x)?, local(y)?),
+                _ => return None,
+            };
+            let inner = side_test(rs, &f.body, 0, 1)?;
+            ((p, q) == (a, b) || (p, q) == (b, a)).then_some(inner)
+        }
+        _ => None,
     }
 }
 
@@ -2723,7 +2780,7 @@ impl Split {
 /// its other locals move to fresh slots from `next` on.
 fn conjuncts(rs: &Ruleset, e: &Ex, next: &mut u16, out: &mut Vec<Ex>, depth: u8) {
     match e {
-        Ex::Bin(crate::ir::Bin::And, a, b) => {
+        Ex::Bin(Bin::And, a, b) => {
             conjuncts(rs, a, next, out, depth);
             conjuncts(rs, b, next, out, depth);
         }
@@ -2732,10 +2789,7 @@ fn conjuncts(rs: &Ruleset, e: &Ex, next: &mut u16, out: &mut Vec<Ex>, depth: u8)
                 && args
                     .iter()
                     .all(|a| matches!(a, Ex::Local(_) | Ex::Const(_)))
-                && matches!(
-                    rs.defines[*d as usize].body,
-                    Ex::Bin(crate::ir::Bin::And, ..)
-                ) =>
+                && matches!(rs.defines[*d as usize].body, Ex::Bin(Bin::And, ..)) =>
         {
             let f = &rs.defines[*d as usize];
             let np = args.len() as u16;
@@ -2845,8 +2899,32 @@ fn path_cost(path: &[Base], wheel: bool) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::furthest_advance;
+    use super::{furthest_advance, Split};
     use crate::battlefield::{Base, Pt};
+
+    /// The scan settles a pair's side test itself where LEGAL's first part
+    /// naming both units is one: TVBD's shooting, charges, melees and
+    /// heroics (a unit rewarded for an enemy's rout) open with
+    /// `enemies(..)`; point blank (contact first) does not.
+    #[test]
+    fn a_pick_that_opens_with_a_side_test_is_split_so() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules/tillys_very_bad_day.muster");
+        let Ok(b) = crate::build(&path) else {
+            panic!("TVBD builds")
+        };
+        let rs = &b.ruleset;
+        let sides = |name: &str| {
+            let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
+            let ch = d.choice.as_ref().expect("a choice");
+            Split::of(rs, ch, ch.slots as usize).sides
+        };
+        assert_eq!(sides("shooting"), Some(false));
+        assert_eq!(sides("declare_charges"), Some(false));
+        assert_eq!(sides("fight_melees"), Some(false));
+        assert_eq!(sides("heroics"), Some(false));
+        assert_eq!(sides("point_blank"), None);
+    }
 
     /// splitmix64: a small generator for the cases.
     struct Cases(u64);
