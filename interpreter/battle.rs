@@ -2473,6 +2473,18 @@ impl<'r> Game<'r> {
         }
         todo.sort_by(|a, b| a.0.num_cmp(b.0).unwrap_or(Equal));
         let (w, d) = (self.field().width, self.field().depth);
+        // LEGAL's first part, when it reads nothing of where the unit
+        // stands but how far it is from its own edge (`from_own_edge(u) +
+        // base_depth(u) / 2 <= 9`): the same along a row of spots, so a row
+        // it turns down is left at its first free spot.
+        let mut next = frame.len() as u16;
+        let mut parts = Vec::new();
+        conjuncts(self.rs, &ch.legal, &mut next, &mut parts, 0);
+        let by_row = parts
+            .into_iter()
+            .next()
+            .filter(|p| same_along_a_row(self.rs, p, 0));
+        frame.resize(frame.len().max(next as usize), Value::None);
         for (_, u) in todo {
             frame[u_slot] = Value::Unit(u);
             // Deployment looks at the army's half of the table; a unit
@@ -2492,6 +2504,7 @@ impl<'r> Game<'r> {
                 } else {
                     d - 0.5 - j as f64
                 };
+                let mut row_asked = by_row.is_none();
                 for i in 0..nx {
                     let b = Base::new(
                         Pt {
@@ -2515,6 +2528,14 @@ impl<'r> Game<'r> {
                         continue;
                     }
                     self.set_base(u as usize, b);
+                    if !row_asked {
+                        row_asked = true;
+                        let first = by_row.as_ref().expect("asked only when there is one");
+                        // (Should it fail to evaluate, LEGAL reports it.)
+                        if let Ok(false) = self.eval_raw(first, &mut frame).map(|v| v.as_bool()) {
+                            break;
+                        }
+                    }
                     let legal = self.eval(&ch.legal, &mut frame);
                     let score = match legal {
                         Ok(l) if l.as_bool() => Some(self.score(prefer, &mut frame)),
@@ -2823,6 +2844,39 @@ fn remap_quants(e: &Ex, np: u16, base: u16, remap: &mut dyn FnMut(&Ex) -> Option
     })
 }
 
+/// Is `e` the same for every spot of a row of a `place` decision: does it
+/// read nothing of where the unit stands but how far it is from its own
+/// table edge (with the unit's stats and states, types, sides, the table's
+/// size, and the defines and tables that read only those)?
+fn same_along_a_row(rs: &Ruleset, e: &Ex, depth: u8) -> bool {
+    use crate::ir::Builtin as B;
+    let ok = match e {
+        Ex::Const(_)
+        | Ex::Local(_)
+        | Ex::Option(_)
+        | Ex::Stat(..)
+        | Ex::State(..)
+        | Ex::SideState(..)
+        | Ex::SideOf(_)
+        | Ex::IsType(..)
+        | Ex::IsQuality(..)
+        | Ex::IsSym(..)
+        | Ex::Not(_)
+        | Ex::Neg(_)
+        | Ex::Bin(..)
+        | Ex::If(..) => true,
+        Ex::Builtin(B::FromOwnEdge | B::TableWidth | B::TableDepth | B::Min | B::Max, _) => true,
+        Ex::Define(d, _) => {
+            depth < 4 && same_along_a_row(rs, &rs.defines[*d as usize].body, depth + 1)
+        }
+        Ex::Table(t, _) => {
+            depth < 4 && same_along_a_row(rs, &rs.tables[*t as usize].body, depth + 1)
+        }
+        _ => false,
+    };
+    ok && !e.any_child(&mut |c| !same_along_a_row(rs, c, depth))
+}
+
 /// Does the expression read local `slot`?
 fn reads_local(e: &Ex, slot: u16) -> bool {
     match e {
@@ -2899,8 +2953,36 @@ fn path_cost(path: &[Base], wheel: bool) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{furthest_advance, Split};
+    use super::{conjuncts, furthest_advance, same_along_a_row, Split};
     use crate::battlefield::{Base, Pt};
+
+    fn ruleset(file: &str) -> crate::ir::Ruleset {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        match crate::build(&path) {
+            Ok(b) => b.ruleset,
+            Err(_) => panic!("{file} builds"),
+        }
+    }
+
+    /// Matchlocks deploys within 9 inches of its own edge: the first part
+    /// of its deployment's LEGAL is the same along a row of spots (a row
+    /// it turns down is left at once); the parts after it, which measure
+    /// from the centre line and to the friends placed, are not.
+    #[test]
+    fn a_deployment_part_that_reads_only_the_edge_is_the_same_along_a_row() {
+        let rs = ruleset("rules/never_mind_the_matchlocks.muster");
+        let d = rs
+            .decisions
+            .iter()
+            .find(|d| d.name == "deploy")
+            .expect("deploy");
+        let ch = d.choice.as_ref().expect("a choice");
+        let mut next = ch.slots;
+        let mut parts = Vec::new();
+        conjuncts(&rs, &ch.legal, &mut next, &mut parts, 0);
+        let row: Vec<bool> = parts.iter().map(|p| same_along_a_row(&rs, p, 0)).collect();
+        assert_eq!(row, [true, false, false], "{parts:?}");
+    }
 
     /// The scan settles a pair's side test itself where LEGAL's first part
     /// naming both units is one: TVBD's shooting, charges, melees and
@@ -2908,12 +2990,7 @@ mod tests {
     /// `enemies(..)`; point blank (contact first) does not.
     #[test]
     fn a_pick_that_opens_with_a_side_test_is_split_so() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("rules/tillys_very_bad_day.muster");
-        let Ok(b) = crate::build(&path) else {
-            panic!("TVBD builds")
-        };
-        let rs = &b.ruleset;
+        let rs = &ruleset("rules/tillys_very_bad_day.muster");
         let sides = |name: &str| {
             let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
             let ch = d.choice.as_ref().expect("a choice");
