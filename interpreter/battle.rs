@@ -1855,23 +1855,24 @@ impl<'r> Game<'r> {
     }
 
     /// Candidate moves of one unit with one manoeuvre, before the rules'
-    /// checks: (description, path).
+    /// checks: (description, where it ends, the way there).
     fn candidates(
         &self,
         m: u32,
         b: &Base,
         allowance: f64,
         target: Option<Pt>,
-    ) -> Vec<(How, Vec<Base>)> {
+    ) -> Vec<(How, Base, Way)> {
         let mm = self.m;
         let mut out = Vec::new();
-        let straight = |from: &Base, d: f64| from.straight_path(d);
+        let two = |to: Base| (to, Way::Two(to));
         // A handful of moves per manoeuvre: the whole allowance and half of
         // it (the policy picks among them; a finer grid costs time).
         let fractions = [1.0, 0.5];
         if m == mm.straight {
             for fr in fractions {
-                out.push((How::Advances(allowance * fr), straight(b, allowance * fr)));
+                let d = allowance * fr;
+                out.push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
             }
         } else if m == mm.wheel {
             for w in [-45.0, -22.5, 22.5, 45.0] {
@@ -1879,53 +1880,57 @@ impl<'r> Game<'r> {
                 if cost > allowance + 1e-9 {
                     continue;
                 }
-                let mut path = b.wheel_path(w);
-                let end = *path.last().unwrap();
+                let wheeled = b.wheel_end(w);
                 for fr in [1.0, 0.5] {
                     let d = (allowance - cost) * fr;
-                    let mut p = path.clone();
-                    if d > 1e-9 {
-                        p.extend(straight(&end, d).into_iter().skip(1));
-                    }
-                    out.push((How::WheelsAndAdvances(w, d), p));
+                    let end = if d > 1e-9 {
+                        wheeled.straight_end(d)
+                    } else {
+                        wheeled
+                    };
+                    out.push((How::WheelsAndAdvances(w, d), end, Way::Wheel(w, d)));
                 }
-                path.clear();
             }
         } else if m == mm.about_face {
             let turned = b.pivoted(180.0);
-            out.push((How::AboutFaces, vec![*b, turned]));
+            let (end, way) = two(turned);
+            out.push((How::AboutFaces, end, way));
             for fr in [1.0, 0.5] {
-                let mut p = vec![*b];
-                p.extend(straight(&turned, allowance * fr));
-                out.push((How::AboutFacesAndAdvances(allowance * fr), p));
+                let d = allowance * fr;
+                out.push((
+                    How::AboutFacesAndAdvances(d),
+                    turned.straight_end(d),
+                    Way::AboutFace(d),
+                ));
             }
         } else if m == mm.oblique {
             for a in [-45.0, 45.0] {
                 let d = allowance;
-                let steps = (d / 0.5).ceil().max(1.0) as usize;
-                let p = (0..=steps)
-                    .map(|k| b.oblique(a, d * k as f64 / steps as f64))
-                    .collect();
-                out.push((How::Obliquely(a, d), p));
+                let steps = oblique_steps(d);
+                let end = b.oblique(a, d * steps as f64 / steps as f64);
+                out.push((How::Obliquely(a, d), end, Way::Oblique(a, d)));
             }
         } else if m == mm.turn {
             for a in [-90.0, 90.0] {
-                out.push((How::Turns(a), vec![*b, b.pivoted(a)]));
+                let (end, way) = two(b.pivoted(a));
+                out.push((How::Turns(a), end, way));
             }
         } else if m == mm.sideways {
             for s in [-allowance, allowance] {
-                out.push((How::Shifts(s), vec![*b, b.shifted(s)]));
+                let (end, way) = two(b.shifted(s));
+                out.push((How::Shifts(s), end, way));
             }
         } else if m == mm.backwards {
             for fr in [1.0, 0.5] {
                 let d = allowance * fr;
-                out.push((How::MovesBack(d), b.straight_path(-d)));
+                out.push((How::MovesBack(d), b.straight_end(-d), Way::Straight(-d)));
             }
         } else if m == mm.pivot {
             if let Some(t) = target {
                 let a = battlefield::norm_angle(battlefield::bearing(b.centre, t) - b.facing);
                 if a.abs() > 1.0 {
-                    out.push((How::Pivots(a), vec![*b, b.pivoted(a)]));
+                    let (end, way) = two(b.pivoted(a));
+                    out.push((How::Pivots(a), end, way));
                 }
             }
         } else if m == mm.free {
@@ -1934,7 +1939,7 @@ impl<'r> Game<'r> {
                 let len = (dx * dx + dy * dy).sqrt();
                 if len > 1e-9 {
                     let go = len.min(allowance);
-                    let end = Base::new(
+                    let (end, way) = two(Base::new(
                         Pt {
                             x: b.centre.x + dx / len * go,
                             y: b.centre.y + dy / len * go,
@@ -1942,8 +1947,8 @@ impl<'r> Game<'r> {
                         b.facing,
                         b.width,
                         b.depth,
-                    );
-                    out.push((How::Rides(go), vec![*b, end]));
+                    ));
+                    out.push((How::Rides(go), end, way));
                 }
             }
         }
@@ -2106,9 +2111,6 @@ impl<'r> Game<'r> {
             frame[*m_slot as usize] = Value::Sym(m);
             let target = self.target_for(u, &[], m);
             let mut cands = self.candidates(m, &start, allowance, target);
-            debug_assert!(cands.iter().all(|(_, p)| p
-                .iter()
-                .all(|b| b.centre.dist(start.centre) <= reach + 1e-9)));
             if m == self.m.straight {
                 // As far ahead as the unit may go (up to the enemy buffer
                 // zone, a friend, the table's edge), in quarters of the measure.
@@ -2126,15 +2128,21 @@ impl<'r> Game<'r> {
                     if d < allowance * 0.5 - 1e-9
                         || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
                     {
-                        cands.push((How::AdvancesAsFar(d), path));
+                        let end = *path.last().expect("a path has an end");
+                        cands.push((How::AdvancesAsFar(d), end, Way::Laid(path)));
                     }
                 }
             }
-            for (how, path) in cands {
-                let end = *path.last().expect("a path has an end");
-                if !self.buffer_ok_near(u, &start, &end, buffer, &near)
-                    || !self.path_clear_near(ch, u, &path, frame, &near)?
-                {
+            for (how, end, way) in cands {
+                if !self.buffer_ok_near(u, &start, &end, buffer, &near) {
+                    continue;
+                }
+                let path = way.path(&start);
+                debug_assert!(path.last() == Some(&end), "{how:?}");
+                debug_assert!(path
+                    .iter()
+                    .all(|b| b.centre.dist(start.centre) <= reach + 1e-9));
+                if !self.path_clear_near(ch, u, &path, frame, &near)? {
                     continue;
                 }
                 if let Some((e, before)) = zoc {
@@ -2883,6 +2891,60 @@ fn reads_local(e: &Ex, slot: u16) -> bool {
         Ex::Local(s) => *s == slot,
         e => e.any_child(&mut |c| reads_local(c, slot)),
     }
+}
+
+/// The way a candidate move goes from its start (laid out as a path only
+/// for a move whose end passes the first checks: most are turned down by
+/// the end alone).
+pub(super) enum Way {
+    /// Straight to this end.
+    Two(Base),
+    /// Straight ahead `d` (back, when negative), a base every half measure.
+    Straight(f64),
+    /// A wheel of `w` degrees about a front corner, then ahead `d`.
+    Wheel(f64, f64),
+    /// An about face, then ahead `d`.
+    AboutFace(f64),
+    /// Obliquely: `d` along the bearing `a` off the facing, facing kept.
+    Oblique(f64, f64),
+    /// A path already laid out.
+    Laid(Vec<Base>),
+}
+
+impl Way {
+    /// The path from `b`, start first (its last base is the end
+    /// [`Game::candidates`] gave, bit for bit).
+    pub(super) fn path(self, b: &Base) -> Vec<Base> {
+        match self {
+            Way::Two(end) => vec![*b, end],
+            Way::Straight(d) => b.straight_path(d),
+            Way::Wheel(w, d) => {
+                let mut path = b.wheel_path(w);
+                if d > 1e-9 {
+                    let end = *path.last().expect("a path has an end");
+                    path.extend(end.straight_path(d).into_iter().skip(1));
+                }
+                path
+            }
+            Way::AboutFace(d) => {
+                let mut path = vec![*b];
+                path.extend(b.pivoted(180.0).straight_path(d));
+                path
+            }
+            Way::Oblique(a, d) => {
+                let steps = oblique_steps(d);
+                (0..=steps)
+                    .map(|k| b.oblique(a, d * k as f64 / steps as f64))
+                    .collect()
+            }
+            Way::Laid(path) => path,
+        }
+    }
+}
+
+/// How many steps an oblique move of `d` is checked in.
+fn oblique_steps(d: f64) -> usize {
+    (d / 0.5).ceil().max(1.0) as usize
 }
 
 /// The furthest advance, in quarters of the measure down from `allowance`,

@@ -1105,6 +1105,13 @@ impl Base {
             .collect()
     }
 
+    /// The last base of [`Base::straight_path`], worked out alone (the same
+    /// expression, bit for bit).
+    pub fn straight_end(&self, d: f64) -> Base {
+        let steps = (d.abs() / 0.5).ceil().max(1.0) as usize;
+        self.advanced(d * steps as f64 / steps as f64)
+    }
+
     /// The base moved `d` straight along its facing (negative `d` moves it
     /// backwards).
     pub fn advanced(&self, d: f64) -> Base {
@@ -1158,7 +1165,7 @@ impl Base {
 
     /// The last base of [`Base::wheel_path`], worked out alone (the same
     /// expression, bit for bit).
-    fn wheel_end(&self, angle: f64) -> Base {
+    pub fn wheel_end(&self, angle: f64) -> Base {
         let n = wheel_steps(angle);
         self.wheeled(angle * n as f64 / n as f64)
     }

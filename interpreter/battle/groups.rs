@@ -8,7 +8,7 @@
 //! measure). A decision without the clause, or a mover with no one to take
 //! along, takes the single-unit code of [`super`], unchanged.
 
-use super::{path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer};
+use super::{path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer, Way};
 use crate::battlefield::{self, charge_path_body, Base, Body};
 use crate::diagnostic::Diag;
 use crate::field::to_len;
@@ -204,15 +204,17 @@ impl Game<'_> {
                         if d < allowance * 0.5 - 1e-9
                             || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
                         {
-                            cands.push((How::AdvancesAsFar(d), path));
+                            let end = *path.last().expect("a path has an end");
+                            cands.push((How::AdvancesAsFar(d), end, Way::Laid(path)));
                         }
                         break;
                     }
                     d -= 0.25;
                 }
             }
-            for (how, path) in cands {
-                let end = *path.last().expect("a path has an end");
+            for (how, end, way) in cands {
+                let path = way.path(&start);
+                debug_assert!(path.last() == Some(&end), "{how:?}");
                 let paths = body.paths(&path);
                 let ends = path_ends(&paths);
                 if !self.group_buffer_ok(group, &body, &ends, buffer)
