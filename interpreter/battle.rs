@@ -1786,26 +1786,15 @@ impl<'r> Game<'r> {
     /// The enemy buffer zone: no closer than `buffer` to any enemy, or, for
     /// a unit already closer, no closer than it was.
     fn buffer_ok(&self, u: u16, start: &Base, end: &Base, buffer: f64) -> bool {
-        self.buffer_ok_near(u, start, end, buffer, &self.code.everyone)
-    }
-
-    /// [`Game::buffer_ok`], looking only at the units `near`: every other
-    /// enemy is too far from the start and the end to matter.
-    fn buffer_ok_near(
-        &self,
-        u: u16,
-        start: &Base,
-        end: &Base,
-        buffer: f64,
-        near: &[usize],
-    ) -> bool {
-        self.buffer_shortfall_near(u, start, end, buffer, near)
+        self.buffer_shortfall_near(u, start, end, buffer, &self.code.everyone)
             .is_none()
     }
 
-    /// By how much an end breaks the buffer zone: None when it does not;
-    /// else how much nearer than allowed it comes to the first enemy (in
-    /// `near`'s order) it comes too near. A base moved `x` comes at most
+    /// By how much an end breaks the buffer zone ([`Game::buffer_ok`]),
+    /// looking only at the units `near` (every other enemy is too far from
+    /// the start and the end to matter): None when it does not; else how
+    /// much nearer than allowed it comes to the first enemy (in `near`'s
+    /// order) it comes too near. A base moved `x` comes at most
     /// `x` nearer to anything, so an end moved less than that from this one
     /// breaks the zone too.
     fn buffer_shortfall_near(
@@ -2134,7 +2123,10 @@ impl<'r> Game<'r> {
                 }
             }
             for (how, end, way) in cands {
-                if !self.buffer_ok_near(u, &start, &end, buffer, &near) {
+                if self
+                    .buffer_shortfall_near(u, &start, &end, buffer, &near)
+                    .is_some()
+                {
                     continue;
                 }
                 let path = way.path(&start);
@@ -3016,6 +3008,7 @@ fn path_cost(path: &[Base], wheel: bool) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::{conjuncts, furthest_advance, same_along_a_row, Split};
+    use crate::battlefield::tests::Rng;
     use crate::battlefield::{Base, Pt};
 
     fn ruleset(file: &str) -> crate::ir::Ruleset {
@@ -3065,25 +3058,6 @@ mod tests {
         assert_eq!(sides("point_blank"), None);
     }
 
-    /// splitmix64: a small generator for the cases.
-    struct Cases(u64);
-
-    impl Cases {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn unit(&mut self) -> f64 {
-            (self.next() >> 11) as f64 / (1u64 << 53) as f64
-        }
-        fn range(&mut self, lo: f64, hi: f64) -> f64 {
-            lo + (hi - lo) * self.unit()
-        }
-    }
-
     /// The buffer rule for enemies `es` (as the game applies it): an end
     /// no nearer than `buffer` to each, or, for one already nearer at the
     /// start, no nearer than it was; by how much it falls short.
@@ -3105,7 +3079,7 @@ mod tests {
     /// line of advance, and paths blocked at random; and it skips.
     #[test]
     fn furthest_advance_skips_only_what_the_buffer_rules_out() {
-        let mut r = Cases(7);
+        let mut r = Rng(7);
         let (mut asked, mut asked_each, mut found, mut none) = (0, 0, 0, 0);
         for _ in 0..20_000 {
             let start = Base::new(

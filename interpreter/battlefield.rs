@@ -1926,7 +1926,7 @@ fn circle_clear_of_box(centre: Pt, radius: f64, (lo, hi): (Pt, Pt)) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -2625,11 +2625,12 @@ mod tests {
     // quarter grid units stand on and off it, square, diagonal and a hair
     // off square, touching, in line, overlapping, far apart.
 
-    /// splitmix64: a tiny deterministic generator for the comparisons.
-    struct Rng(u64);
+    /// splitmix64: a tiny deterministic generator for the comparisons (and
+    /// the other modules' tests of geometry).
+    pub(crate) struct Rng(pub(crate) u64);
 
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub(crate) fn next(&mut self) -> u64 {
             self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = self.0;
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -2643,7 +2644,7 @@ mod tests {
         }
 
         /// Uniform in [lo, hi).
-        fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        pub(crate) fn range(&mut self, lo: f64, hi: f64) -> f64 {
             lo + (hi - lo) * self.unit()
         }
 
