@@ -209,6 +209,23 @@ pub struct Lower<'r> {
     depth: u8,
     defines: Vec<Option<Arc<Code>>>,
     quantities: Vec<Option<Arc<QuantityCode>>>,
+    /// While a quantity is compiled: the calls its parts make more than
+    /// once with the same parameters, worked out once an evaluation.
+    shared: Vec<Shared>,
+}
+
+/// A call of a battle fact or define, with the quantity's own parameters
+/// (`args`, by slot), that a quantity's base and modifiers make more than
+/// once (`close_going(u)` in three modifiers' conditions): the first asks
+/// it and keeps the value in slot `val` (slot `flag` then true), the others
+/// read it. Nothing changes the world while a quantity is worked out, and
+/// the call rolls no dice, so it is the value each would have got.
+struct Shared {
+    fact: bool,
+    id: Id,
+    args: Vec<u16>,
+    flag: u16,
+    val: u16,
 }
 
 /// A quantity compiled: its base value and its modifiers' conditions and
@@ -232,17 +249,18 @@ impl<'r> Lower<'r> {
             depth: 0,
             defines: vec![None; rs.defines.len()],
             quantities: vec![None; rs.quantities.len()],
+            shared: Vec::new(),
         }
     }
 
     /// Compile a top-level expression over frames of `width` slots.
     pub fn code(&mut self, e: &Ex, width: usize) -> Code {
-        let saved = (self.need, self.depth);
+        let saved = (self.need, self.depth, std::mem::take(&mut self.shared));
         self.need = width.max(max_local(e) + 1);
         self.depth = 0;
         let f = self.lower(e, &Scope::top());
         let code = Code { f, need: self.need };
-        (self.need, self.depth) = saved;
+        (self.need, self.depth, self.shared) = saved;
         code
     }
 
@@ -267,15 +285,55 @@ impl<'r> Lower<'r> {
         c
     }
 
+    /// A call of a battle fact or a define.
+    fn lower_call(&mut self, e: &Ex, sc: &Scope) -> Box<Fun> {
+        let rs = self.rs;
+        match e {
+            Ex::Fact(f, args) => self.fact(*f, args, sc),
+            Ex::Define(d, args) => {
+                let f = &rs.defines[*d as usize];
+                if self.remembered[*d as usize] {
+                    self.remembered_define(*d, args, sc)
+                } else if let Some(row) = self.pairs.define[*d as usize] {
+                    self.remembered_pair(row, f, args, sc)
+                } else {
+                    self.call(f, args, sc)
+                }
+            }
+            _ => unreachable!("a call of a fact or a define"),
+        }
+    }
+
     fn quantity_body(&mut self, q: Id) -> Arc<QuantityCode> {
         if let Some(c) = &self.quantities[q as usize] {
             return c.clone();
         }
         let rs = self.rs;
         let qd = &rs.quantities[q as usize];
-        let saved = (self.need, self.depth);
+        let saved = (self.need, self.depth, std::mem::take(&mut self.shared));
         self.need = qd.func.slots as usize;
         self.depth = 0;
+        // The calls made more than once, with the parameters alone.
+        let mut calls: Vec<(bool, Id, Vec<u16>, usize)> = Vec::new();
+        let parts = std::iter::once(&qd.func.body).chain(qd.modifiers.iter().flat_map(|m| {
+            let md = &rs.modifiers[*m as usize];
+            md.when.iter().chain(std::iter::once(&md.amount))
+        }));
+        for e in parts {
+            repeated_calls(rs, e, qd.func.params.len(), &mut calls);
+        }
+        for (fact, id, args, n) in calls {
+            if n > 1 {
+                let (flag, val) = (self.fresh(), self.fresh());
+                self.shared.push(Shared {
+                    fact,
+                    id,
+                    args,
+                    flag,
+                    val,
+                });
+            }
+        }
         let base = self.lower(&qd.func.body, &Scope::top());
         let mut when = Vec::new();
         let mut amount = Vec::new();
@@ -290,7 +348,7 @@ impl<'r> Lower<'r> {
             amount,
             need: self.need,
         });
-        (self.need, self.depth) = saved;
+        (self.need, self.depth, self.shared) = saved;
         self.quantities[q as usize] = Some(c.clone());
         c
     }
@@ -452,17 +510,33 @@ impl<'r> Lower<'r> {
                 let body = self.lower(body, sc);
                 quantifier(*q, *sides, slot, body, sieve)
             }
-            Ex::Fact(f, args) => self.fact(*f, args, sc),
-            Ex::Define(d, args) => {
-                let f = &rs.defines[*d as usize];
-                if self.remembered[*d as usize] {
-                    self.remembered_define(*d, args, sc)
-                } else if let Some(row) = self.pairs.define[*d as usize] {
-                    self.remembered_pair(row, f, args, sc)
-                } else {
-                    self.call(f, args, sc)
-                }
+            Ex::Fact(..) | Ex::Define(..) if !self.shared.is_empty() && sc.at.is_empty() => {
+                let (fact, id, args) = match e {
+                    Ex::Fact(f, a) => (true, *f, a),
+                    Ex::Define(d, a) => (false, *d, a),
+                    _ => unreachable!("matched above"),
+                };
+                let slots = params_only(args, usize::MAX);
+                let at = self
+                    .shared
+                    .iter()
+                    .position(|c| c.fact == fact && c.id == id && Some(&c.args) == slots.as_ref());
+                let Some(at) = at else {
+                    return self.lower_call(e, sc);
+                };
+                let (flag, val) = (self.shared[at].flag as usize, self.shared[at].val as usize);
+                let first = self.lower_call(e, sc);
+                Box::new(move |cx, fr| {
+                    if let Value::Bool(true) = fr[flag] {
+                        return Ok(fr[val]);
+                    }
+                    let v = first(cx, fr)?;
+                    fr[val] = v;
+                    fr[flag] = Value::Bool(true);
+                    Ok(v)
+                })
             }
+            Ex::Fact(..) | Ex::Define(..) => self.lower_call(e, sc),
             Ex::Table(t, args) => self.call(&rs.tables[*t as usize], args, sc),
             Ex::Quantity(q, args) => self.quantity(*q, args, sc),
             Ex::Builtin(Builtin::RollOff, args) => {
@@ -1333,6 +1407,95 @@ fn compare(op: Bin, a: i64, b: i64) -> bool {
 }
 
 /// The highest local an expression reads or binds (0 when none).
+/// The slots of `args` when each is a parameter (a local below `params`).
+fn params_only(args: &[Ex], params: usize) -> Option<Vec<u16>> {
+    args.iter()
+        .map(|a| match a {
+            Ex::Local(l) if (*l as usize) < params => Some(*l),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Count, in `calls`, the calls in `e` (not inside a quantifier, nor in
+/// what it calls) of battle facts without a hook and of defines, made with
+/// the parameters alone (locals below `params`) and rolling no dice
+/// anywhere down: (fact?, id, argument slots, how many).
+fn repeated_calls(
+    rs: &Ruleset,
+    e: &Ex,
+    params: usize,
+    calls: &mut Vec<(bool, Id, Vec<u16>, usize)>,
+) {
+    let call = match e {
+        Ex::Quant(..) => return,
+        Ex::Fact(f, a) if rs.facts[*f as usize].hook.is_none() => Some((true, *f, a)),
+        Ex::Define(d, a) => Some((false, *d, a)),
+        _ => None,
+    };
+    if let Some((fact, id, args)) = call {
+        if let Some(slots) = params_only(args, params) {
+            if !rolls(rs, e, &mut Vec::new()) {
+                match calls
+                    .iter_mut()
+                    .find(|c| c.0 == fact && c.1 == id && c.2 == slots)
+                {
+                    Some(c) => c.3 += 1,
+                    None => calls.push((fact, id, slots, 1)),
+                }
+            }
+        }
+        return;
+    }
+    e.any_child(&mut |c| {
+        repeated_calls(rs, c, params, calls);
+        false
+    });
+}
+
+/// Does evaluating `e` roll dice or run a hook, there or in anything it
+/// calls? (`seen`: the defines, facts, tables and quantities looked into.)
+fn rolls(rs: &Ruleset, e: &Ex, seen: &mut Vec<(u8, Id)>) -> bool {
+    let into = |kind: u8, id: Id, seen: &mut Vec<(u8, Id)>| -> Option<Vec<&Ex>> {
+        if seen.contains(&(kind, id)) {
+            return None;
+        }
+        seen.push((kind, id));
+        Some(match kind {
+            0 => vec![&rs.defines[id as usize].body],
+            1 => rs.facts[id as usize]
+                .battle
+                .iter()
+                .map(|b| &b.body)
+                .collect(),
+            2 => vec![&rs.tables[id as usize].body],
+            _ => {
+                let qd = &rs.quantities[id as usize];
+                let mut v = vec![&qd.func.body];
+                for m in &qd.modifiers {
+                    let md = &rs.modifiers[*m as usize];
+                    v.extend(md.when.iter());
+                    v.push(&md.amount);
+                }
+                v
+            }
+        })
+    };
+    let inner = match e {
+        Ex::Dice { .. } | Ex::Builtin(Builtin::RollOff, _) => return true,
+        Ex::Fact(f, _) if rs.facts[*f as usize].hook.is_some() => return true,
+        Ex::Define(d, _) => into(0, *d, seen),
+        Ex::Fact(f, _) => into(1, *f, seen),
+        Ex::Table(t, _) => into(2, *t, seen),
+        Ex::Quantity(q, _) => into(3, *q, seen),
+        _ => None,
+    };
+    if inner.is_some_and(|bodies| bodies.into_iter().any(|b| rolls(rs, b, seen))) {
+        return true;
+    }
+    e.any_child(&mut |c| rolls(rs, c, seen))
+}
+
 fn max_local(e: &Ex) -> usize {
     let mut m = 0usize;
     fn walk(e: &Ex, m: &mut usize) {
@@ -1348,4 +1511,59 @@ fn max_local(e: &Ex) -> usize {
     }
     walk(e, &mut m);
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeated_calls;
+
+    /// Thistle's move allowance asks `close_going(u)` in three modifiers'
+    /// conditions: compiled, the quantity works it out once an evaluation.
+    /// A call with a quantifier's unit, or inside a quantifier, is not
+    /// counted (its argument changes as the quantifier runs).
+    #[test]
+    fn a_fact_asked_in_several_modifiers_is_counted_once_per_call() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules/thistle_lily_and_rose.muster");
+        let Ok(b) = crate::build(&path) else {
+            panic!("Thistle builds")
+        };
+        let rs = &b.ruleset;
+        let q = rs
+            .quantities
+            .iter()
+            .find(|q| q.func.name == "move_allowance")
+            .expect("move_allowance");
+        let mut calls = Vec::new();
+        repeated_calls(rs, &q.func.body, q.func.params.len(), &mut calls);
+        for m in &q.modifiers {
+            let md = &rs.modifiers[*m as usize];
+            for e in md.when.iter().chain(std::iter::once(&md.amount)) {
+                repeated_calls(rs, e, q.func.params.len(), &mut calls);
+            }
+        }
+        let named = |fact: bool, id: u16| {
+            if fact {
+                rs.facts[id as usize].name.clone()
+            } else {
+                rs.defines[id as usize].name.clone()
+            }
+        };
+        let mut seen: Vec<(String, Vec<u16>, usize)> = calls
+            .iter()
+            .map(|(fact, id, args, n)| (named(*fact, *id), args.clone(), *n))
+            .collect();
+        seen.sort();
+        assert!(
+            seen.contains(&("close_going".to_string(), vec![0], 3)),
+            "{seen:?}"
+        );
+        assert!(
+            seen.contains(&("group_size".to_string(), vec![0], 3)),
+            "{seen:?}"
+        );
+        // group_size's own quantifier calls in_group(g, u) with its unit:
+        // never one of the quantity's.
+        assert!(!seen.iter().any(|(n, ..)| n == "in_group"), "{seen:?}");
+    }
 }
