@@ -864,6 +864,13 @@ impl<'r> Game<'r> {
         self.world.field.as_mut().expect("a battle has a field")
     }
 
+    /// The table, to lend it the path of the move being weighed (or take
+    /// it back): what is remembered of everything else stays good.
+    fn field_path_mut(&mut self) -> &mut Field {
+        self.ev.changed(Change::Path);
+        self.world.field.as_mut().expect("a battle has a field")
+    }
+
     /// Put a unit on a new base.
     pub fn set_base(&mut self, u: usize, b: Base) {
         self.field_mut().set_base(u, b);
@@ -2145,13 +2152,13 @@ impl<'r> Game<'r> {
                 // The allowance again, now that the path is known (the
                 // path lent to the field for `touches_terrain`, then taken
                 // back).
-                self.field_mut().path = Some((u, path));
+                self.field_path_mut().path = Some((u, path));
                 let allowed_now = ch
                     .allowance
                     .as_ref()
                     .map(|e| self.eval(e, frame))
                     .transpose();
-                let path = match self.field_mut().path.take() {
+                let path = match self.field_path_mut().path.take() {
                     Some((_, p)) => p,
                     None => unreachable!("the path was just lent"),
                 };

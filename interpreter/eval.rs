@@ -86,8 +86,11 @@ pub enum Change {
     SideState(Id),
     /// The noted values of one fact.
     Fact(Id),
-    /// The table: where the bases are, which are on it, a move's path.
+    /// The table: where the bases are, which are on it.
     Field,
+    /// Only the path of the move being weighed (lent to the table and
+    /// taken back): what reads it is `touches_terrain`.
+    Path,
 }
 
 /// Remembered values of defines of at most one unit or side: a table of
@@ -113,6 +116,7 @@ struct Memo {
     by_side_state: Vec<Vec<u16>>,
     by_fact: Vec<Vec<u16>>,
     by_field: Vec<u16>,
+    by_path: Vec<u16>,
     values: std::cell::RefCell<Vec<(u32, Value)>>,
     /// The rows of pairs of units (after the one-unit rows): per row, a
     /// value per ordered pair, made when first needed.
@@ -327,6 +331,8 @@ struct Reads {
     /// Noted facts (and, to be safe, every fact called).
     facts: Vec<bool>,
     field: bool,
+    /// Does it read the path of a move being weighed (`touches_terrain`)?
+    path: bool,
     /// Defines, tables and quantities already looked into.
     seen: Vec<bool>,
 }
@@ -338,6 +344,7 @@ impl Reads {
             side_states: vec![false; rs.side_states.len()],
             facts: vec![false; rs.facts.len()],
             field: false,
+            path: false,
             seen: vec![false; rs.defines.len() + rs.tables.len() + rs.quantities.len()],
         };
         r.walk(rs, e);
@@ -354,7 +361,10 @@ impl Reads {
         match e {
             Ex::State(_, s) => self.states[*s as usize] = true,
             Ex::SideState(_, s) => self.side_states[*s as usize] = true,
-            Ex::Builtin(b, _) if b.measures_table() => self.field = true,
+            Ex::Builtin(b, _) if b.measures_table() => {
+                self.field = true;
+                self.path |= *b == Builtin::TouchesTerrain;
+            }
             Ex::Fact(f, _) => {
                 self.facts[*f as usize] = true;
                 if let Some(b) = &rs.facts[*f as usize].battle {
@@ -366,6 +376,7 @@ impl Reads {
                     self.side_states.iter_mut().for_each(|x| *x = true);
                     self.facts.iter_mut().for_each(|x| *x = true);
                     self.field = true;
+                    self.path = true;
                 }
             }
             Ex::Define(d, _) if self.first_visit(*d as usize) => {
@@ -458,6 +469,7 @@ impl<'r> Eval<'r> {
         let mut by_side_state = vec![Vec::new(); rs.side_states.len()];
         let mut by_fact = vec![Vec::new(); rs.facts.len()];
         let mut by_field: Vec<u16> = vec![first_pair_row as u16 - 2, first_pair_row as u16 - 1];
+        let mut by_path: Vec<u16> = Vec::new();
         let ones = rs
             .defines
             .iter()
@@ -481,6 +493,9 @@ impl<'r> Eval<'r> {
             if r.field {
                 by_field.push(row);
             }
+            if r.path {
+                by_path.push(row);
+            }
         }
         let per = 1 + units + sides;
         Eval {
@@ -501,6 +516,7 @@ impl<'r> Eval<'r> {
                 by_side_state,
                 by_fact,
                 by_field,
+                by_path,
             }),
             trace: None,
         }
@@ -525,6 +541,7 @@ impl<'r> Eval<'r> {
             Change::SideState(s) => &m.by_side_state[s as usize],
             Change::Fact(f) => &m.by_fact[f as usize],
             Change::Field => &m.by_field,
+            Change::Path => &m.by_path,
         };
         let now = m.tick();
         for r in rows {

@@ -229,7 +229,7 @@ impl Game<'_> {
                 }
                 // The allowance again, each member's path known.
                 {
-                    let f = self.field_mut();
+                    let f = self.field_path_mut();
                     f.path = Some((u, paths[0].clone()));
                     f.member_paths = group[1..]
                         .iter()
@@ -243,7 +243,7 @@ impl Game<'_> {
                     .map(|e| self.eval(e, frame))
                     .transpose();
                 {
-                    let f = self.field_mut();
+                    let f = self.field_path_mut();
                     f.path = None;
                     f.member_paths.clear();
                 }
