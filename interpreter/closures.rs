@@ -720,6 +720,12 @@ impl<'r> Lower<'r> {
             _ => None,
         };
         match e {
+            // `x == g or grouped(g, x)` (a define `in_group(g, x)`, say):
+            // the unit is g or in g's group.
+            Ex::Bin(Bin::Or, a, b) if self.group_of_slot(a, b, sc, var).is_some() => {
+                let of = self.group_of_slot(a, b, sc, var).expect("just matched");
+                Part::Test(Test::Group { of }, true)
+            }
             Ex::Bin(op @ (Bin::And | Bin::Or), a, b) => {
                 // The value that settles the chain.
                 let settles = *op == Bin::Or;
@@ -786,6 +792,52 @@ impl<'r> Lower<'r> {
                 Part::Test(Test::Type(set.clone().into_boxed_slice()), true)
             }
             _ => Part::Other,
+        }
+    }
+
+    /// For `x == g or grouped(g, x)` (either way round each; `grouped`
+    /// directly or through a battle fact whose battle value it is), x the
+    /// quantifier's unit in slot `var`: g's slot.
+    fn group_of_slot(&self, a: &Ex, b: &Ex, sc: &Scope, var: usize) -> Option<usize> {
+        let slot = |x: &Ex| match x {
+            Ex::Local(l) => match sc.try_get(*l)? {
+                At::Slot(s) => Some(s as usize),
+                At::Value(_) => None,
+            },
+            _ => None,
+        };
+        let other = |p: &Ex, q: &Ex| match (slot(p)?, slot(q)?) {
+            (p, q) if p == var && q != var => Some(q),
+            (p, q) if q == var && p != var => Some(p),
+            _ => None,
+        };
+        let Ex::Bin(Bin::Eq, x, y) = a else {
+            return None;
+        };
+        let g = other(x, y)?;
+        let pair = match b {
+            Ex::Builtin(Builtin::Grouped, args) => args,
+            Ex::Fact(f, args) => {
+                let fd = &self.rs.facts[*f as usize];
+                let plain = |b: &crate::ir::Func| match &b.body {
+                    Ex::Builtin(Builtin::Grouped, ps) => {
+                        matches!(
+                            &ps[..],
+                            [Ex::Local(0), Ex::Local(1)] | [Ex::Local(1), Ex::Local(0)]
+                        )
+                    }
+                    _ => false,
+                };
+                if fd.hook.is_some() || !fd.battle.as_ref().is_some_and(plain) {
+                    return None;
+                }
+                args
+            }
+            _ => return None,
+        };
+        match &pair[..] {
+            [p, q] if other(p, q) == Some(g) => Some(g),
+            _ => None,
         }
     }
 
@@ -1176,6 +1228,8 @@ enum Test {
     Side { of: usize, unit: bool, same: bool },
     /// The unit's type one of these.
     Type(Box<[bool]>),
+    /// The unit the one in slot `of`, or of its group on the table.
+    Group { of: usize },
 }
 
 /// A quantifier's sieve ([`Lower::sieve`]): a unit whose test comes out
@@ -1200,6 +1254,8 @@ struct Ready<'s> {
 enum Tested<'s> {
     Side(u16, bool),
     Type(&'s [bool]),
+    /// The unit and its group (None: off the table).
+    Group(usize, Option<usize>),
 }
 
 impl Sieve {
@@ -1213,6 +1269,13 @@ impl Sieve {
                 _ => return None,
             },
             Test::Type(set) => Tested::Type(set),
+            Test::Group { of } => match fr[*of] {
+                Value::Unit(g) if (g as usize) < cx.c.world.units.len() => {
+                    let f = cx.c.world.field.as_ref()?;
+                    Tested::Group(g as usize, f.group_of(cx.c.world, g as usize))
+                }
+                _ => return None,
+            },
         };
         Some(Ready {
             test,
@@ -1230,6 +1293,16 @@ impl Ready<'_> {
         let t = match self.test {
             Tested::Side(s, same) => (u.side == s) == same,
             Tested::Type(set) => set[u.ty as usize],
+            Tested::Group(g, group) => {
+                i == g
+                    || (group.is_some()
+                        && cx
+                            .c
+                            .world
+                            .field
+                            .as_ref()
+                            .is_some_and(|f| f.group_of(cx.c.world, i) == group))
+            }
         };
         (t == self.when).then_some(self.val)
     }
@@ -1515,7 +1588,43 @@ fn max_local(e: &Ex) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::repeated_calls;
+    use super::{repeated_calls, Lower, Scope, Test};
+    use crate::ir::Ex;
+
+    fn thistle() -> crate::ir::Ruleset {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules/thistle_lily_and_rose.muster");
+        match crate::build(&path) {
+            Ok(b) => b.ruleset,
+            Err(_) => panic!("Thistle builds"),
+        }
+    }
+
+    /// `count u: in_group(g, u) and ...` (Thistle's group_size): the
+    /// quantifier runs its body only for g and the units of g's group,
+    /// `in_group` being `u == g or same_group(g, u)` and `same_group` the
+    /// table's `grouped`.
+    #[test]
+    fn a_quantifier_over_a_group_looks_only_at_the_group() {
+        let rs = thistle();
+        let lower = Lower::new(&rs);
+        let sieve_of = |name: &str| {
+            let d = rs.defines.iter().find(|d| d.name == name).expect(name);
+            let Ex::Quant(_, false, slot, body) = &d.body else {
+                panic!("{name} is a quantifier over the units")
+            };
+            lower.sieve(body, &Scope::top(), *slot as usize)
+        };
+        let Some(s) = sieve_of("group_size") else {
+            panic!("group_size has a sieve")
+        };
+        assert!(matches!(s.test, Test::Group { of: 0 }));
+        assert!(!s.when && !s.val, "not of the group: the body is false");
+        let Some(s) = sieve_of("groups_engaged") else {
+            panic!("groups_engaged has a sieve")
+        };
+        assert!(matches!(s.test, Test::Group { of: 0 }));
+    }
 
     /// Thistle's move allowance asks `close_going(u)` in three modifiers'
     /// conditions: compiled, the quantity works it out once an evaluation.
@@ -1523,12 +1632,7 @@ mod tests {
     /// counted (its argument changes as the quantifier runs).
     #[test]
     fn a_fact_asked_in_several_modifiers_is_counted_once_per_call() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("rules/thistle_lily_and_rose.muster");
-        let Ok(b) = crate::build(&path) else {
-            panic!("Thistle builds")
-        };
-        let rs = &b.ruleset;
+        let rs = &thistle();
         let q = rs
             .quantities
             .iter()
