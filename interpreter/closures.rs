@@ -697,6 +697,8 @@ impl<'r> Lower<'r> {
                 test,
                 when: !on,
                 val: false,
+                sure: true,
+                command: None,
             }),
             Part::Sieve(s) => Some(s),
             Part::Harmless | Part::Other => None,
@@ -734,6 +736,8 @@ impl<'r> Lower<'r> {
                         test,
                         when: if settles { on } else { !on },
                         val: settles,
+                        sure: true,
+                        command: None,
                     }),
                     Part::Sieve(s) if s.val == settles => Part::Sieve(s),
                     Part::Harmless => Part::Harmless,
@@ -741,12 +745,40 @@ impl<'r> Lower<'r> {
                 };
                 match settled(self.decides(a, sc, var, depth)) {
                     Part::Harmless => settled(self.decides(b, sc, var, depth)),
+                    // An `and` whose first part cannot fail to evaluate: a
+                    // later part naming the unit's command settles it false
+                    // for a unit of another command too. (Parts that cannot
+                    // fail are looked past.)
+                    Part::Sieve(first) if !settles && first.sure => {
+                        match self.decides(b, sc, var, depth) {
+                            Part::Test(Test::Command { of }, true) => Part::Sieve(Sieve {
+                                command: first.command.or(Some(of)),
+                                ..first
+                            }),
+                            Part::Test(..) | Part::Harmless => Part::Sieve(first),
+                            Part::Sieve(s) if s.sure => Part::Sieve(Sieve {
+                                command: first.command.or(s.command),
+                                ..first
+                            }),
+                            _ => Part::Sieve(Sieve {
+                                sure: false,
+                                ..first
+                            }),
+                        }
+                    }
+                    Part::Sieve(s) => Part::Sieve(Sieve { sure: false, ..s }),
                     p => p,
                 }
             }
             Ex::Not(x) => match self.decides(x, sc, var, depth) {
                 Part::Test(t, on) => Part::Test(t, !on),
-                Part::Sieve(s) => Part::Sieve(Sieve { val: !s.val, ..s }),
+                // (What a unit of another command gives is not negated
+                // with it: dropped.)
+                Part::Sieve(s) => Part::Sieve(Sieve {
+                    val: !s.val,
+                    command: None,
+                    ..s
+                }),
                 p => p,
             },
             Ex::Define(d, args)
@@ -788,6 +820,18 @@ impl<'r> Lower<'r> {
                     _ => Part::Other,
                 }
             }
+            Ex::Builtin(Builtin::SameCommand, args) => match &args[..] {
+                [x, y] => match (slot(x), slot(y)) {
+                    (Some(p), Some(q)) if p == var && q != var => {
+                        Part::Test(Test::Command { of: q }, true)
+                    }
+                    (Some(p), Some(q)) if q == var && p != var => {
+                        Part::Test(Test::Command { of: p }, true)
+                    }
+                    _ => Part::Other,
+                },
+                _ => Part::Other,
+            },
             Ex::IsType(x, set) if slot(x) == Some(var) => {
                 Part::Test(Test::Type(set.clone().into_boxed_slice()), true)
             }
@@ -1230,6 +1274,8 @@ enum Test {
     Type(Box<[bool]>),
     /// The unit the one in slot `of`, or of its group on the table.
     Group { of: usize },
+    /// The unit of the command of the unit in slot `of`.
+    Command { of: usize },
 }
 
 /// A quantifier's sieve ([`Lower::sieve`]): a unit whose test comes out
@@ -1240,6 +1286,13 @@ struct Sieve {
     test: Test,
     when: bool,
     val: bool,
+    /// Does the part it was made from never fail to evaluate? (Then a
+    /// later part's test may be made first.)
+    sure: bool,
+    /// For a sieve that settles the body false (`val` false): the unit
+    /// must also be of the command of the unit in this slot, else the body
+    /// is false.
+    command: Option<usize>,
 }
 
 /// A [`Sieve`] ready for one run of a quantifier: the side it compares
@@ -1249,11 +1302,14 @@ struct Ready<'s> {
     test: Tested<'s>,
     when: bool,
     val: bool,
+    /// The command the unit must be of, if the sieve asks.
+    command: Option<u16>,
 }
 
 enum Tested<'s> {
     Side(u16, bool),
     Type(&'s [bool]),
+    Command(u16),
     /// The unit and its group (None: off the table).
     Group(usize, Option<usize>),
 }
@@ -1276,23 +1332,38 @@ impl Sieve {
                 }
                 _ => return None,
             },
+            Test::Command { of } => match fr[*of] {
+                Value::Unit(u) => {
+                    Tested::Command(*cx.c.world.field.as_ref()?.command.get(u as usize)?)
+                }
+                _ => return None,
+            },
+        };
+        let command = match self.command {
+            Some(of) => match fr[of] {
+                Value::Unit(u) => Some(*cx.c.world.field.as_ref()?.command.get(u as usize)?),
+                _ => return None,
+            },
+            None => None,
         };
         Some(Ready {
             test,
             when: self.when,
             val: self.val,
+            command,
         })
     }
 }
 
 impl Ready<'_> {
     /// The body's value for unit `i`, when the sieve settles it.
-    #[inline]
+    #[inline(always)]
     fn settles(&self, cx: &Cx, i: usize) -> Option<bool> {
         let u = &cx.c.world.units[i];
         let t = match self.test {
             Tested::Side(s, same) => (u.side == s) == same,
             Tested::Type(set) => set[u.ty as usize],
+            Tested::Command(c) => cx.c.world.field.as_ref().is_some_and(|f| f.command[i] == c),
             Tested::Group(g, group) => {
                 i == g
                     || (group.is_some()
@@ -1304,7 +1375,13 @@ impl Ready<'_> {
                             .is_some_and(|f| f.group_of(cx.c.world, i) == group))
             }
         };
-        (t == self.when).then_some(self.val)
+        if t == self.when {
+            return Some(self.val);
+        }
+        match self.command {
+            Some(c) if cx.c.world.field.as_ref().is_some_and(|f| f.command[i] != c) => Some(false),
+            _ => None,
+        }
     }
 }
 
@@ -1624,6 +1701,51 @@ mod tests {
             panic!("groups_engaged has a sieve")
         };
         assert!(matches!(s.test, Test::Group { of: 0 }));
+    }
+
+    /// Matchlocks counts a unit's brigade mates placed: `count f:
+    /// brigade_mate(f, u) and ...`, a brigade mate being another unit,
+    /// a friend, of the same command, not a leader. The quantifier tests
+    /// the side first, then, those parts being sure to evaluate, the
+    /// command too: the body runs only for friends of u's command.
+    #[test]
+    fn a_quantifier_over_a_command_looks_only_at_the_command() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules/never_mind_the_matchlocks.muster");
+        let rs = match crate::build(&path) {
+            Ok(b) => b.ruleset,
+            Err(_) => panic!("Matchlocks builds"),
+        };
+        let lower = Lower::new(&rs);
+        let d = rs
+            .defines
+            .iter()
+            .find(|d| d.name == "placed_mates")
+            .expect("placed_mates");
+        let Ex::Quant(_, false, slot, body) = &d.body else {
+            panic!("a quantifier over the units")
+        };
+        let Some(s) = lower.sieve(body, &Scope::top(), *slot as usize) else {
+            panic!("placed_mates has a sieve")
+        };
+        assert!(matches!(
+            s.test,
+            Test::Side {
+                of: 0,
+                unit: true,
+                same: true
+            }
+        ));
+        assert_eq!(s.command, Some(0));
+        assert!(!s.val && !s.sure);
+        // Negated, a unit of another command makes the body true, not
+        // false: the command is not tested.
+        let not = Ex::Not(body.clone());
+        let Some(s) = lower.sieve(&not, &Scope::top(), *slot as usize) else {
+            panic!("the negation has a sieve")
+        };
+        assert_eq!(s.command, None);
+        assert!(s.val);
     }
 
     /// Thistle's move allowance asks `close_going(u)` in three modifiers'
