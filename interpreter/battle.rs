@@ -1790,20 +1790,14 @@ impl<'r> Game<'r> {
         Ok(true)
     }
 
-    /// The enemy buffer zone: no closer than `buffer` to any enemy, or, for
-    /// a unit already closer, no closer than it was.
-    fn buffer_ok(&self, u: u16, start: &Base, end: &Base, buffer: f64) -> bool {
-        self.buffer_shortfall_near(u, start, end, buffer, &self.code.everyone)
-            .is_none()
-    }
-
-    /// By how much an end breaks the buffer zone ([`Game::buffer_ok`]),
-    /// looking only at the units `near` (every other enemy is too far from
-    /// the start and the end to matter): None when it does not; else how
-    /// much nearer than allowed it comes to the first enemy (in `near`'s
-    /// order) it comes too near. A base moved `x` comes at most
-    /// `x` nearer to anything, so an end moved less than that from this one
-    /// breaks the zone too.
+    /// By how much unit `u`, moving from `start` to `end`, breaks the enemy
+    /// buffer zone (the end no closer than `buffer` to any enemy, or, for a
+    /// unit already closer, no closer than it was), looking only at the
+    /// units `near` (every other enemy is too far from the start and the
+    /// end to matter): None when it does not; else how much nearer than
+    /// allowed it comes to the first enemy (in `near`'s order) it comes too
+    /// near. A base moved `x` comes at most `x` nearer to anything, so an
+    /// end moved less than that from this one breaks the zone too.
     fn buffer_shortfall_near(
         &self,
         u: u16,
@@ -2954,7 +2948,7 @@ fn oblique_steps(d: f64) -> usize {
 /// at most `x` nearer to anything (less a margin for rounding). The buffer
 /// comes first: it needs only the end, and it is what usually stops an
 /// advance.
-fn furthest_advance<T, E>(
+pub(super) fn furthest_advance<T, E>(
     allowance: f64,
     mut shortfall: impl FnMut(f64) -> Option<f64>,
     mut clear: impl FnMut(f64) -> Result<Option<T>, E>,

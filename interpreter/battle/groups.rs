@@ -8,7 +8,9 @@
 //! measure). A decision without the clause, or a mover with no one to take
 //! along, takes the single-unit code of [`super`], unchanged.
 
-use super::{path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer, Way};
+use super::{
+    furthest_advance, path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer, Way,
+};
 use crate::battlefield::{self, charge_path_body, Base, Body};
 use crate::diagnostic::Diag;
 use crate::field::to_len;
@@ -114,10 +116,23 @@ impl Game<'_> {
 
     /// The enemy buffer zone for every member, from where it stands to `ends`.
     fn group_buffer_ok(&self, group: &[u16], body: &Body, ends: &[Base], buffer: f64) -> bool {
-        group
-            .iter()
-            .enumerate()
-            .all(|(i, &m)| self.buffer_ok(m, &body.bases[i], &ends[i], buffer))
+        self.group_buffer_shortfall(group, body, ends, buffer)
+            .is_none()
+    }
+
+    /// By how much the first member (in the group's order) that breaks the
+    /// buffer zone breaks it ([`Game::buffer_shortfall_near`]), if one does.
+    fn group_buffer_shortfall(
+        &self,
+        group: &[u16],
+        body: &Body,
+        ends: &[Base],
+        buffer: f64,
+    ) -> Option<f64> {
+        let everyone = &self.code.everyone;
+        group.iter().enumerate().find_map(|(i, &m)| {
+            self.buffer_shortfall_near(m, &body.bases[i], &ends[i], buffer, everyone)
+        })
     }
 
     /// Every move the rules allow the group (the mover first): the moves
@@ -192,24 +207,32 @@ impl Game<'_> {
             let target = self.target_for(u, &group[1..], m);
             let mut cands = self.candidates(m, &start, allowance, target);
             if m == self.m.straight {
-                // As far ahead as the whole group may go, in quarters.
-                let mut d = (allowance * 4.0).floor() / 4.0;
-                while d > 0.0 {
-                    if !self.group_buffer_ok(group, &body, &ends_at(&start.advanced(d)), buffer) {
-                        d -= 0.25;
-                        continue;
+                // As far ahead as the whole group may go, in quarters (the
+                // members move with the outline, each as far).
+                let found = furthest_advance(
+                    allowance,
+                    |d| {
+                        self.group_buffer_shortfall(
+                            group,
+                            &body,
+                            &ends_at(&start.advanced(d)),
+                            buffer,
+                        )
+                    },
+                    |d| {
+                        let path = start.straight_path(d);
+                        Ok(self
+                            .group_path_clear(ch, group, &body.paths(&path), frame)?
+                            .then_some(path))
+                    },
+                )?;
+                if let Some((d, path)) = found {
+                    if d < allowance * 0.5 - 1e-9
+                        || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
+                    {
+                        let end = *path.last().expect("a path has an end");
+                        cands.push((How::AdvancesAsFar(d), end, Way::Laid(path)));
                     }
-                    let path = start.straight_path(d);
-                    if self.group_path_clear(ch, group, &body.paths(&path), frame)? {
-                        if d < allowance * 0.5 - 1e-9
-                            || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
-                        {
-                            let end = *path.last().expect("a path has an end");
-                            cands.push((How::AdvancesAsFar(d), end, Way::Laid(path)));
-                        }
-                        break;
-                    }
-                    d -= 0.25;
                 }
             }
             for (how, end, way) in cands {
