@@ -2104,24 +2104,12 @@ impl<'r> Game<'r> {
             if m == self.m.straight {
                 // As far ahead as the unit may go (up to the enemy buffer
                 // zone, a friend, the table's edge), in quarters of the measure.
-                let found = furthest_advance(
+                cands.extend(advance_as_far(
+                    &start,
                     allowance,
                     |d| self.buffer_shortfall_near(u, &start, &start.advanced(d), buffer, &near),
-                    |d| {
-                        let path = start.straight_path(d);
-                        Ok(self
-                            .path_clear_near(ch, u, &path, frame, &near)?
-                            .then_some(path))
-                    },
-                )?;
-                if let Some((d, path)) = found {
-                    if d < allowance * 0.5 - 1e-9
-                        || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
-                    {
-                        let end = *path.last().expect("a path has an end");
-                        cands.push((How::AdvancesAsFar(d), end, Way::Laid(path)));
-                    }
-                }
+                    |path| self.path_clear_near(ch, u, path, frame, &near),
+                )?);
             }
             for (how, end, way) in cands {
                 if self
@@ -2940,6 +2928,27 @@ fn oblique_steps(d: f64) -> usize {
     (d / 0.5).ceil().max(1.0) as usize
 }
 
+/// The furthest straight advance from `start` ([`furthest_advance`], its
+/// path `clear`) as a candidate move, when it is neither the whole nor half
+/// the allowance, which [`Game::candidates`] offers already.
+fn advance_as_far<E>(
+    start: &Base,
+    allowance: f64,
+    shortfall: impl FnMut(f64) -> Option<f64>,
+    mut clear: impl FnMut(&[Base]) -> Result<bool, E>,
+) -> Result<Option<(How, Base, Way)>, E> {
+    let found = furthest_advance(allowance, shortfall, |d| {
+        let path = start.straight_path(d);
+        Ok(clear(&path)?.then_some(path))
+    })?;
+    Ok(found.and_then(|(d, path)| {
+        let new =
+            d < allowance * 0.5 - 1e-9 || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9);
+        let end = *path.last().expect("a path has an end");
+        new.then_some((How::AdvancesAsFar(d), end, Way::Laid(path)))
+    }))
+}
+
 /// The furthest advance, in quarters of the measure down from `allowance`,
 /// whose end keeps the enemy buffer zone and whose path is `clear` (which
 /// gives what it found), or None. `shortfall` says by how much an end
@@ -2948,7 +2957,7 @@ fn oblique_steps(d: f64) -> usize {
 /// at most `x` nearer to anything (less a margin for rounding). The buffer
 /// comes first: it needs only the end, and it is what usually stops an
 /// advance.
-pub(super) fn furthest_advance<T, E>(
+fn furthest_advance<T, E>(
     allowance: f64,
     mut shortfall: impl FnMut(f64) -> Option<f64>,
     mut clear: impl FnMut(f64) -> Result<Option<T>, E>,

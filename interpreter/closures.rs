@@ -1585,7 +1585,7 @@ fn repeated_calls(
     };
     if let Some((fact, id, args)) = call {
         if let Some(slots) = params_only(args, params) {
-            if !rolls(rs, e, &mut Vec::new()) {
+            if !eval::rolls_dice(rs, e) {
                 match calls
                     .iter_mut()
                     .find(|c| c.0 == fact && c.1 == id && c.2 == slots)
@@ -1601,49 +1601,6 @@ fn repeated_calls(
         repeated_calls(rs, c, params, calls);
         false
     });
-}
-
-/// Does evaluating `e` roll dice or run a hook, there or in anything it
-/// calls? (`seen`: the defines, facts, tables and quantities looked into.)
-fn rolls(rs: &Ruleset, e: &Ex, seen: &mut Vec<(u8, Id)>) -> bool {
-    let into = |kind: u8, id: Id, seen: &mut Vec<(u8, Id)>| -> Option<Vec<&Ex>> {
-        if seen.contains(&(kind, id)) {
-            return None;
-        }
-        seen.push((kind, id));
-        Some(match kind {
-            0 => vec![&rs.defines[id as usize].body],
-            1 => rs.facts[id as usize]
-                .battle
-                .iter()
-                .map(|b| &b.body)
-                .collect(),
-            2 => vec![&rs.tables[id as usize].body],
-            _ => {
-                let qd = &rs.quantities[id as usize];
-                let mut v = vec![&qd.func.body];
-                for m in &qd.modifiers {
-                    let md = &rs.modifiers[*m as usize];
-                    v.extend(md.when.iter());
-                    v.push(&md.amount);
-                }
-                v
-            }
-        })
-    };
-    let inner = match e {
-        Ex::Dice { .. } | Ex::Builtin(Builtin::RollOff, _) => return true,
-        Ex::Fact(f, _) if rs.facts[*f as usize].hook.is_some() => return true,
-        Ex::Define(d, _) => into(0, *d, seen),
-        Ex::Fact(f, _) => into(1, *f, seen),
-        Ex::Table(t, _) => into(2, *t, seen),
-        Ex::Quantity(q, _) => into(3, *q, seen),
-        _ => None,
-    };
-    if inner.is_some_and(|bodies| bodies.into_iter().any(|b| rolls(rs, b, seen))) {
-        return true;
-    }
-    e.any_child(&mut |c| rolls(rs, c, seen))
 }
 
 fn max_local(e: &Ex) -> usize {

@@ -322,6 +322,12 @@ pub(crate) fn worth_remembering(rs: &Ruleset) -> Vec<bool> {
         .collect()
 }
 
+/// Does evaluating `e` roll dice or run a hook, there or in anything it
+/// calls (defines, tables, quantities and their modifiers, battle facts)?
+pub(crate) fn rolls_dice(rs: &Ruleset, e: &Ex) -> bool {
+    Reads::of(rs, e).dice
+}
+
 /// What an expression reads of the parts of a battle's world that change
 /// (beside its arguments; stats, options and sides are fixed for a game).
 #[derive(Default)]
@@ -333,6 +339,8 @@ struct Reads {
     field: bool,
     /// Does it read the path of a move being weighed (`touches_terrain`)?
     path: bool,
+    /// Does it roll dice (or run a hook, which may)?
+    dice: bool,
     /// Defines, tables and quantities already looked into.
     seen: Vec<bool>,
 }
@@ -345,6 +353,7 @@ impl Reads {
             facts: vec![false; rs.facts.len()],
             field: false,
             path: false,
+            dice: false,
             seen: vec![false; rs.defines.len() + rs.tables.len() + rs.quantities.len()],
         };
         r.walk(rs, e);
@@ -361,6 +370,7 @@ impl Reads {
         match e {
             Ex::State(_, s) => self.states[*s as usize] = true,
             Ex::SideState(_, s) => self.side_states[*s as usize] = true,
+            Ex::Dice { .. } | Ex::Builtin(Builtin::RollOff, _) => self.dice = true,
             Ex::Builtin(b, _) if b.measures_table() => {
                 self.field = true;
                 self.path |= *b == Builtin::TouchesTerrain;
@@ -377,6 +387,7 @@ impl Reads {
                     self.facts.iter_mut().for_each(|x| *x = true);
                     self.field = true;
                     self.path = true;
+                    self.dice = true;
                 }
             }
             Ex::Define(d, _) if self.first_visit(*d as usize) => {

@@ -8,9 +8,7 @@
 //! measure). A decision without the clause, or a mover with no one to take
 //! along, takes the single-unit code of [`super`], unchanged.
 
-use super::{
-    furthest_advance, path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer, Way,
-};
+use super::{advance_as_far, path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer};
 use crate::battlefield::{self, charge_path_body, Base, Body};
 use crate::diagnostic::Diag;
 use crate::field::to_len;
@@ -114,14 +112,9 @@ impl Game<'_> {
         Ok(true)
     }
 
-    /// The enemy buffer zone for every member, from where it stands to `ends`.
-    fn group_buffer_ok(&self, group: &[u16], body: &Body, ends: &[Base], buffer: f64) -> bool {
-        self.group_buffer_shortfall(group, body, ends, buffer)
-            .is_none()
-    }
-
-    /// By how much the first member (in the group's order) that breaks the
-    /// buffer zone breaks it ([`Game::buffer_shortfall_near`]), if one does.
+    /// The enemy buffer zone for every member, from where it stands to
+    /// `ends`: by how much the first member (in the group's order) that
+    /// breaks it does ([`Game::buffer_shortfall_near`]), if one does.
     fn group_buffer_shortfall(
         &self,
         group: &[u16],
@@ -209,7 +202,8 @@ impl Game<'_> {
             if m == self.m.straight {
                 // As far ahead as the whole group may go, in quarters (the
                 // members move with the outline, each as far).
-                let found = furthest_advance(
+                cands.extend(advance_as_far(
+                    &start,
                     allowance,
                     |d| {
                         self.group_buffer_shortfall(
@@ -219,28 +213,17 @@ impl Game<'_> {
                             buffer,
                         )
                     },
-                    |d| {
-                        let path = start.straight_path(d);
-                        Ok(self
-                            .group_path_clear(ch, group, &body.paths(&path), frame)?
-                            .then_some(path))
-                    },
-                )?;
-                if let Some((d, path)) = found {
-                    if d < allowance * 0.5 - 1e-9
-                        || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9)
-                    {
-                        let end = *path.last().expect("a path has an end");
-                        cands.push((How::AdvancesAsFar(d), end, Way::Laid(path)));
-                    }
-                }
+                    |path| self.group_path_clear(ch, group, &body.paths(path), frame),
+                )?);
             }
             for (how, end, way) in cands {
                 let path = way.path(&start);
                 debug_assert!(path.last() == Some(&end), "{how:?}");
                 let paths = body.paths(&path);
                 let ends = path_ends(&paths);
-                if !self.group_buffer_ok(group, &body, &ends, buffer)
+                if self
+                    .group_buffer_shortfall(group, &body, &ends, buffer)
+                    .is_some()
                     || !self.group_path_clear(ch, group, &paths, frame)?
                 {
                     continue;
