@@ -818,7 +818,30 @@ impl<'r> Prepared<'r> {
             code: self.code.clone(),
             piles: vec![Default::default(); self.rs.decks.len()],
             drawing: 0,
+            taping: Taping::Off,
         }
+    }
+
+    /// Play one game and tape the rules' answers.
+    pub fn play_taped(&self, seed: u64, log: bool) -> Result<(Game<'r>, Tape), Diag> {
+        let mut g = self.start(seed, log);
+        g.taping = Taping::Record(Default::default());
+        g.run()?;
+        let tape = match std::mem::replace(&mut g.taping, Taping::Off) {
+            Taping::Record(t) => t.into_inner(),
+            _ => unreachable!("taped from the start"),
+        };
+        Ok((g, tape))
+    }
+
+    /// Play one game again from its tape, with the seed it was taped with;
+    /// a game that asks more than the tape holds, or something it answered
+    /// with an error, fails.
+    pub fn replay(&self, seed: u64, tape: Tape, log: bool) -> Result<Game<'r>, Diag> {
+        let mut g = self.start(seed, log);
+        g.taping = Taping::Play(tape, Default::default());
+        g.run()?;
+        Ok(g)
     }
 }
 
@@ -848,6 +871,35 @@ pub struct Game<'r> {
     piles: Vec<decks::Pile>,
     /// How many cards are being resolved, one inside another.
     drawing: u32,
+    /// Whether the rules' answers are taped, or played back ([`Tape`]).
+    taping: Taping,
+}
+
+/// Every answer the rules gave a game's engine, in the order it asked: a
+/// game played again from its tape with the same seed asks the rules
+/// nothing and is the same game (procedures still run, rolling the same
+/// dice). The battle benchmark times such replays: how fast this engine
+/// plays with rules that cost nothing to evaluate, a bound no evaluator of
+/// the rules, compiled or hand-written in Rust, can beat.
+#[derive(Clone, Debug, Default)]
+pub struct Tape(Vec<Option<Value>>);
+
+impl Tape {
+    /// How many answers it holds.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A game's [`Tape`]: off, being recorded, or played back (the next answer).
+enum Taping {
+    Off,
+    Record(std::cell::RefCell<Tape>),
+    Play(Tape, std::cell::Cell<usize>),
 }
 
 /// The most steps a game may take (a runaway `goto` loop is reported).
@@ -890,7 +942,38 @@ impl<'r> Game<'r> {
     /// Evaluate, compiled where the expression was compiled.
     #[inline]
     fn eval_raw(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, EvalError> {
-        self.ev.run(Ctx::new(&self.world), e, frame, &mut NoDice)
+        if let Taping::Off = self.taping {
+            return self.ev.run(Ctx::new(&self.world), e, frame, &mut NoDice);
+        }
+        self.eval_taped(e, frame)
+    }
+
+    /// [`Game::eval_raw`] while the rules' answers are taped or played back.
+    #[cold]
+    #[inline(never)]
+    fn eval_taped(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, EvalError> {
+        match &self.taping {
+            Taping::Off => self.ev.run(Ctx::new(&self.world), e, frame, &mut NoDice),
+            Taping::Record(t) => {
+                let r = self.ev.run(Ctx::new(&self.world), e, frame, &mut NoDice);
+                t.borrow_mut().0.push(r.as_ref().ok().copied());
+                r
+            }
+            Taping::Play(t, next) => {
+                let i = next.get();
+                next.set(i + 1);
+                match t.0.get(i) {
+                    Some(Some(v)) => Ok(*v),
+                    Some(None) => Err(EvalError::NotStatic),
+                    None => Err(Diag::new(
+                        "muster::battle",
+                        "the game asked the rules more than its tape holds",
+                    )
+                    .help("replay a tape with the scenario and the seed it was taped with")
+                    .into()),
+                }
+            }
+        }
     }
 
     /// The summary of the finished game.

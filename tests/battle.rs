@@ -127,6 +127,38 @@ fn compiled_rules_change_nothing() {
     }
 }
 
+/// A game replayed from the tape of the answers its decisions got from the
+/// rules is the same game, event for event (the battle benchmark times
+/// such replays as the engine's speed with the rules free); a tape that
+/// runs out is a diagnostic, not a panic.
+#[test]
+fn a_replayed_game_is_the_same_game() {
+    let mut b = tvbd();
+    let sc = b.scenario(None).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    for seed in [1, 2] {
+        let played = prep.play(seed, true).unwrap().narrative();
+        let (taped, tape) = prep.play_taped(seed, true).unwrap();
+        assert_eq!(
+            played,
+            taped.narrative(),
+            "seed {seed}: taping changes nothing"
+        );
+        assert!(tape.len() > 10_000, "seed {seed}: {} answers", tape.len());
+        let replayed = prep.replay(seed, tape, true).unwrap().narrative();
+        assert_eq!(played, replayed, "seed {seed}");
+    }
+    let err = match prep.replay(1, Default::default(), false) {
+        Ok(_) => panic!("an empty tape cannot play a game"),
+        Err(d) => d,
+    };
+    assert!(
+        err.message.contains("more than its tape holds"),
+        "{}",
+        err.message
+    );
+}
+
 /// A game ends by army morale (TVBD §Step 4.4): the loser has lost at least a
 /// third of its units.
 #[test]
