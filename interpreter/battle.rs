@@ -1843,11 +1843,12 @@ impl<'r> Game<'r> {
     ) -> Result<bool, Diag> {
         let f = self.field();
         let end = path.last().expect("a path has an end");
-        if !path.iter().all(|b| self.on_table(b)) {
+        // Most paths are well inside the table: no base to look at.
+        let bounds = battlefield::Bounds::of(path);
+        if !bounds.within(f.width, f.depth) && !path.iter().all(|b| self.on_table(b)) {
             return Ok(false);
         }
         // Most bases are far from the whole path: no overlap to look for.
-        let bounds = battlefield::Bounds::of(path);
         for &o in near {
             let ob = &f.bases[o];
             if o == u as usize || !f.on_table[o] || bounds.clear_of(ob, 0.0) {

@@ -600,6 +600,17 @@ impl Bounds {
         dx * dx + dy * dy > reach * reach
     }
 
+    /// Is every base of the run certainly inside the box from (0, 0) to
+    /// (`width`, `depth`)? (No corner is further from its centre than the
+    /// radius; `false` means "look at each base to know".)
+    pub fn within(&self, width: f64, depth: f64) -> bool {
+        let r = self.radius;
+        self.lo.x - r >= 0.0
+            && self.lo.y - r >= 0.0
+            && self.hi.x + r <= width
+            && self.hi.y + r <= depth
+    }
+
     /// Is every base of the run clearly apart from the box `lo`..`hi`?
     pub fn clear_of_box(&self, (lo, hi): (Pt, Pt)) -> bool {
         let dx = (self.lo.x - hi.x).max(lo.x - self.hi.x).max(0.0);
@@ -2670,6 +2681,42 @@ pub(crate) mod tests {
         fn quarter(&mut self, lo: f64, hi: f64) -> f64 {
             lo + self.below(((hi - lo) * 4.0) as usize + 1) as f64 * 0.25
         }
+    }
+
+    /// `Bounds::within` says a run of bases is inside the table only when
+    /// every corner of every base is (`Field::holds` would agree), and it
+    /// says so for most runs clear of the edges.
+    #[test]
+    fn a_run_within_the_table_holds_every_corner() {
+        let mut r = Rng(11);
+        let (w, d) = (48.0, 32.0);
+        let (mut said, mut clear) = (0, 0);
+        for _ in 0..cases() / 10 {
+            let (bw, bd) = random_size(&mut r);
+            let run: Vec<Base> = (0..1 + r.below(6))
+                .map(|_| {
+                    let c = Pt::new(r.range(-3.0, w + 3.0), r.range(-3.0, d + 3.0));
+                    Base::new(c, r.range(-360.0, 360.0), bw, bd)
+                })
+                .collect();
+            let inside = run.iter().all(|b| {
+                b.corners()
+                    .iter()
+                    .all(|p| p.x >= 0.0 && p.y >= 0.0 && p.x <= w && p.y <= d)
+            });
+            let within = Bounds::of(&run).within(w, d);
+            assert!(!within || inside, "{run:?}");
+            let margin = run.iter().all(|b| {
+                let c = b.centre;
+                let m = b.radius() + 1e-9;
+                c.x - m >= 0.0 && c.y - m >= 0.0 && c.x + m <= w && c.y + m <= d
+            });
+            if margin {
+                clear += 1;
+                said += within as usize;
+            }
+        }
+        assert!(clear > 1000 && said == clear, "{said} of {clear}");
     }
 
     /// How many random cases each comparison tries: a million in release
