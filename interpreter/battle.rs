@@ -1874,34 +1874,49 @@ impl<'r> Game<'r> {
         Ok(true)
     }
 
+    /// The enemies of unit `u` among `near` that are on the table, in
+    /// `near`'s order, each with whether it is certainly further than
+    /// `buffer` from where `u` stands ([`Field::apart`]): what
+    /// [`Game::buffer_shortfall_near`] looks at. While `u` stands where it
+    /// is, a caller may keep them for all its candidate ends: a distance
+    /// remembered later only confirms what the bound said.
+    fn buffer_enemies<'a>(
+        &'a self,
+        u: u16,
+        buffer: f64,
+        near: &'a [usize],
+    ) -> impl Iterator<Item = (usize, bool)> + 'a {
+        let f = self.field();
+        let side = self.world.units[u as usize].side;
+        near.iter()
+            .filter(move |&&o| f.on_table[o] && self.world.units[o].side != side)
+            .map(move |&o| (o, f.apart(u as usize, o, buffer - 1e-9)))
+    }
+
     /// By how much unit `u`, moving from `start` to `end`, breaks the enemy
     /// buffer zone (the end no closer than `buffer` to any enemy, or, for a
     /// unit already closer, no closer than it was), looking only at the
-    /// units `near` (every other enemy is too far from the start and the
-    /// end to matter): None when it does not; else how much nearer than
-    /// allowed it comes to the first enemy (in `near`'s order) it comes too
-    /// near. A base moved `x` comes at most `x` nearer to anything, so an
-    /// end moved less than that from this one breaks the zone too.
+    /// `enemies` ([`Game::buffer_enemies`]: every other enemy is too far
+    /// from the start and the end to matter): None when it does not; else
+    /// how much nearer than allowed it comes to the first of them it comes
+    /// too near. A base moved `x` comes at most `x` nearer to anything, so
+    /// an end moved less than that from this one breaks the zone too.
     fn buffer_shortfall_near(
         &self,
         u: u16,
         start: &Base,
         end: &Base,
         buffer: f64,
-        near: &[usize],
+        enemies: impl IntoIterator<Item = (usize, bool)>,
     ) -> Option<f64> {
         let f = self.field();
-        let side = self.world.units[u as usize].side;
-        for &o in near {
+        for (o, apart) in enemies {
             let ob = &f.bases[o];
-            if !f.on_table[o] || self.world.units[o].side == side {
-                continue;
-            }
             // No point of a base is further than its radius from its
             // centre: far apart at the end and at the start, no exact
             // distance is needed.
             let far_at_end = end.centre.dist(ob.centre) - end.radius() - ob.radius() >= buffer;
-            if far_at_end && f.apart(u as usize, o, buffer - 1e-9) {
+            if far_at_end && apart {
                 continue;
             }
             // The start is where the unit stands: its distances are known.
@@ -2178,6 +2193,7 @@ impl<'r> Game<'r> {
         let near = self
             .field()
             .near(u as usize, &start, reach, buffer.max(0.0));
+        let enemies: Vec<(usize, bool)> = self.buffer_enemies(u, buffer, &near).collect();
         for (m, allowance) in allowed {
             let Some((m_slot, _)) = &ch.manoeuvre else {
                 unreachable!("a manoeuvre was allowed")
@@ -2191,13 +2207,16 @@ impl<'r> Game<'r> {
                 cands.extend(advance_as_far(
                     &start,
                     allowance,
-                    |d| self.buffer_shortfall_near(u, &start, &start.advanced(d), buffer, &near),
+                    |d| {
+                        let end = start.advanced(d);
+                        self.buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
+                    },
                     |path| self.path_clear_near(ch, u, path, frame, &near),
                 )?);
             }
             for (how, end, way) in cands {
                 if self
-                    .buffer_shortfall_near(u, &start, &end, buffer, &near)
+                    .buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
                     .is_some()
                 {
                     continue;

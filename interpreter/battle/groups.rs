@@ -124,7 +124,8 @@ impl Game<'_> {
     ) -> Option<f64> {
         let everyone = &self.code.everyone;
         group.iter().enumerate().find_map(|(i, &m)| {
-            self.buffer_shortfall_near(m, &body.bases[i], &ends[i], buffer, everyone)
+            let enemies = self.buffer_enemies(m, buffer, everyone);
+            self.buffer_shortfall_near(m, &body.bases[i], &ends[i], buffer, enemies)
         })
     }
 
