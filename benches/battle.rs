@@ -121,7 +121,7 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
     );
     let free = games as f64 / tf;
     println!(
-        "  rules free     : {free:10.1} games/s  ({:.2} ms a game, {:.2}x one core: the rules are {:.0}% of a game)",
+        "  rules free     : {free:10.1} games/s  ({:.2} ms a game, {:.2}x one core: the decisions' questions to the rules are {:.0}% of a game)",
         1000.0 / free,
         free / one,
         100.0 * (1.0 - one / free)
