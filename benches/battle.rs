@@ -25,10 +25,11 @@
 //!    would be a second engine per ruleset. Each replay is checked to end
 //!    exactly as its game did (summary, states, bases).
 //!
-//! The target the issue sets for TVBD is 2,000 games per second per core. Run with `cargo bench --bench
-//! battle`; `MUSTER_BENCH_GAMES` sets the games per run (default 64; the
-//! Matchlocks runs play a quarter as many, its games being the longest),
-//! `MUSTER_BENCH_ONLY=tvbd|thistle|matchlocks` one ruleset.
+//! The target the issue sets for TVBD is 2,000 games per second per core.
+//! Run with `cargo bench --bench battle`; `MUSTER_BENCH_GAMES` sets the
+//! games per run (default 64; the Matchlocks runs play a quarter as many,
+//! its games being the longest), `MUSTER_BENCH_ONLY=tvbd|thistle|matchlocks`
+//! one ruleset.
 
 #![allow(clippy::result_large_err)]
 

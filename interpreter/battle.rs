@@ -890,6 +890,7 @@ impl Tape {
         self.0.len()
     }
 
+    /// Whether it holds no answer.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -953,7 +954,7 @@ impl<'r> Game<'r> {
     #[inline(never)]
     fn eval_taped(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, EvalError> {
         match &self.taping {
-            Taping::Off => self.ev.run(Ctx::new(&self.world), e, frame, &mut NoDice),
+            Taping::Off => unreachable!("eval_raw evaluates untaped itself"),
             Taping::Record(t) => {
                 let r = self.ev.run(Ctx::new(&self.world), e, frame, &mut NoDice);
                 t.borrow_mut().0.push(r.as_ref().ok().copied());
@@ -1827,8 +1828,7 @@ impl<'r> Game<'r> {
         path: &[Base],
         frame: &mut [Value],
     ) -> Result<bool, Diag> {
-        let code = self.code.clone();
-        self.path_clear_near(ch, u, path, frame, &code.everyone)
+        self.path_clear_near(ch, u, path, frame, &self.code.everyone)
     }
 
     /// [`Game::path_clear`], looking only at the units `near` (in order):
@@ -1995,9 +1995,11 @@ impl<'r> Game<'r> {
         } else if m == mm.oblique {
             for a in [-45.0, 45.0] {
                 let d = allowance;
-                let steps = oblique_steps(d);
-                let end = b.oblique(a, d * steps as f64 / steps as f64);
-                out.push((How::Obliquely(a, d), end, Way::Oblique(a, d)));
+                out.push((
+                    How::Obliquely(a, d),
+                    b.oblique_end(a, d),
+                    Way::Oblique(a, d),
+                ));
             }
         } else if m == mm.turn {
             for a in [-90.0, 90.0] {
@@ -3015,20 +3017,10 @@ impl Way {
                 path.extend(b.pivoted(180.0).straight_path(d));
                 path
             }
-            Way::Oblique(a, d) => {
-                let steps = oblique_steps(d);
-                (0..=steps)
-                    .map(|k| b.oblique(a, d * k as f64 / steps as f64))
-                    .collect()
-            }
+            Way::Oblique(a, d) => b.oblique_path(a, d),
             Way::Laid(path) => path,
         }
     }
-}
-
-/// How many steps an oblique move of `d` is checked in.
-fn oblique_steps(d: f64) -> usize {
-    (d / 0.5).ceil().max(1.0) as usize
 }
 
 /// The furthest straight advance from `start` ([`furthest_advance`], its
@@ -3119,12 +3111,14 @@ fn path_cost(path: &[Base], wheel: bool) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{conjuncts, furthest_advance, same_along_a_row, Split};
     use crate::battlefield::tests::Rng;
     use crate::battlefield::{Base, Pt};
 
-    fn ruleset(file: &str) -> crate::ir::Ruleset {
+    /// A ruleset of the repository, built (for the tests of the modules
+    /// that compile and play its rules).
+    pub(crate) fn ruleset(file: &str) -> crate::ir::Ruleset {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         match crate::build(&path) {
             Ok(b) => b.ruleset,

@@ -1110,7 +1110,7 @@ impl Base {
     /// is negative): the start, then a base every half measure or less, the
     /// end last. Moves are checked along such paths.
     pub fn straight_path(&self, d: f64) -> Vec<Base> {
-        let steps = (d.abs() / 0.5).ceil().max(1.0) as usize;
+        let steps = half_measure_steps(d);
         (0..=steps)
             .map(|k| self.advanced(d * k as f64 / steps as f64))
             .collect()
@@ -1119,8 +1119,24 @@ impl Base {
     /// The last base of [`Base::straight_path`], worked out alone (the same
     /// expression, bit for bit).
     pub fn straight_end(&self, d: f64) -> Base {
-        let steps = (d.abs() / 0.5).ceil().max(1.0) as usize;
+        let steps = half_measure_steps(d);
         self.advanced(d * steps as f64 / steps as f64)
+    }
+
+    /// An oblique move of `d` along the bearing `angle` off the facing
+    /// ([`Base::oblique`]), a base every half measure, start first.
+    pub fn oblique_path(&self, angle: f64, d: f64) -> Vec<Base> {
+        let steps = half_measure_steps(d);
+        (0..=steps)
+            .map(|k| self.oblique(angle, d * k as f64 / steps as f64))
+            .collect()
+    }
+
+    /// The last base of [`Base::oblique_path`], worked out alone (the same
+    /// expression, bit for bit).
+    pub fn oblique_end(&self, angle: f64, d: f64) -> Base {
+        let steps = half_measure_steps(d);
+        self.oblique(angle, d * steps as f64 / steps as f64)
     }
 
     /// The base moved `d` straight along its facing (negative `d` moves it
@@ -1222,6 +1238,12 @@ impl Base {
         }
         best
     }
+}
+
+/// How many steps a move of `d` (either way) takes, a base every half
+/// measure ([`Base::straight_path`], [`Base::oblique_path`]).
+fn half_measure_steps(d: f64) -> usize {
+    (d.abs() / 0.5).ceil().max(1.0) as usize
 }
 
 /// How many steps [`Base::wheel_path`] takes for a wheel of `angle`.

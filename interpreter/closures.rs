@@ -183,6 +183,16 @@ impl Scope {
             self.at.get(i as usize).copied()
         }
     }
+    /// The frame slot `x` reads, when it is a local that lives in one.
+    fn slot_of(&self, x: &Ex) -> Option<usize> {
+        match x {
+            Ex::Local(l) => match self.try_get(*l)? {
+                At::Slot(s) => Some(s as usize),
+                At::Value(_) => None,
+            },
+            _ => None,
+        }
+    }
     fn slot(&self, i: u16) -> usize {
         match self.get(i) {
             At::Slot(s) => s as usize,
@@ -315,11 +325,7 @@ impl<'r> Lower<'r> {
         self.depth = 0;
         // The calls made more than once, with the parameters alone.
         let mut calls: Vec<(bool, Id, Vec<u16>, usize)> = Vec::new();
-        let parts = std::iter::once(&qd.func.body).chain(qd.modifiers.iter().flat_map(|m| {
-            let md = &rs.modifiers[*m as usize];
-            md.when.iter().chain(std::iter::once(&md.amount))
-        }));
-        for e in parts {
+        for e in quantity_parts(rs, q) {
             repeated_calls(rs, e, qd.func.params.len(), &mut calls);
         }
         for (fact, id, args, n) in calls {
@@ -710,13 +716,7 @@ impl<'r> Lower<'r> {
     /// `or`s (past equalities of locals, which cannot fail to evaluate),
     /// and the defines called with locals.
     fn decides(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
-        let slot = |x: &Ex| match x {
-            Ex::Local(l) => match sc.try_get(*l)? {
-                At::Slot(s) => Some(s as usize),
-                At::Value(_) => None,
-            },
-            _ => None,
-        };
+        let slot = |x: &Ex| sc.slot_of(x);
         let side = |x: &Ex| match x {
             Ex::SideOf(u) => slot(u),
             _ => None,
@@ -843,13 +843,7 @@ impl<'r> Lower<'r> {
     /// directly or through a battle fact whose battle value it is), x the
     /// quantifier's unit in slot `var`: g's slot.
     fn group_of_slot(&self, a: &Ex, b: &Ex, sc: &Scope, var: usize) -> Option<usize> {
-        let slot = |x: &Ex| match x {
-            Ex::Local(l) => match sc.try_get(*l)? {
-                At::Slot(s) => Some(s as usize),
-                At::Value(_) => None,
-            },
-            _ => None,
-        };
+        let slot = |x: &Ex| sc.slot_of(x);
         let other = |p: &Ex, q: &Ex| match (slot(p)?, slot(q)?) {
             (p, q) if p == var && q != var => Some(q),
             (p, q) if q == var && p != var => Some(p),
@@ -1556,7 +1550,16 @@ fn compare(op: Bin, a: i64, b: i64) -> bool {
     }
 }
 
-/// The highest local an expression reads or binds (0 when none).
+/// Quantity `q`'s expressions: its base, then each modifier's condition
+/// (if any) and amount.
+fn quantity_parts(rs: &Ruleset, q: Id) -> impl Iterator<Item = &Ex> {
+    let qd = &rs.quantities[q as usize];
+    std::iter::once(&qd.func.body).chain(qd.modifiers.iter().flat_map(|m| {
+        let md = &rs.modifiers[*m as usize];
+        md.when.iter().chain(std::iter::once(&md.amount))
+    }))
+}
+
 /// The slots of `args` when each is a parameter (a local below `params`).
 fn params_only(args: &[Ex], params: usize) -> Option<Vec<u16>> {
     args.iter()
@@ -1603,6 +1606,7 @@ fn repeated_calls(
     });
 }
 
+/// The highest local an expression reads or binds (0 when none).
 fn max_local(e: &Ex) -> usize {
     let mut m = 0usize;
     fn walk(e: &Ex, m: &mut usize) {
@@ -1622,16 +1626,12 @@ fn max_local(e: &Ex) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{repeated_calls, Lower, Scope, Test};
+    use super::{quantity_parts, repeated_calls, Lower, Scope, Test};
+    use crate::battle::tests::ruleset;
     use crate::ir::Ex;
 
     fn thistle() -> crate::ir::Ruleset {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("rules/thistle_lily_and_rose.muster");
-        match crate::build(&path) {
-            Ok(b) => b.ruleset,
-            Err(_) => panic!("Thistle builds"),
-        }
+        ruleset("rules/thistle_lily_and_rose.muster")
     }
 
     /// `count u: in_group(g, u) and ...` (Thistle's group_size): the
@@ -1667,12 +1667,7 @@ mod tests {
     /// command too: the body runs only for friends of u's command.
     #[test]
     fn a_quantifier_over_a_command_looks_only_at_the_command() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("rules/never_mind_the_matchlocks.muster");
-        let rs = match crate::build(&path) {
-            Ok(b) => b.ruleset,
-            Err(_) => panic!("Matchlocks builds"),
-        };
+        let rs = ruleset("rules/never_mind_the_matchlocks.muster");
         let lower = Lower::new(&rs);
         let d = rs
             .defines
@@ -1712,18 +1707,15 @@ mod tests {
     #[test]
     fn a_fact_asked_in_several_modifiers_is_counted_once_per_call() {
         let rs = &thistle();
-        let q = rs
+        let id = rs
             .quantities
             .iter()
-            .find(|q| q.func.name == "move_allowance")
+            .position(|q| q.func.name == "move_allowance")
             .expect("move_allowance");
+        let params = rs.quantities[id].func.params.len();
         let mut calls = Vec::new();
-        repeated_calls(rs, &q.func.body, q.func.params.len(), &mut calls);
-        for m in &q.modifiers {
-            let md = &rs.modifiers[*m as usize];
-            for e in md.when.iter().chain(std::iter::once(&md.amount)) {
-                repeated_calls(rs, e, q.func.params.len(), &mut calls);
-            }
+        for e in quantity_parts(rs, id as u16) {
+            repeated_calls(rs, e, params, &mut calls);
         }
         let named = |fact: bool, id: u16| {
             if fact {
