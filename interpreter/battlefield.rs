@@ -2713,7 +2713,8 @@ pub(crate) mod tests {
         let mut r = Rng(11);
         let (w, d) = (48.0, 32.0);
         let (mut said, mut clear) = (0, 0);
-        for _ in 0..cases() / 10 {
+        let runs = cases() / 10;
+        for _ in 0..runs {
             let (bw, bd) = random_size(&mut r);
             let run: Vec<Base> = (0..1 + r.below(6))
                 .map(|_| {
@@ -2738,7 +2739,7 @@ pub(crate) mod tests {
                 said += within as usize;
             }
         }
-        assert!(clear > 1000 && said == clear, "{said} of {clear}");
+        assert!(clear * 5 > runs && said == clear, "{said} of {clear}");
     }
 
     /// How many random cases each comparison tries: a million in release
