@@ -7,15 +7,21 @@
 //!
 //! Measured in one run, per ruleset:
 //! 1. TREE: games per second on one core with every expression walked as a
-//!    tree (`Prepared::walking_the_tree`): the interpreter as it was before
-//!    its rules were compiled to closures, the baseline of this run;
+//!    tree (`Prepared::walking_the_tree`) and no book of openings: the
+//!    interpreter as it was before its rules were compiled to closures,
+//!    the baseline of this run;
 //! 2. ONE CORE: games per second on one core with the compiled rules, and
-//!    the ratio to (1);
-//! 3. ALL CORES: games per second on the default rayon pool, and the
+//!    the ratio to (1), as `simulate` plays them: each run starts with an
+//!    empty book of openings (`battle::openings`), which its games fill and
+//!    take from (the decisions they make alike before the dice tell them
+//!    apart);
+//! 3. NO BOOK: the same on one core with every game deciding everything
+//!    itself (`Prepared::openings = None`): what one game costs alone;
+//! 4. ALL CORES: games per second on the default rayon pool, and the
 //!    speed-up over one core;
-//! 4. the summaries of all three runs are checked to be identical (the
-//!    same games, whatever the code and the thread count);
-//! 5. RULES FREE: games per second on one core replaying each game from a
+//! 5. the summaries of all four runs are checked to be identical (the
+//!    same games, whatever the code, the book and the thread count);
+//! 6. RULES FREE: games per second on one core replaying each game from a
 //!    tape of the answers its decisions got from the rules
 //!    ([`Prepared::play_taped`], [`Prepared::replay`]): the engine alone
 //!    (candidate moves, geometry, the game loop) and the procedures, with
@@ -80,14 +86,22 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
     };
     let sc = b.scenario(None).expect("the default scenario reads");
     let compiled = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
-    let walked = Prepared::new(&b.ruleset, &sc)
+    let mut alone = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
+    alone.openings = None;
+    let mut walked = Prepared::new(&b.ruleset, &sc)
         .expect("the default scenario sets up")
         .walking_the_tree();
+    // The baseline decides every game alone, as the interpreter did before.
+    walked.openings = None;
     let run = |prep: &Prepared, threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .expect("a thread pool");
+        // Each run starts with an empty book, as `simulate` does.
+        if let Some(book) = &prep.openings {
+            book.clear();
+        }
         let start = Instant::now();
         let s = pool
             .install(|| muster::simulate::run(prep, games, 1, &|| {}))
@@ -96,13 +110,17 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
     };
     let (tt, st, _) = run(&walked, 1);
     let (t1, s1, _) = run(&compiled, 1);
+    let taken = compiled.openings.as_ref().map_or(0, |b| b.taken());
+    let (ta, sa, _) = run(&alone, 1);
     let (tn, sn, n) = run(&compiled, 0);
     assert_eq!(st, s1, "compiling the rules must not change a game");
+    assert_eq!(s1, sa, "the book of openings must not change a game");
     assert_eq!(s1, sn, "the summary must not depend on the thread count");
     let tf = rules_free(&compiled, games);
     let tree = games as f64 / tt;
     let one = games as f64 / t1;
     let all = games as f64 / tn;
+    let solo = games as f64 / ta;
     println!(
         "battle: {games} games of the {label} default scenario, mean {:.2} turns",
         s1.mean_turns
@@ -117,15 +135,21 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
         one / tree
     );
     println!(
+        "  no book        : {solo:10.1} games/s  ({:.2} ms a game; the book gave {:.2}x, {:.1} decisions a game taken from it)",
+        1000.0 / solo,
+        one / solo,
+        taken as f64 / games as f64
+    );
+    println!(
         "  {n} cores        : {all:10.1} games/s  ({:.2}x one core)",
         all / one
     );
     let free = games as f64 / tf;
     println!(
-        "  rules free     : {free:10.1} games/s  ({:.2} ms a game, {:.2}x one core: the decisions' questions to the rules are {:.0}% of a game)",
+        "  rules free     : {free:10.1} games/s  ({:.2} ms a game, {:.2}x no book: the decisions' questions to the rules are {:.0}% of a game)",
         1000.0 / free,
-        free / one,
-        100.0 * (1.0 - one / free)
+        free / solo,
+        100.0 * (1.0 - solo / free)
     );
     if !target {
         return;

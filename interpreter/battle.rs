@@ -20,6 +20,9 @@ use std::sync::Arc;
 
 mod decks;
 mod groups;
+mod openings;
+
+pub use openings::Openings;
 
 /// One thing that happened, as data (`--log json`) and as narrative.
 #[derive(Clone, Debug, Serialize)]
@@ -244,7 +247,7 @@ impl std::fmt::Display for Event {
 }
 
 /// How a game ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Result_ {
     /// The army (by its index in the scenario) that won.
     Won(usize),
@@ -338,6 +341,9 @@ pub struct Prepared<'r> {
     manoeuvres: Manoeuvres,
     /// What the games evaluate over and over, compiled once.
     code: Arc<BattleCode>,
+    /// The book of openings the games of [`Prepared::play`] share (None:
+    /// each game decides everything itself); see [`openings`].
+    pub openings: Option<Arc<Openings>>,
 }
 
 /// The expressions a battle evaluates over and over, compiled to closures
@@ -764,6 +770,7 @@ impl<'r> Prepared<'r> {
             off_table: rs.state("off_table"),
             manoeuvres,
             code,
+            openings: Some(Default::default()),
         })
     }
 
@@ -771,13 +778,18 @@ impl<'r> Prepared<'r> {
     /// both ways to show they are the same game).
     pub fn walking_the_tree(mut self) -> Self {
         self.code = Arc::new(BattleCode::new(self.rs, self.world.units.len(), false));
+        // A book of its own: its games take nothing the compiled ones decided.
+        self.openings = self.openings.as_ref().map(|_| Default::default());
         self
     }
 
     /// Play one game with a seed; with `log`, keep the narrative and a
-    /// picture of the table after every turn.
+    /// picture of the table after every turn. Without a log, the game
+    /// takes the openings other games of this preparation left in its
+    /// book, and leaves one (see [`openings`]): the same game, sooner.
     pub fn play(&self, seed: u64, log: bool) -> Result<Game<'r>, Diag> {
         let mut g = self.start(seed, log);
+        g.openings = self.openings.clone();
         g.run()?;
         Ok(g)
     }
@@ -819,6 +831,8 @@ impl<'r> Prepared<'r> {
             piles: vec![Default::default(); self.rs.decks.len()],
             drawing: 0,
             taping: Taping::Off,
+            openings: None,
+            in_opening: true,
         }
     }
 
@@ -873,6 +887,10 @@ pub struct Game<'r> {
     drawing: u32,
     /// Whether the rules' answers are taped, or played back ([`Tape`]).
     taping: Taping,
+    /// The run's book of openings, when the game may use it.
+    openings: Option<Arc<Openings>>,
+    /// Whether every decision so far was found in the book.
+    in_opening: bool,
 }
 
 /// Every answer the rules gave a game's engine, in the order it asked: a
@@ -901,6 +919,12 @@ enum Taping {
     Off,
     Record(std::cell::RefCell<Tape>),
     Play(Tape, std::cell::Cell<usize>),
+}
+
+impl Taping {
+    fn is_off(&self) -> bool {
+        matches!(self, Taping::Off)
+    }
 }
 
 /// The most steps a game may take (a runaway `goto` loop is reported).
@@ -1480,7 +1504,8 @@ impl<'r> Game<'r> {
         self.policy[army]
     }
 
-    fn decide(&mut self, d: Id, args: &[Value]) -> Result<(), Diag> {
+    /// Make decision `d` now, whatever the book of openings holds.
+    fn decide_afresh(&mut self, d: Id, args: &[Value]) -> Result<(), Diag> {
         let dec = &self.rs.decisions[d as usize];
         let Some(ch) = &dec.choice else {
             // A decision without a body (deployment from the scenario).

@@ -643,6 +643,21 @@ pub struct Base {
 }
 
 impl Base {
+    /// Every number of the base, as bits: two bases are the same base only
+    /// when these are equal (the same coordinates, sign of zero and all).
+    pub fn bits(&self) -> [u64; 8] {
+        [
+            self.centre.x.to_bits(),
+            self.centre.y.to_bits(),
+            self.facing.to_bits(),
+            self.width.to_bits(),
+            self.depth.to_bits(),
+            self.fwd.x.to_bits(),
+            self.fwd.y.to_bits(),
+            self.rad.to_bits(),
+        ]
+    }
+
     /// A base at `centre` facing `facing` (a bearing in degrees, kept as
     /// given).
     pub fn new(centre: Pt, facing: f64, width: f64, depth: f64) -> Base {

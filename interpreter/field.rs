@@ -319,6 +319,27 @@ impl Field {
         }
     }
 
+    /// Put every unit where `bases` says, on the table or not, held in
+    /// reserve or not, with the turn begun at `turn_start`; everything
+    /// known of distances, zones and groups is forgotten.
+    pub fn restore(
+        &mut self,
+        bases: &[Base],
+        on_table: &[bool],
+        reserve: &[bool],
+        turn_start: &[Pt],
+    ) {
+        self.bases.copy_from_slice(bases);
+        self.on_table.copy_from_slice(on_table);
+        self.reserve.copy_from_slice(reserve);
+        self.turn_start.copy_from_slice(turn_start);
+        for u in 0..self.bases.len() {
+            self.cache.forget(u);
+            self.zones.forget(u);
+        }
+        self.groups.forget();
+    }
+
     /// Where unit `u` stands now, with what is known of its distances.
     pub fn stand(&self, u: usize) -> Stand {
         use std::sync::atomic::Ordering::Relaxed;

@@ -6,7 +6,7 @@
 /// XSL-RR output), exactly as `rand_pcg::Pcg64Mcg` computes it (a test pins
 /// the two together). Written out here so that its layout is known: the
 /// machine-code tier steps the same state inline.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Rng {
     state: u128,

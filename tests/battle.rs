@@ -127,6 +127,68 @@ fn compiled_rules_change_nothing() {
     }
 }
 
+/// Games that take their opening from the run's book end exactly as games
+/// that decide everything themselves: the same summary, every unit and
+/// side state, every base to the bit, every noted fact. In each ruleset
+/// some decisions are taken from the book (Matchlocks' whole deployment,
+/// Thistle's first moves); a game with a log takes none.
+#[test]
+fn openings_from_the_book_change_nothing() {
+    for (rules, games, least) in [
+        ("rules/tillys_very_bad_day.muster", 8, 6),
+        ("rules/thistle_lily_and_rose.muster", 8, 10),
+        ("rules/never_mind_the_matchlocks.muster", 5, 3),
+    ] {
+        let mut b = match muster::build(&Path::new(ROOT).join(rules)) {
+            Ok(b) => b,
+            Err((d, s)) => panic!("{}", render_plain(&d, &s)),
+        };
+        let sc = b.scenario(None).unwrap();
+        let shared = Prepared::new(&b.ruleset, &sc).unwrap();
+        let mut alone = Prepared::new(&b.ruleset, &sc).unwrap();
+        alone.openings = None;
+        let end = |g: &muster::battle::Game| {
+            let f = g.world.field.as_ref().unwrap();
+            let facts: Vec<Vec<_>> = g
+                .world
+                .facts
+                .iter()
+                .map(|m| {
+                    let mut v: Vec<_> = m.iter().collect();
+                    v.sort();
+                    v
+                })
+                .collect();
+            let bases: Vec<[u64; 8]> = f.bases.iter().map(|b| b.bits()).collect();
+            format!(
+                "{:?} {:?} {:?} {bases:?} {:?} {facts:?}",
+                g.summary(),
+                g.world.state,
+                g.world.side_state,
+                f.on_table,
+            )
+        };
+        for i in 0..games {
+            let seed = muster::simulate::game_seed(3, i);
+            let with = shared.play(seed, false).unwrap();
+            let without = alone.play(seed, false).unwrap();
+            assert_eq!(end(&with), end(&without), "{rules} game {i}");
+        }
+        let book = shared.openings.as_ref().unwrap();
+        assert!(book.taken() >= least, "{rules}: taken {}", book.taken());
+        let before = book.taken();
+        let logged = shared
+            .play(muster::simulate::game_seed(3, 0), true)
+            .unwrap();
+        assert_eq!(
+            book.taken(),
+            before,
+            "{rules}: a logged game decides afresh"
+        );
+        assert!(logged.narrative().lines().count() > 100);
+    }
+}
+
 /// A game replayed from the tape of the answers its decisions got from the
 /// rules is the same game, event for event (the battle benchmark times
 /// such replays as the engine's speed with the rules free); a tape that
