@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 pub const MAX_POSITIONS: usize = 512;
 
 /// At most about this many bytes of positions in a book.
-pub const MAX_BYTES: usize = 64 << 20;
+pub const MAX_BYTES: usize = 16 << 20;
 
 /// The positions the games of one run have decided from, each with the
 /// position its decision led to. Shared by every game of the run, on any
