@@ -1667,6 +1667,7 @@ impl<'r> Game<'r> {
             both,
             width,
             sides,
+            contact,
             ..
         } = &*split;
         let mut wide = frame.to_vec();
@@ -1710,7 +1711,7 @@ impl<'r> Game<'r> {
                     // A first part that compares the two sides is settled
                     // here (it cannot fail): the rest is asked only of the
                     // pairs it lets through.
-                    let rest = match (sides, second_ok[j]) {
+                    let mut rest = match (sides, second_ok[j]) {
                         (Some(same), Some(true)) => {
                             let w = &self.world.units;
                             if (w[u0 as usize].side == w[u1 as usize].side) != *same {
@@ -1720,6 +1721,24 @@ impl<'r> Game<'r> {
                         }
                         _ => &both[..],
                     };
+                    // So is a next part asking whether the two touch: the
+                    // table's own measure, the value the part would have.
+                    if let (Some(swapped), Some(true), true) = (
+                        contact,
+                        second_ok[j],
+                        rest.len() < both.len() || sides.is_none(),
+                    ) {
+                        let (a, b) = if *swapped { (u1, u0) } else { (u0, u1) };
+                        let touch = self.field().of_two(
+                            crate::ir::Builtin::InContact,
+                            a as usize,
+                            b as usize,
+                        );
+                        if touch != Some(Value::Bool(true)) {
+                            continue;
+                        }
+                        rest = &rest[1..];
+                    }
                     let ok = match (second_ok[j], self.all_hold(rest, &mut wide)) {
                         (Some(true), Some(b)) => b,
                         _ => {
@@ -2847,6 +2866,11 @@ struct Split {
     /// units' sides (`enemies(s, t)`: other sides): whether it asks for the
     /// same side. The scan then makes that test itself.
     sides: Option<bool>,
+    /// With two names, when the next part of `both` (after the sides test,
+    /// if any) is whether the two are in contact (`in_contact(a, d)`, or a
+    /// battle fact derived as that, `engaged(a, d)`): whether it names them
+    /// the other way round. The scan then measures that itself.
+    contact: Option<bool>,
 }
 
 impl Split {
@@ -2869,6 +2893,10 @@ impl Split {
             ([a, b], Some(p)) => side_test(rs, p, *a, *b),
             _ => None,
         };
+        let contact = match (&ch.vars[..], both.get(usize::from(sides.is_some()))) {
+            ([a, b], Some(p)) => contact_test(rs, p, *a, *b),
+            _ => None,
+        };
         Split {
             frame,
             width: next as usize,
@@ -2876,6 +2904,7 @@ impl Split {
             second_only,
             both,
             sides,
+            contact,
         }
     }
 }
@@ -2911,6 +2940,40 @@ fn side_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<bool> {
             ((p, q) == (a, b) || (p, q) == (b, a)).then_some(inner)
         }
         _ => None,
+    }
+}
+
+/// Is `e` whether the units in slots `a` and `b` are in contact
+/// (`in_contact` of the two, or a battle fact of the two, without a hook,
+/// derived as `in_contact` of its parameters in order)? Some(false) when
+/// it names them `a` first, Some(true) when `b` first. On two units it is
+/// the table's measure and cannot fail to evaluate.
+fn contact_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<bool> {
+    use crate::ir::Builtin as B;
+    let pair = |args: &[Ex]| match args {
+        [Ex::Local(p), Ex::Local(q)] => Some((*p, *q)),
+        _ => None,
+    };
+    let (p, q) = match e {
+        Ex::Builtin(B::InContact, args) => pair(args)?,
+        Ex::Fact(f, args) => {
+            let fd = &rs.facts[*f as usize];
+            let derived = fd.battle.as_ref()?;
+            let in_order =
+                matches!(&derived.body, Ex::Builtin(B::InContact, x) if pair(x) == Some((0, 1)));
+            if fd.hook.is_some() || !in_order {
+                return None;
+            }
+            pair(args)?
+        }
+        _ => return None,
+    };
+    if (p, q) == (a, b) {
+        Some(false)
+    } else if (p, q) == (b, a) {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -3188,6 +3251,45 @@ pub(crate) mod tests {
         assert_eq!(sides("fight_melees"), Some(false));
         assert_eq!(sides("heroics"), Some(false));
         assert_eq!(sides("point_blank"), None);
+    }
+
+    /// Point blank (contact first) and melee (contact after the side test)
+    /// have their contact test made by the scan; shooting and charges do
+    /// not touch. A fact counts only when derived as `in_contact` of its
+    /// parameters in order (either way round at the call), without a hook.
+    #[test]
+    fn a_pick_that_asks_for_contact_is_split_so() {
+        use crate::ir::{Builtin, Ex};
+        let rs = &ruleset("rules/tillys_very_bad_day.muster");
+        let contact = |name: &str| {
+            let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
+            let ch = d.choice.as_ref().expect("a choice");
+            Split::of(rs, ch, ch.slots as usize).contact
+        };
+        assert_eq!(contact("point_blank"), Some(false));
+        assert_eq!(contact("fight_melees"), Some(false));
+        assert_eq!(contact("shooting"), None);
+        assert_eq!(contact("declare_charges"), None);
+        let engaged = rs
+            .facts
+            .iter()
+            .position(|f| f.name == "engaged")
+            .expect("engaged") as u16;
+        let fact = |a, b| Ex::Fact(engaged, vec![Ex::Local(a), Ex::Local(b)]);
+        assert_eq!(super::contact_test(rs, &fact(3, 4), 3, 4), Some(false));
+        assert_eq!(super::contact_test(rs, &fact(4, 3), 3, 4), Some(true));
+        assert_eq!(super::contact_test(rs, &fact(3, 5), 3, 4), None);
+        let touch = Ex::Builtin(Builtin::InContact, vec![Ex::Local(4), Ex::Local(3)]);
+        assert_eq!(super::contact_test(rs, &touch, 3, 4), Some(true));
+        // Derived the other way round, or with a hook: not the measure.
+        let mut turned = rs.clone();
+        let f = &mut turned.facts[engaged as usize];
+        f.battle.as_mut().expect("derived").body =
+            Ex::Builtin(Builtin::InContact, vec![Ex::Local(1), Ex::Local(0)]);
+        assert_eq!(super::contact_test(&turned, &fact(3, 4), 3, 4), None);
+        let mut hooked = rs.clone();
+        hooked.facts[engaged as usize].hook = Some(0);
+        assert_eq!(super::contact_test(&hooked, &fact(3, 4), 3, 4), None);
     }
 
     /// The buffer rule for enemies `es` (as the game applies it): an end
