@@ -3241,16 +3241,19 @@ pub(crate) mod tests {
     #[test]
     fn a_pick_that_opens_with_a_side_test_is_split_so() {
         let rs = &ruleset("rules/tillys_very_bad_day.muster");
-        let sides = |name: &str| {
-            let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
-            let ch = d.choice.as_ref().expect("a choice");
-            Split::of(rs, ch, ch.slots as usize).sides
-        };
+        let sides = |name: &str| split(rs, name).sides;
         assert_eq!(sides("shooting"), Some(false));
         assert_eq!(sides("declare_charges"), Some(false));
         assert_eq!(sides("fight_melees"), Some(false));
         assert_eq!(sides("heroics"), Some(false));
         assert_eq!(sides("point_blank"), None);
+    }
+
+    /// The split a `pick` decision of `rs` is scanned by.
+    fn split(rs: &crate::ir::Ruleset, name: &str) -> Split {
+        let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
+        let ch = d.choice.as_ref().expect("a choice");
+        Split::of(rs, ch, ch.slots as usize)
     }
 
     /// Point blank (contact first) and melee (contact after the side test)
@@ -3261,11 +3264,7 @@ pub(crate) mod tests {
     fn a_pick_that_asks_for_contact_is_split_so() {
         use crate::ir::{Builtin, Ex};
         let rs = &ruleset("rules/tillys_very_bad_day.muster");
-        let contact = |name: &str| {
-            let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
-            let ch = d.choice.as_ref().expect("a choice");
-            Split::of(rs, ch, ch.slots as usize).contact
-        };
+        let contact = |name: &str| split(rs, name).contact;
         assert_eq!(contact("point_blank"), Some(false));
         assert_eq!(contact("fight_melees"), Some(false));
         assert_eq!(contact("shooting"), None);
