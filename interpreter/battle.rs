@@ -1723,11 +1723,9 @@ impl<'r> Game<'r> {
                     };
                     // So is a next part asking whether the two touch: the
                     // table's own measure, the value the part would have.
-                    if let (Some(swapped), Some(true), true) = (
-                        contact,
-                        second_ok[j],
-                        rest.len() < both.len() || sides.is_none(),
-                    ) {
+                    // (With the second unit's parts passed, the sides test,
+                    // if any, is settled above: `rest` starts at it.)
+                    if let (Some(swapped), Some(true)) = (contact, second_ok[j]) {
                         let (a, b) = if *swapped { (u1, u0) } else { (u0, u1) };
                         let touch = self.field().of_two(
                             crate::ir::Builtin::InContact,

@@ -2,7 +2,8 @@
 //!
 //! Every game of a `simulate` run starts from the same scenario, and until
 //! the dice first tell two games apart they play alike: all of a
-//! Matchlocks deployment, a TVBD attacker's first move. A decision that
+//! Matchlocks deployment (once per dice-off), a Thistle army's first
+//! moves. A decision that
 //! rolls no dice is a function of where the game stands (every unit and
 //! side state, every noted fact, every base and who is on the table, the
 //! decks' piles, the turn) and of its arguments. The first game to make it
