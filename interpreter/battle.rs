@@ -1873,6 +1873,15 @@ impl<'r> Game<'r> {
         self.path_clear_near(ch, u, path, frame, &self.code.everyone)
     }
 
+    /// Does a base of unit `u` at `end` overlap one of the units `near`
+    /// that are on the table? Then no path there is clear
+    /// ([`Game::path_clear_near`] turns down a path that ends on anyone).
+    fn ends_on_someone(&self, u: u16, end: &Base, near: &[usize]) -> bool {
+        let f = self.field();
+        near.iter()
+            .any(|&o| o != u as usize && f.on_table[o] && end.overlaps(&f.bases[o]))
+    }
+
     /// [`Game::path_clear`], looking only at the units `near` (in order):
     /// every other unit is too far from the path to matter.
     fn path_clear_near(
@@ -2186,7 +2195,7 @@ impl<'r> Game<'r> {
         ch: &ChoiceDef,
         u: u16,
         frame: &mut [Value],
-    ) -> Result<Vec<(How, Vec<Base>, u32)>, Diag> {
+    ) -> Result<Vec<(How, Base, u32)>, Diag> {
         let mut out = Vec::new();
         if ch.manoeuvre.is_none() {
             return Ok(out);
@@ -2238,6 +2247,7 @@ impl<'r> Game<'r> {
             .field()
             .near(u as usize, &start, reach, buffer.max(0.0));
         let enemies: Vec<(usize, bool)> = self.buffer_enemies(u, buffer, &near).collect();
+        let mut path = Vec::new();
         for (m, allowance) in allowed {
             let Some((m_slot, _)) = &ch.manoeuvre else {
                 unreachable!("a manoeuvre was allowed")
@@ -2259,18 +2269,14 @@ impl<'r> Game<'r> {
                 )?);
             }
             for (how, end, way) in cands {
+                // The checks that need only the end come first: most
+                // candidates fail one of them, and then no path is laid.
+                // (Each check is a question about the move alone, so which
+                // fails first changes nothing but the time it takes.)
                 if self
                     .buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
                     .is_some()
                 {
-                    continue;
-                }
-                let path = way.path(&start);
-                debug_assert!(path.last() == Some(&end), "{how:?}");
-                debug_assert!(path
-                    .iter()
-                    .all(|b| b.centre.dist(start.centre) <= reach + 1e-9));
-                if !self.path_clear_near(ch, u, &path, frame, &near)? {
                     continue;
                 }
                 if let Some((e, before)) = zoc {
@@ -2278,16 +2284,27 @@ impl<'r> Game<'r> {
                         continue;
                     }
                 }
+                if self.ends_on_someone(u, &end, &near) {
+                    continue;
+                }
+                way.lay(&start, &mut path);
+                debug_assert!(path.last() == Some(&end), "{how:?}");
+                debug_assert!(path
+                    .iter()
+                    .all(|b| b.centre.dist(start.centre) <= reach + 1e-9));
+                if !self.path_clear_near(ch, u, &path, frame, &near)? {
+                    continue;
+                }
                 // The allowance again, now that the path is known (the
                 // path lent to the field for `touches_terrain`, then taken
                 // back).
-                self.field_path_mut().path = Some((u, path));
+                self.field_path_mut().path = Some((u, std::mem::take(&mut path)));
                 let allowed_now = ch
                     .allowance
                     .as_ref()
                     .map(|e| self.eval(e, frame))
                     .transpose();
-                let path = match self.field_path_mut().path.take() {
+                path = match self.field_path_mut().path.take() {
                     Some((_, p)) => p,
                     None => unreachable!("the path was just lent"),
                 };
@@ -2296,7 +2313,7 @@ impl<'r> Game<'r> {
                 if cost > allowed_now + 1e-6 && cost > 1e-9 {
                     continue;
                 }
-                out.push((how, path, m));
+                out.push((how, end, m));
             }
         }
         Ok(out)
@@ -2340,9 +2357,8 @@ impl<'r> Game<'r> {
             let start = self.field().bases[u as usize];
             let stand = self.field().stand(u as usize);
             let stay = self.score(prefer, &mut frame)?;
-            let mut best: Option<(Value, How, Vec<Base>, u32)> = None;
-            for (how, path, m) in self.legal_moves(ch, u, &mut frame)? {
-                let end = *path.last().expect("a path has an end");
+            let mut best: Option<(Value, How, Base, u32)> = None;
+            for (how, end, m) in self.legal_moves(ch, u, &mut frame)? {
                 frame[*m_slot as usize] = Value::Sym(m);
                 self.set_base(u as usize, end);
                 let s = self.score(prefer, &mut frame);
@@ -2352,10 +2368,10 @@ impl<'r> Game<'r> {
                     .as_ref()
                     .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
                 {
-                    best = Some((s, how, path, m));
+                    best = Some((s, how, end, m));
                 }
             }
-            let Some((s, how, path, m)) = best else {
+            let Some((s, how, end, m)) = best else {
                 continue;
             };
             if s.num_cmp(stay) != Some(std::cmp::Ordering::Greater) {
@@ -2365,7 +2381,6 @@ impl<'r> Game<'r> {
             if !self.passes_check(ch, u, &mut frame)? {
                 continue;
             }
-            let end = *path.last().expect("a path has an end");
             self.set_base(u as usize, end);
             let unit = self.world.units[u as usize].name.clone();
             self.note(|_| Event::Move {
@@ -2421,7 +2436,7 @@ impl<'r> Game<'r> {
         Ok(self
             .legal_moves(ch, u, &mut frame)?
             .into_iter()
-            .map(|(how, path, _)| (how.to_string(), *path.last().expect("a path has an end")))
+            .map(|(how, end, _)| (how.to_string(), end))
             .collect())
     }
 
@@ -3084,27 +3099,27 @@ pub(super) enum Way {
 }
 
 impl Way {
-    /// The path from `b`, start first (its last base is the end
-    /// [`Game::candidates`] gave, bit for bit).
-    pub(super) fn path(self, b: &Base) -> Vec<Base> {
+    /// The path from `b`, start first, laid into `out` (emptied first: one
+    /// buffer serves every candidate of a move). Its last base is the end
+    /// [`Game::candidates`] gave, bit for bit.
+    pub(super) fn lay(&self, b: &Base, out: &mut Vec<Base>) {
+        out.clear();
         match self {
-            Way::Two(end) => vec![*b, end],
-            Way::Straight(d) => b.straight_path(d),
+            Way::Two(end) => out.extend([*b, *end]),
+            Way::Straight(d) => out.extend(b.straight_bases(*d)),
             Way::Wheel(w, d) => {
-                let mut path = b.wheel_path(w);
-                if d > 1e-9 {
-                    let end = *path.last().expect("a path has an end");
-                    path.extend(end.straight_path(d).into_iter().skip(1));
+                out.extend(b.wheel_bases(*w));
+                if *d > 1e-9 {
+                    let end = *out.last().expect("a path has an end");
+                    out.extend(end.straight_bases(*d).skip(1));
                 }
-                path
             }
             Way::AboutFace(d) => {
-                let mut path = vec![*b];
-                path.extend(b.pivoted(180.0).straight_path(d));
-                path
+                out.push(*b);
+                out.extend(b.pivoted(180.0).straight_bases(*d));
             }
-            Way::Oblique(a, d) => b.oblique_path(a, d),
-            Way::Laid(path) => path,
+            Way::Oblique(a, d) => out.extend(b.oblique_bases(*a, *d)),
+            Way::Laid(path) => out.extend_from_slice(path),
         }
     }
 }

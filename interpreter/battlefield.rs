@@ -1125,10 +1125,14 @@ impl Base {
     /// is negative): the start, then a base every half measure or less, the
     /// end last. Moves are checked along such paths.
     pub fn straight_path(&self, d: f64) -> Vec<Base> {
+        self.straight_bases(d).collect()
+    }
+
+    /// The bases of [`Base::straight_path`] one at a time (for laying a
+    /// path into a buffer that is used again).
+    pub fn straight_bases(&self, d: f64) -> impl Iterator<Item = Base> + '_ {
         let steps = half_measure_steps(d);
-        (0..=steps)
-            .map(|k| self.advanced(d * k as f64 / steps as f64))
-            .collect()
+        (0..=steps).map(move |k| self.advanced(d * k as f64 / steps as f64))
     }
 
     /// The last base of [`Base::straight_path`], worked out alone (the same
@@ -1141,10 +1145,13 @@ impl Base {
     /// An oblique move of `d` along the bearing `angle` off the facing
     /// ([`Base::oblique`]), a base every half measure, start first.
     pub fn oblique_path(&self, angle: f64, d: f64) -> Vec<Base> {
+        self.oblique_bases(angle, d).collect()
+    }
+
+    /// The bases of [`Base::oblique_path`] one at a time.
+    pub fn oblique_bases(&self, angle: f64, d: f64) -> impl Iterator<Item = Base> + '_ {
         let steps = half_measure_steps(d);
-        (0..=steps)
-            .map(|k| self.oblique(angle, d * k as f64 / steps as f64))
-            .collect()
+        (0..=steps).map(move |k| self.oblique(angle, d * k as f64 / steps as f64))
     }
 
     /// The last base of [`Base::oblique_path`], worked out alone (the same
@@ -1199,10 +1206,13 @@ impl Base {
     /// The bases a wheel of `angle` passes through, from this base to the
     /// wheeled one, no more than 5 degrees apart.
     pub fn wheel_path(&self, angle: f64) -> Vec<Base> {
+        self.wheel_bases(angle).collect()
+    }
+
+    /// The bases of [`Base::wheel_path`] one at a time.
+    pub fn wheel_bases(&self, angle: f64) -> impl Iterator<Item = Base> + '_ {
         let n = wheel_steps(angle);
-        (0..=n)
-            .map(|k| self.wheeled(angle * k as f64 / n as f64))
-            .collect()
+        (0..=n).map(move |k| self.wheeled(angle * k as f64 / n as f64))
     }
 
     /// The last base of [`Base::wheel_path`], worked out alone (the same

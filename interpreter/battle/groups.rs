@@ -194,6 +194,7 @@ impl Game<'_> {
         };
         let ends_at =
             |end: &Base| -> Vec<Base> { (0..body.len()).map(|i| body.part_at(i, end)).collect() };
+        let mut path = Vec::new();
         for m in all {
             let Some(allowance) = self.manoeuvre_allowance(ch, m, frame)? else {
                 continue;
@@ -218,14 +219,12 @@ impl Game<'_> {
                 )?);
             }
             for (how, end, way) in cands {
-                let path = way.path(&start);
-                debug_assert!(path.last() == Some(&end), "{how:?}");
-                let paths = body.paths(&path);
-                let ends = path_ends(&paths);
+                // The checks that need only the ends first, as for one
+                // unit ([`Game::legal_moves`]).
+                let ends = ends_at(&end);
                 if self
                     .group_buffer_shortfall(group, &body, &ends, buffer)
                     .is_some()
-                    || !self.group_path_clear(ch, group, &paths, frame)?
                 {
                     continue;
                 }
@@ -233,6 +232,13 @@ impl Game<'_> {
                     if !zoc_allows(&start, &end, &self.field().bases[e as usize], before) {
                         continue;
                     }
+                }
+                way.lay(&start, &mut path);
+                debug_assert!(path.last() == Some(&end), "{how:?}");
+                let paths = body.paths(&path);
+                debug_assert!(path_ends(&paths) == ends);
+                if !self.group_path_clear(ch, group, &paths, frame)? {
+                    continue;
                 }
                 // The allowance again, each member's path known.
                 {
