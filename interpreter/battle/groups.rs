@@ -319,9 +319,15 @@ impl Game<'_> {
             .iter()
             .map(|g| self.field().bases[*g as usize])
             .collect();
+        // No legal move: the group stays unscored, as a unit does
+        // ([`Game::move_units`]).
+        let moves = self.group_moves(ch, &group, frame)?;
+        if moves.is_empty() {
+            return Ok(());
+        }
         let stay = self.score(prefer, frame)?;
         let mut best: Option<(Value, GroupMove)> = None;
-        for mv in self.group_moves(ch, &group, frame)? {
+        for mv in moves {
             frame[*m_slot as usize] = Value::Sym(mv.m);
             let ends = path_ends(&mv.paths);
             self.set_group(&group, &ends);
