@@ -1668,6 +1668,7 @@ impl<'r> Game<'r> {
             width,
             sides,
             contact,
+            bound,
             ..
         } = &*split;
         let mut wide = frame.to_vec();
@@ -1694,6 +1695,10 @@ impl<'r> Game<'r> {
                 }
             }
             frame[ch.vars[0] as usize] = Value::Unit(u0);
+            let reach = match bound {
+                Some(bd) if n == 2 => self.reach(bd, u0),
+                _ => None,
+            };
             if n == 1 {
                 if !taken.iter().any(|t| t[..] == [u0])
                     && self.all_hold(both, &mut wide) == Some(true)
@@ -1725,6 +1730,24 @@ impl<'r> Game<'r> {
                     // table's own measure, the value the part would have.
                     // (With the second unit's parts passed, the sides test,
                     // if any, is settled above: `rest` starts at it.)
+                    // So is a next part that only bases within a
+                    // distance can satisfy, for pairs plainly further
+                    // apart (with the second unit's parts passed, `rest`
+                    // starts at it).
+                    if let (Some(r), Some(true)) = (&reach, second_ok[j]) {
+                        let swapped = bound.as_ref().is_some_and(|bd| bd.swapped);
+                        let (a, b) = if swapped { (u1, u0) } else { (u0, u1) };
+                        let (a, b) = (a as usize, b as usize);
+                        let f = self.field();
+                        match r {
+                            Reach::None => continue,
+                            Reach::Within(k) => {
+                                if f.on_table[a] && f.on_table[b] && f.apart_by_centres(a, b, *k) {
+                                    continue;
+                                }
+                            }
+                        }
+                    }
                     if let (Some(swapped), Some(true)) = (contact, second_ok[j]) {
                         let (a, b) = if *swapped { (u1, u0) } else { (u0, u1) };
                         let touch = self.field().of_two(
@@ -1767,6 +1790,22 @@ impl<'r> Game<'r> {
             self.sync_off_table();
         }
         Ok(())
+    }
+
+    /// What bound `bd` says of the pairs whose first unit is `u0`, or None
+    /// when PRE or LIMIT fails to evaluate or LIMIT is not a whole number
+    /// (its pairs are then asked the fact itself).
+    fn reach(&self, bd: &Bound, u0: u16) -> Option<Reach> {
+        let mut frame = vec![Value::None; bd.slots];
+        frame[bd.first] = Value::Unit(u0);
+        match self.all_hold(&bd.pre, &mut frame)? {
+            false => Some(Reach::None),
+            true => match self.eval_raw(&bd.limit, &mut frame) {
+                // The margin `distance_compared` allows.
+                Ok(Value::Int(n)) => Some(Reach::Within(n as f64 + 1.0 / 64.0)),
+                _ => None,
+            },
+        }
     }
 
     /// Do all the parts hold? (None: one failed to evaluate.)
@@ -2892,6 +2931,43 @@ struct Split {
     /// battle fact derived as that, `engaged(a, d)`): whether it names them
     /// the other way round. The scan then measures that itself.
     contact: Option<bool>,
+    /// With two names and no contact test, when the next part of `both`
+    /// (after the sides test, if any) can hold only for bases within a
+    /// distance the first unit settles (TVBD's and Thistle's `in_range(s,
+    /// t)`): see [`Bound`].
+    bound: Option<Bound>,
+}
+
+/// A battle fact of the two units of a pick, without a hook, derived as
+/// `PRE and ... and distance(x, y) <= LIMIT and ...` (or `<`), where PRE
+/// and LIMIT read only the parameter the first unit is passed as and roll
+/// no dice (`s.range != none and distance(s, t) <= s.range`). Per first
+/// unit the scan works out PRE (false: the fact is false for every second
+/// unit) and LIMIT, and turns away a pair whose bases' centres put them
+/// plainly further apart than LIMIT ([`Field::apart_by_centres`]), as the
+/// comparison would itself before measuring (`Lower::distance_compared`):
+/// the fact's value, found without asking it. (By the centres alone, not
+/// by remembered distances: a replay, remembering none, must ask the rules
+/// the same questions.)
+#[derive(Clone, Debug)]
+struct Bound {
+    /// The fact's own frame: its parameters, then its slots.
+    slots: usize,
+    /// The parameter the first unit is passed as (0 or 1).
+    first: usize,
+    /// The conjuncts before the distance, in the fact's frame.
+    pre: Vec<Ex>,
+    limit: Ex,
+    /// Whether the distance names the second unit first.
+    swapped: bool,
+}
+
+/// What a [`Bound`] says of one first unit's pairs.
+enum Reach {
+    /// PRE does not hold: the fact is false for every second unit.
+    None,
+    /// Pairs plainly further apart than this are turned away.
+    Within(f64),
 }
 
 impl Split {
@@ -2914,8 +2990,13 @@ impl Split {
             ([a, b], Some(p)) => side_test(rs, p, *a, *b),
             _ => None,
         };
-        let contact = match (&ch.vars[..], both.get(usize::from(sides.is_some()))) {
+        let next_part = both.get(usize::from(sides.is_some()));
+        let contact = match (&ch.vars[..], next_part) {
             ([a, b], Some(p)) => contact_test(rs, p, *a, *b),
+            _ => None,
+        };
+        let bound = match (&ch.vars[..], next_part, contact) {
+            ([a, b], Some(p), None) => bound_test(rs, p, *a, *b),
             _ => None,
         };
         Split {
@@ -2926,6 +3007,7 @@ impl Split {
             both,
             sides,
             contact,
+            bound,
         }
     }
 }
@@ -3030,6 +3112,65 @@ fn conjuncts(rs: &Ruleset, e: &Ex, next: &mut u16, out: &mut Vec<Ex>, depth: u8)
             conjuncts(rs, &body, next, out, depth + 1);
         }
         e => out.push(e.clone()),
+    }
+}
+
+/// Is `e` a battle fact of the units in slots `a` and `b` that only bases
+/// within a distance settled by `a` can satisfy ([`Bound`])?
+fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
+    use crate::ir::Builtin as B;
+    let Ex::Fact(f, args) = e else {
+        return None;
+    };
+    let fd = &rs.facts[*f as usize];
+    let derived = fd.battle.as_ref()?;
+    if fd.hook.is_some() {
+        return None;
+    }
+    let first = match &args[..] {
+        [Ex::Local(p), Ex::Local(q)] if (*p, *q) == (a, b) => 0u16,
+        [Ex::Local(p), Ex::Local(q)] if (*p, *q) == (b, a) => 1,
+        _ => return None,
+    };
+    let second = 1 - first;
+    let mut parts = Vec::new();
+    flatten_and(&derived.body, &mut parts);
+    let mut pre = Vec::new();
+    for part in parts {
+        if let Ex::Bin(Bin::Le | Bin::Lt, x, limit) = part {
+            if let Ex::Builtin(B::Distance, xy) = &**x {
+                if let [Ex::Local(p), Ex::Local(q)] = &xy[..] {
+                    if (*p, *q) == (first, second) || (*p, *q) == (second, first) {
+                        if reads_local(limit, second) || crate::eval::rolls_dice(rs, limit) {
+                            return None;
+                        }
+                        return Some(Bound {
+                            slots: (derived.slots as usize).max(2),
+                            first: first as usize,
+                            pre,
+                            limit: (**limit).clone(),
+                            swapped: *p == second,
+                        });
+                    }
+                }
+            }
+        }
+        if reads_local(part, second) || crate::eval::rolls_dice(rs, part) {
+            return None;
+        }
+        pre.push(part.clone());
+    }
+    None
+}
+
+/// The `and`-ed parts of `e`, in order (`e` itself when it is not an `and`).
+fn flatten_and<'e>(e: &'e Ex, out: &mut Vec<&'e Ex>) {
+    match e {
+        Ex::Bin(Bin::And, x, y) => {
+            flatten_and(x, out);
+            flatten_and(y, out);
+        }
+        e => out.push(e),
     }
 }
 
@@ -3310,6 +3451,58 @@ pub(crate) mod tests {
         let mut hooked = rs.clone();
         hooked.facts[engaged as usize].hook = Some(0);
         assert_eq!(super::contact_test(&hooked, &fact(3, 4), 3, 4), None);
+    }
+
+    /// Shooting's `in_range(s, t)` (`s.range != none and distance(s, t) <=
+    /// s.range`) is bounded by the shooter, in TVBD and Thistle alike;
+    /// charges, point blank and melee are not. A limit that reads the
+    /// second unit, a hook, or a fact asked the other way round with its
+    /// distance so too, are told apart.
+    #[test]
+    fn a_pick_that_asks_for_range_is_bounded_by_it() {
+        use crate::ir::Ex;
+        let rs = &ruleset("rules/tillys_very_bad_day.muster");
+        let bound = |rs, name: &str| split(rs, name).bound;
+        let b = bound(rs, "shooting").expect("shooting is bounded");
+        assert_eq!((b.first, b.pre.len(), b.swapped), (0, 1, false));
+        for name in ["declare_charges", "point_blank", "fight_melees"] {
+            assert!(bound(rs, name).is_none(), "{name}");
+        }
+        let thistle = &ruleset("rules/thistle_lily_and_rose.muster");
+        let b = bound(thistle, "shooting").expect("Thistle's shooting is bounded");
+        assert_eq!((b.first, b.pre.len(), b.swapped), (0, 1, false));
+
+        let in_range = rs
+            .facts
+            .iter()
+            .position(|f| f.name == "in_range")
+            .expect("in_range") as u16;
+        let fact = |a, b| Ex::Fact(in_range, vec![Ex::Local(a), Ex::Local(b)]);
+        // Asked of (t, s): the first unit is the fact's second parameter,
+        // whose range is not what it reads.
+        assert!(super::bound_test(rs, &fact(4, 3), 3, 4).is_none());
+        assert!(super::bound_test(rs, &fact(3, 5), 3, 4).is_none());
+        let mut flipped = rs.clone();
+        let body = &mut flipped.facts[in_range as usize]
+            .battle
+            .as_mut()
+            .expect("derived")
+            .body;
+        // With its parameters swapped (`b.range != none and distance(b, a)
+        // <= b.range` for in_range(a, b)), asked as in_range(t, s) it is
+        // bounded by the pick's first unit, passed second; asked as
+        // in_range(s, t), not.
+        *body = crate::odds::map(body, &mut |x| match x {
+            Ex::Local(0) => Some(Ex::Local(1)),
+            Ex::Local(1) => Some(Ex::Local(0)),
+            _ => None,
+        });
+        let b = super::bound_test(&flipped, &fact(4, 3), 3, 4).expect("bounded by s");
+        assert_eq!((b.first, b.swapped), (1, false));
+        assert!(super::bound_test(&flipped, &fact(3, 4), 3, 4).is_none());
+        let mut hooked = rs.clone();
+        hooked.facts[in_range as usize].hook = Some(0);
+        assert!(super::bound_test(&hooked, &fact(3, 4), 3, 4).is_none());
     }
 
     /// The buffer rule for enemies `es` (as the game applies it): an end

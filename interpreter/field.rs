@@ -546,6 +546,14 @@ impl Field {
         if let Some(x) = self.cache.get(a, b) {
             return x > d;
         }
+        self.apart_by_centres(a, b, d)
+    }
+
+    /// [`Field::apart`] by the centres alone. Its answer does not depend on
+    /// which distances happen to be remembered, so what is decided by it
+    /// is decided alike when a game is replayed from the tape of its rules'
+    /// answers (with nothing remembered).
+    pub fn apart_by_centres(&self, a: usize, b: usize, d: f64) -> bool {
         let (p, q) = (&self.bases[a], &self.bases[b]);
         p.centre.dist(q.centre) - p.radius() - q.radius() > d + 1e-9
     }
