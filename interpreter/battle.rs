@@ -3134,7 +3134,7 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
     };
     let second = 1 - first;
     let mut parts = Vec::new();
-    flatten_and(&derived.body, &mut parts);
+    derived.body.conjuncts(&mut parts);
     let mut pre = Vec::new();
     for part in parts {
         if let Ex::Bin(Bin::Le | Bin::Lt, x, limit) = part {
@@ -3161,17 +3161,6 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
         pre.push(part.clone());
     }
     None
-}
-
-/// The `and`-ed parts of `e`, in order (`e` itself when it is not an `and`).
-fn flatten_and<'e>(e: &'e Ex, out: &mut Vec<&'e Ex>) {
-    match e {
-        Ex::Bin(Bin::And, x, y) => {
-            flatten_and(x, out);
-            flatten_and(y, out);
-        }
-        e => out.push(e),
-    }
 }
 
 /// Rewrite a define's body into another frame: locals by `remap`, and the
@@ -3412,6 +3401,11 @@ pub(crate) mod tests {
     }
 
     /// The split a `pick` decision of `rs` is scanned by.
+    /// The id of the ruleset's fact `name`.
+    fn fact_id(rs: &crate::ir::Ruleset, name: &str) -> u16 {
+        rs.facts.iter().position(|f| f.name == name).expect(name) as u16
+    }
+
     fn split(rs: &crate::ir::Ruleset, name: &str) -> Split {
         let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
         let ch = d.choice.as_ref().expect("a choice");
@@ -3431,11 +3425,7 @@ pub(crate) mod tests {
         assert_eq!(contact("fight_melees"), Some(false));
         assert_eq!(contact("shooting"), None);
         assert_eq!(contact("declare_charges"), None);
-        let engaged = rs
-            .facts
-            .iter()
-            .position(|f| f.name == "engaged")
-            .expect("engaged") as u16;
+        let engaged = fact_id(rs, "engaged");
         let fact = |a, b| Ex::Fact(engaged, vec![Ex::Local(a), Ex::Local(b)]);
         assert_eq!(super::contact_test(rs, &fact(3, 4), 3, 4), Some(false));
         assert_eq!(super::contact_test(rs, &fact(4, 3), 3, 4), Some(true));
@@ -3472,11 +3462,7 @@ pub(crate) mod tests {
         let b = bound(thistle, "shooting").expect("Thistle's shooting is bounded");
         assert_eq!((b.first, b.pre.len(), b.swapped), (0, 1, false));
 
-        let in_range = rs
-            .facts
-            .iter()
-            .position(|f| f.name == "in_range")
-            .expect("in_range") as u16;
+        let in_range = fact_id(rs, "in_range");
         let fact = |a, b| Ex::Fact(in_range, vec![Ex::Local(a), Ex::Local(b)]);
         // Asked of (t, s): the first unit is the fact's second parameter,
         // whose range is not what it reads.

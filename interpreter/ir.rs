@@ -629,6 +629,18 @@ impl Ex {
         }
     }
 
+    /// The `and`-ed parts of this expression, in order, into `out` (the
+    /// expression itself when it is not an `and`).
+    pub fn conjuncts<'e>(&'e self, out: &mut Vec<&'e Ex>) {
+        match self {
+            Ex::Bin(Bin::And, a, b) => {
+                a.conjuncts(out);
+                b.conjuncts(out);
+            }
+            other => out.push(other),
+        }
+    }
+
     /// Does `f` hold for any direct child (short-circuits)? The one walk over
     /// an expression's children that the analyses share.
     pub fn any_child(&self, f: &mut dyn FnMut(&Ex) -> bool) -> bool {

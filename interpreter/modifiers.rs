@@ -4,7 +4,7 @@
 
 use crate::compile::{suggest, Compiler};
 use crate::diagnostic::Diag;
-use crate::ir::{Bin, Ex, ModOp, QuantityDef, Ty};
+use crate::ir::{Ex, ModOp, QuantityDef, Ty};
 use crate::syntax;
 use crate::value::Value;
 
@@ -82,17 +82,8 @@ pub(crate) fn compile_modifier(c: &mut Compiler, id: usize, m: &syntax::Modifier
 /// literal `false`, or a conjunction of `is` tests on one local that no unit
 /// type satisfies.
 fn never_applies(e: &Ex, c: &Compiler) -> Option<String> {
-    fn conj<'a>(e: &'a Ex, out: &mut Vec<&'a Ex>) {
-        match e {
-            Ex::Bin(Bin::And, a, b) => {
-                conj(a, out);
-                conj(b, out);
-            }
-            other => out.push(other),
-        }
-    }
     let mut parts = Vec::new();
-    conj(e, &mut parts);
+    e.conjuncts(&mut parts);
     let mut sets: Vec<(u16, Vec<bool>)> = Vec::new();
     for p in parts {
         match p {
