@@ -1726,14 +1726,11 @@ impl<'r> Game<'r> {
                         }
                         _ => &both[..],
                     };
-                    // So is a next part asking whether the two touch: the
-                    // table's own measure, the value the part would have.
-                    // (With the second unit's parts passed, the sides test,
-                    // if any, is settled above: `rest` starts at it.)
-                    // So is a next part that only bases within a
-                    // distance can satisfy, for pairs plainly further
-                    // apart (with the second unit's parts passed, `rest`
-                    // starts at it).
+                    // A next part that only bases within a distance can
+                    // satisfy is settled for the pairs plainly further
+                    // apart: false, as the part itself would find.
+                    // (With the second unit's parts passed, the sides
+                    // test, if any, is settled above: `rest` starts at it.)
                     if let (Some(r), Some(true)) = (&reach, second_ok[j]) {
                         let swapped = bound.as_ref().is_some_and(|bd| bd.swapped);
                         let (a, b) = if swapped { (u1, u0) } else { (u0, u1) };
@@ -1748,6 +1745,8 @@ impl<'r> Game<'r> {
                             }
                         }
                     }
+                    // So is a next part asking whether the two touch: the
+                    // table's own measure, the value the part would have.
                     if let (Some(swapped), Some(true)) = (contact, second_ok[j]) {
                         let (a, b) = if *swapped { (u1, u0) } else { (u0, u1) };
                         let touch = self.field().of_two(
