@@ -1671,6 +1671,7 @@ impl<'r> Game<'r> {
             bound,
             ..
         } = &*split;
+        let bound_swapped = bound.as_ref().is_some_and(|bd| bd.swapped);
         let mut wide = frame.to_vec();
         wide.resize(*width, Value::None);
         // Per unit: does it pass the parts naming only the second name?
@@ -1732,8 +1733,7 @@ impl<'r> Game<'r> {
                     // (With the second unit's parts passed, the sides
                     // test, if any, is settled above: `rest` starts at it.)
                     if let (Some(r), Some(true)) = (&reach, second_ok[j]) {
-                        let swapped = bound.as_ref().is_some_and(|bd| bd.swapped);
-                        let (a, b) = if swapped { (u1, u0) } else { (u0, u1) };
+                        let (a, b) = if bound_swapped { (u1, u0) } else { (u0, u1) };
                         let (a, b) = (a as usize, b as usize);
                         let f = self.field();
                         match r {
@@ -3117,7 +3117,6 @@ fn conjuncts(rs: &Ruleset, e: &Ex, next: &mut u16, out: &mut Vec<Ex>, depth: u8)
 /// Is `e` a battle fact of the units in slots `a` and `b` that only bases
 /// within a distance settled by `a` can satisfy ([`Bound`])?
 fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
-    use crate::ir::Builtin as B;
     let Ex::Fact(f, args) = e else {
         return None;
     };
@@ -3136,22 +3135,18 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
     derived.body.conjuncts(&mut parts);
     let mut pre = Vec::new();
     for part in parts {
-        if let Ex::Bin(Bin::Le | Bin::Lt, x, limit) = part {
-            if let Ex::Builtin(B::Distance, xy) = &**x {
-                if let [Ex::Local(p), Ex::Local(q)] = &xy[..] {
-                    if (*p, *q) == (first, second) || (*p, *q) == (second, first) {
-                        if reads_local(limit, second) || crate::eval::rolls_dice(rs, limit) {
-                            return None;
-                        }
-                        return Some(Bound {
-                            slots: (derived.slots as usize).max(2),
-                            first: first as usize,
-                            pre,
-                            limit: (**limit).clone(),
-                            swapped: *p == second,
-                        });
-                    }
+        if let Some((p, q, limit)) = distance_within(part) {
+            if (p, q) == (first, second) || (p, q) == (second, first) {
+                if reads_local(limit, second) || crate::eval::rolls_dice(rs, limit) {
+                    return None;
                 }
+                return Some(Bound {
+                    slots: (derived.slots as usize).max(2),
+                    first: first as usize,
+                    pre,
+                    limit: limit.clone(),
+                    swapped: p == second,
+                });
             }
         }
         if reads_local(part, second) || crate::eval::rolls_dice(rs, part) {
@@ -3160,6 +3155,21 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
         pre.push(part.clone());
     }
     None
+}
+
+/// Is `e` `distance(p, q) <= limit` (or `<`) of two locals? Then (p, q,
+/// limit).
+fn distance_within(e: &Ex) -> Option<(u16, u16, &Ex)> {
+    let Ex::Bin(Bin::Le | Bin::Lt, x, limit) = e else {
+        return None;
+    };
+    let Ex::Builtin(crate::ir::Builtin::Distance, xy) = &**x else {
+        return None;
+    };
+    match &xy[..] {
+        [Ex::Local(p), Ex::Local(q)] => Some((*p, *q, &**limit)),
+        _ => None,
+    }
 }
 
 /// Rewrite a define's body into another frame: locals by `remap`, and the
@@ -3399,12 +3409,12 @@ pub(crate) mod tests {
         assert_eq!(sides("point_blank"), None);
     }
 
-    /// The split a `pick` decision of `rs` is scanned by.
     /// The id of the ruleset's fact `name`.
     fn fact_id(rs: &crate::ir::Ruleset, name: &str) -> u16 {
         rs.facts.iter().position(|f| f.name == name).expect(name) as u16
     }
 
+    /// The split a `pick` decision of `rs` is scanned by.
     fn split(rs: &crate::ir::Ruleset, name: &str) -> Split {
         let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
         let ch = d.choice.as_ref().expect("a choice");
