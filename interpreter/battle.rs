@@ -359,6 +359,9 @@ struct BattleCode {
     widths: Vec<usize>,
     /// Per `pick` decision: its LEGAL split for scanning.
     splits: Vec<Option<Arc<Split>>>,
+    /// Per `move` decision: the [`Bound`] of its `control` condition, with
+    /// the mover first and the enemy second.
+    controls: Vec<Option<Bound>>,
 }
 
 impl BattleCode {
@@ -367,13 +370,20 @@ impl BattleCode {
         let mut compiled = Compiled::default();
         let mut widths = Vec::new();
         let mut splits = Vec::new();
+        let mut controls = Vec::new();
         for (d, dec) in rs.decisions.iter().enumerate() {
             let mut width = frame_slots(rs, d as Id);
             let Some(ch) = &dec.choice else {
                 widths.push(width);
                 splits.push(None);
+                controls.push(None);
                 continue;
             };
+            controls.push(
+                ch.control
+                    .as_ref()
+                    .and_then(|(e, cond)| bound_test(rs, cond, ch.vars[0], *e)),
+            );
             let split = (ch.kind == ChoiceKind::Pick).then(|| Split::of(rs, ch, width));
             if compile {
                 let mut exprs = choice_exprs(ch);
@@ -415,6 +425,7 @@ impl BattleCode {
             everyone: (0..units).collect(),
             widths,
             splits,
+            controls,
         }
     }
 }
@@ -1807,6 +1818,41 @@ impl<'r> Game<'r> {
         }
     }
 
+    /// What the bound of decision `d`'s `control` condition, if it has one,
+    /// says of mover `u` ([`Game::reach`]).
+    pub(super) fn control_reach(&self, d: Id, u: u16) -> Option<Reach> {
+        let bd = self.code.controls.get(d as usize)?.as_ref()?;
+        self.reach(bd, u)
+    }
+
+    /// Does enemy `e` hold unit `u` in its zone of control (`cond`, the
+    /// `control` condition, with `e` in `e_slot` and `u` in the frame)?
+    /// Settled without asking when `reach` (the condition's bound for `u`)
+    /// says so.
+    pub(super) fn controls(
+        &mut self,
+        cond: &Ex,
+        e_slot: u16,
+        reach: &Option<Reach>,
+        e: u16,
+        u: u16,
+        frame: &mut [Value],
+    ) -> Result<bool, Diag> {
+        let f = self.field();
+        let (a, b) = (u as usize, e as usize);
+        match reach {
+            Some(Reach::None) => return Ok(false),
+            Some(Reach::Within(k))
+                if f.on_table[a] && f.on_table[b] && f.apart_by_centres(a, b, *k) =>
+            {
+                return Ok(false)
+            }
+            _ => {}
+        }
+        frame[e_slot as usize] = Value::Unit(e);
+        Ok(self.eval(cond, frame)?.as_bool())
+    }
+
     /// Do all the parts hold? (None: one failed to evaluate.)
     fn all_hold(&self, parts: &[Ex], frame: &mut [Value]) -> Option<bool> {
         for p in parts {
@@ -2231,6 +2277,7 @@ impl<'r> Game<'r> {
     fn legal_moves(
         &mut self,
         ch: &ChoiceDef,
+        d: Id,
         u: u16,
         frame: &mut [Value],
     ) -> Result<Vec<(How, Base, u32)>, Diag> {
@@ -2253,12 +2300,12 @@ impl<'r> Game<'r> {
         // Which enemy holds the unit in its zone of control (the closest).
         let mut zoc: Option<(u16, f64)> = None;
         if let Some((e_slot, cond)) = &ch.control {
+            let reach = self.control_reach(d, u);
             for e in self.units_on_table() {
                 if self.world.units[e as usize].side == self.world.units[u as usize].side {
                     continue;
                 }
-                frame[*e_slot as usize] = Value::Unit(e);
-                if self.eval(cond, frame)?.as_bool() {
+                if self.controls(cond, *e_slot, &reach, e, u, frame)? {
                     let d = self.field().dist(u as usize, e as usize);
                     if zoc.is_none_or(|(_, bd)| d < bd) {
                         zoc = Some((e, d));
@@ -2396,7 +2443,7 @@ impl<'r> Game<'r> {
             // two units in five of those asked, in TVBD). A policy's score
             // reads only the decision's arguments and the unit, which
             // finding the moves leaves as they were.
-            let moves = self.legal_moves(ch, u, &mut frame)?;
+            let moves = self.legal_moves(ch, prefer.d, u, &mut frame)?;
             if moves.is_empty() {
                 continue;
             }
@@ -2470,7 +2517,7 @@ impl<'r> Game<'r> {
                 let mut group = vec![u];
                 group.extend(others);
                 return Ok(self
-                    .group_moves(ch, &group, &mut frame)?
+                    .group_moves(ch, d as Id, &group, &mut frame)?
                     .into_iter()
                     .map(|mv| {
                         let end = *mv.paths[0].last().expect("a path has an end");
@@ -2480,7 +2527,7 @@ impl<'r> Game<'r> {
             }
         }
         Ok(self
-            .legal_moves(ch, u, &mut frame)?
+            .legal_moves(ch, d as Id, u, &mut frame)?
             .into_iter()
             .map(|(how, end, _)| (how.to_string(), end))
             .collect())
@@ -2937,24 +2984,30 @@ struct Split {
     bound: Option<Bound>,
 }
 
-/// A battle fact of the two units of a pick, without a hook, derived as
-/// `PRE and ... and distance(x, y) <= LIMIT and ...` (or `<`), where PRE
-/// and LIMIT read only the parameter the first unit is passed as and roll
-/// no dice (`s.range != none and distance(s, t) <= s.range`). Per first
-/// unit the scan works out PRE (false: the fact is false for every second
-/// unit) and LIMIT, and turns away a pair whose bases' centres put them
-/// plainly further apart than LIMIT ([`Field::apart_by_centres`]), as the
+/// A define, or a battle fact without a hook, of two units (a pick's two,
+/// or a `move`'s unit and the enemy `control` asks about) whose body is
+/// `... and distance(x, y) <= LIMIT and ...` (or `<`), where LIMIT reads
+/// only the parameter the first unit is passed as and rolls no dice, and
+/// each part before the distance either reads only that parameter too
+/// (PRE) or cannot fail ([`crate::eval::cannot_fail`]): TVBD's and
+/// Thistle's `in_range(s, t)` (`s.range != none and distance(s, t) <=
+/// s.range`) and TVBD's `zone_of_control(e, u)`. Per first unit the
+/// caller works out PRE (false: the body is false for every second unit)
+/// and LIMIT, and turns away a pair whose bases' centres put them plainly
+/// further apart than LIMIT ([`Field::apart_by_centres`]), as the
 /// comparison would itself before measuring (`Lower::distance_compared`):
-/// the fact's value, found without asking it. (By the centres alone, not
-/// by remembered distances: a replay, remembering none, must ask the rules
-/// the same questions.)
+/// the body's value, found without asking it, since no part before the
+/// distance can fail instead. (By the centres alone, not by remembered
+/// distances: a replay, remembering none, must ask the rules the same
+/// questions.)
 #[derive(Clone, Debug)]
 struct Bound {
     /// The fact's own frame: its parameters, then its slots.
     slots: usize,
     /// The parameter the first unit is passed as (0 or 1).
     first: usize,
-    /// The conjuncts before the distance, in the fact's frame.
+    /// The conjuncts before the distance that read only the first unit,
+    /// in the body's frame.
     pre: Vec<Ex>,
     limit: Ex,
     /// Whether the distance names the second unit first.
@@ -2962,7 +3015,7 @@ struct Bound {
 }
 
 /// What a [`Bound`] says of one first unit's pairs.
-enum Reach {
+pub(super) enum Reach {
     /// PRE does not hold: the fact is false for every second unit.
     None,
     /// Pairs plainly further apart than this are turned away.
@@ -3117,14 +3170,17 @@ fn conjuncts(rs: &Ruleset, e: &Ex, next: &mut u16, out: &mut Vec<Ex>, depth: u8)
 /// Is `e` a battle fact of the units in slots `a` and `b` that only bases
 /// within a distance settled by `a` can satisfy ([`Bound`])?
 fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
-    let Ex::Fact(f, args) = e else {
-        return None;
+    let (derived, args) = match e {
+        Ex::Fact(f, args) => {
+            let fd = &rs.facts[*f as usize];
+            if fd.hook.is_some() {
+                return None;
+            }
+            (fd.battle.as_ref()?, args)
+        }
+        Ex::Define(d, args) => (&rs.defines[*d as usize], args),
+        _ => return None,
     };
-    let fd = &rs.facts[*f as usize];
-    let derived = fd.battle.as_ref()?;
-    if fd.hook.is_some() {
-        return None;
-    }
     let first = match &args[..] {
         [Ex::Local(p), Ex::Local(q)] if (*p, *q) == (a, b) => 0u16,
         [Ex::Local(p), Ex::Local(q)] if (*p, *q) == (b, a) => 1,
@@ -3149,8 +3205,17 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
                 });
             }
         }
-        if reads_local(part, second) || crate::eval::rolls_dice(rs, part) {
+        if crate::eval::rolls_dice(rs, part) {
             return None;
+        }
+        if reads_local(part, second) {
+            // Asked of each pair before the distance: passed over for
+            // the pairs further apart, so only if it cannot fail (the
+            // parameters are the two units).
+            if !crate::eval::cannot_fail(rs, part, 0b11) {
+                return None;
+            }
+            continue;
         }
         pre.push(part.clone());
     }
@@ -3498,6 +3563,79 @@ pub(crate) mod tests {
         let mut hooked = rs.clone();
         hooked.facts[in_range as usize].hook = Some(0);
         assert!(super::bound_test(&hooked, &fact(3, 4), 3, 4).is_none());
+    }
+
+    /// TVBD's `control e: zone_of_control(e, u)` (`enemies(e, u) and not
+    /// (e is Commander) and not e.routed and distance(e, u) <= 3 and ...`)
+    /// is bounded by the mover, passed second, at 3: the parts before the
+    /// distance read the enemy but cannot fail. Asked with the enemy first,
+    /// its two parts of the enemy alone are the PRE. A part before the
+    /// distance that may fail (arithmetic) leaves it unbounded.
+    #[test]
+    fn a_zone_of_control_is_bounded_by_its_distance() {
+        use crate::eval::cannot_fail;
+        use crate::ir::{Bin, Ex};
+        use crate::value::Value;
+        let rs = &ruleset("rules/tillys_very_bad_day.muster");
+        let mv = rs
+            .decisions
+            .iter()
+            .find(|d| d.name == "move")
+            .expect("move");
+        let ch = mv.choice.as_ref().expect("a choice");
+        let (e, cond) = ch.control.as_ref().expect("a control clause");
+        let u = ch.vars[0];
+        let b = super::bound_test(rs, cond, u, *e).expect("bounded by the mover");
+        assert_eq!((b.first, b.pre.len(), b.swapped), (1, 0, true));
+        assert!(matches!(b.limit, Ex::Const(Value::Int(3))), "{:?}", b.limit);
+        let b = super::bound_test(rs, cond, *e, u).expect("bounded by the enemy");
+        assert_eq!((b.first, b.pre.len(), b.swapped), (0, 2, false));
+
+        let zoc = rs.defines.iter().position(|d| d.name == "zone_of_control");
+        let zoc = zoc.expect("zone_of_control");
+        let resolve = rs.states.iter().position(|s| s.name == "resolve");
+        let resolve = resolve.expect("resolve") as u16;
+        let local = |s: u16| Box::new(Ex::Local(s));
+        let e_resolve = || Box::new(Ex::State(local(0), resolve));
+        let sum = Ex::Bin(Bin::Add, e_resolve(), Box::new(Ex::Const(Value::Int(0))));
+        let may_fail = Ex::Bin(Bin::Ge, Box::new(sum), e_resolve());
+        let mut failing = rs.clone();
+        let body = &mut failing.defines[zoc].body;
+        *body = Ex::Bin(Bin::And, Box::new(may_fail.clone()), Box::new(body.clone()));
+        assert!(super::bound_test(&failing, cond, u, *e).is_none());
+
+        // What cannot fail: a state, a side, a type of a unit known to be
+        // one; a define of those (`enemies`); a fact with a default.
+        let units = 0b11;
+        let compare = Ex::Bin(Bin::Ge, e_resolve(), e_resolve());
+        assert!(cannot_fail(rs, &compare, units));
+        assert!(
+            !cannot_fail(rs, &compare, 0b10),
+            "local 0 is not known a unit"
+        );
+        assert!(!cannot_fail(rs, &may_fail, units));
+        let enemies = rs.defines.iter().position(|d| d.name == "enemies");
+        let enemies = enemies.expect("core's enemies") as u16;
+        let call = Ex::Define(enemies, vec![Ex::Local(0), Ex::Local(1)]);
+        assert!(cannot_fail(rs, &call, units));
+        let swapped = Ex::Define(enemies, vec![Ex::Local(1), Ex::Local(2)]);
+        assert!(
+            !cannot_fail(rs, &swapped, units),
+            "local 2 is not known a unit"
+        );
+        let charging = Ex::Fact(fact_id(rs, "charging"), vec![Ex::Local(0)]);
+        assert!(cannot_fail(rs, &charging, units));
+        let mut no_default = rs.clone();
+        no_default.facts[fact_id(rs, "charging") as usize].default = None;
+        assert!(!cannot_fail(&no_default, &charging, units));
+        // A measure may fail, and so may a fact the table derives by one.
+        let measure = Ex::Builtin(
+            crate::ir::Builtin::Distance,
+            vec![Ex::Local(0), Ex::Local(1)],
+        );
+        assert!(!cannot_fail(rs, &measure, units));
+        let engaged = Ex::Fact(fact_id(rs, "engaged"), vec![Ex::Local(0), Ex::Local(1)]);
+        assert!(!cannot_fail(rs, &engaged, units));
     }
 
     /// The buffer rule for enemies `es` (as the game applies it): an end

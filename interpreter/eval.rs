@@ -322,6 +322,55 @@ pub(crate) fn worth_remembering(rs: &Ruleset) -> Vec<bool> {
         .collect()
 }
 
+/// Can evaluating `e` in a battle never fail, whatever units the locals
+/// whose bits are set in `units` hold (and whatever the other locals
+/// hold)? A conservative answer: constants, locals and options; a unit's
+/// stat, state, side, type or quality when the unit is one of those
+/// locals; `not`, `is`, `and`, `or`, comparisons and `if` of such parts;
+/// a fact with a default (noted, not hooked) or a define or battle fact
+/// whose body is such, called with such arguments. Arithmetic, tables,
+/// quantities, quantifiers, measures, hooks and dice may fail: `false`.
+pub(crate) fn cannot_fail(rs: &Ruleset, e: &Ex, units: u64) -> bool {
+    fn walk(rs: &Ruleset, e: &Ex, units: u64, depth: u8) -> bool {
+        let unit = |x: &Ex| matches!(x, Ex::Local(s) if *s < 64 && units >> s & 1 == 1);
+        let call = |body: &Func, args: &[Ex]| {
+            let inner = args
+                .iter()
+                .enumerate()
+                .filter(|(i, a)| *i < 64 && unit(a))
+                .fold(0u64, |m, (i, _)| m | 1 << i);
+            depth < 8
+                && args.iter().all(|a| walk(rs, a, units, depth))
+                && walk(rs, &body.body, inner, depth + 1)
+        };
+        match e {
+            Ex::Const(_) | Ex::Local(_) | Ex::Option(_) => true,
+            Ex::Stat(x, _)
+            | Ex::State(x, _)
+            | Ex::SideOf(x)
+            | Ex::IsType(x, _)
+            | Ex::IsQuality(x, _) => unit(x),
+            Ex::IsSym(x, _) | Ex::Not(x) => walk(rs, x, units, depth),
+            Ex::Bin(Bin::Add | Bin::Sub | Bin::Mul | Bin::Div, ..) => false,
+            Ex::Bin(_, a, b) => walk(rs, a, units, depth) && walk(rs, b, units, depth),
+            Ex::If(c, a, b) => [c, a, b].iter().all(|x| walk(rs, x, units, depth)),
+            Ex::Define(d, args) => call(&rs.defines[*d as usize], args),
+            Ex::Fact(f, args) => {
+                let fd = &rs.facts[*f as usize];
+                match (&fd.battle, fd.hook) {
+                    (_, Some(_)) => false,
+                    (Some(body), None) => call(body, args),
+                    (None, None) => {
+                        fd.default.is_some() && args.iter().all(|a| walk(rs, a, units, depth))
+                    }
+                }
+            }
+            _ => false,
+        }
+    }
+    walk(rs, e, units, 0)
+}
+
 /// Does evaluating `e` roll dice or run a hook, there or in anything it
 /// calls (defines, tables, quantities and their modifiers, battle facts)?
 pub(crate) fn rolls_dice(rs: &Ruleset, e: &Ex) -> bool {

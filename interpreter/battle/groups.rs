@@ -12,7 +12,7 @@ use super::{advance_as_far, path_cost, place, zoc_allows, Event, Game, How, Move
 use crate::battlefield::{self, charge_path_body, Base, Body};
 use crate::diagnostic::Diag;
 use crate::field::to_len;
-use crate::ir::ChoiceDef;
+use crate::ir::{ChoiceDef, Id};
 use crate::value::Value;
 use std::cmp::Ordering::Greater;
 
@@ -140,6 +140,7 @@ impl Game<'_> {
     pub(super) fn group_moves(
         &mut self,
         ch: &ChoiceDef,
+        d: Id,
         group: &[u16],
         frame: &mut [Value],
     ) -> Result<Vec<GroupMove>, Diag> {
@@ -166,19 +167,19 @@ impl Game<'_> {
         // (to the outline) of those that hold a member.
         let mut zoc: Option<(u16, f64)> = None;
         if let Some((e_slot, cond)) = &ch.control {
+            let reaches: Vec<_> = group.iter().map(|m| self.control_reach(d, *m)).collect();
             for e in self.units_on_table() {
                 if group.contains(&e) {
                     continue;
                 }
-                for &m in group {
+                for (&m, reach) in group.iter().zip(&reaches) {
                     if self.world.units[e as usize].side == self.world.units[m as usize].side {
                         continue;
                     }
                     frame[u_slot] = Value::Unit(m);
-                    frame[*e_slot as usize] = Value::Unit(e);
-                    let held = self.eval(cond, frame);
+                    let held = self.controls(cond, *e_slot, reach, e, m, frame);
                     frame[u_slot] = Value::Unit(u);
-                    if held?.as_bool() {
+                    if held? {
                         let d = start.distance(&self.field().bases[e as usize]);
                         if zoc.is_none_or(|(_, bd)| d < bd) {
                             zoc = Some((e, d));
@@ -321,7 +322,7 @@ impl Game<'_> {
             .collect();
         // No legal move: the group stays unscored, as a unit does
         // ([`Game::move_units`]).
-        let moves = self.group_moves(ch, &group, frame)?;
+        let moves = self.group_moves(ch, prefer.d, &group, frame)?;
         if moves.is_empty() {
             return Ok(());
         }
