@@ -1745,15 +1745,8 @@ impl<'r> Game<'r> {
                     // test, if any, is settled above: `rest` starts at it.)
                     if let (Some(r), Some(true)) = (&reach, second_ok[j]) {
                         let (a, b) = if bound_swapped { (u1, u0) } else { (u0, u1) };
-                        let (a, b) = (a as usize, b as usize);
-                        let f = self.field();
-                        match r {
-                            Reach::None => continue,
-                            Reach::Within(k) => {
-                                if f.on_table[a] && f.on_table[b] && f.apart_by_centres(a, b, *k) {
-                                    continue;
-                                }
-                            }
+                        if r.turns_away(self.field(), a as usize, b as usize) {
+                            continue;
                         }
                     }
                     // So is a next part asking whether the two touch: the
@@ -1811,8 +1804,7 @@ impl<'r> Game<'r> {
         match self.all_hold(&bd.pre, &mut frame)? {
             false => Some(Reach::None),
             true => match self.eval_raw(&bd.limit, &mut frame) {
-                // The margin `distance_compared` allows.
-                Ok(Value::Int(n)) => Some(Reach::Within(n as f64 + 1.0 / 64.0)),
+                Ok(Value::Int(n)) => Some(Reach::within(n)),
                 _ => None,
             },
         }
@@ -1838,16 +1830,10 @@ impl<'r> Game<'r> {
         u: u16,
         frame: &mut [Value],
     ) -> Result<bool, Diag> {
-        let f = self.field();
-        let (a, b) = (u as usize, e as usize);
-        match reach {
-            Some(Reach::None) => return Ok(false),
-            Some(Reach::Within(k))
-                if f.on_table[a] && f.on_table[b] && f.apart_by_centres(a, b, *k) =>
-            {
-                return Ok(false)
+        if let Some(r) = reach {
+            if r.turns_away(self.field(), u as usize, e as usize) {
+                return Ok(false);
             }
-            _ => {}
         }
         frame[e_slot as usize] = Value::Unit(e);
         Ok(self.eval(cond, frame)?.as_bool())
@@ -3022,6 +3008,25 @@ pub(super) enum Reach {
     Within(f64),
 }
 
+impl Reach {
+    /// What a LIMIT of `n` (a whole number of the measure) settles: the
+    /// pairs further apart than it, with the margin `distance_compared`
+    /// allows (distances are kept to 1/64 of the measure).
+    fn within(n: i64) -> Reach {
+        Reach::Within(n as f64 + 1.0 / 64.0)
+    }
+
+    /// Does this turn units `a` and `b` of the table away unasked? With a
+    /// limit, when both are on the table and their centres put them
+    /// plainly further apart ([`Field::apart_by_centres`]).
+    fn turns_away(&self, f: &Field, a: usize, b: usize) -> bool {
+        match self {
+            Reach::None => true,
+            Reach::Within(k) => f.on_table[a] && f.on_table[b] && f.apart_by_centres(a, b, *k),
+        }
+    }
+}
+
 impl Split {
     fn of(rs: &Ruleset, ch: &ChoiceDef, frame: usize) -> Split {
         let mut next = frame as u16;
@@ -3191,7 +3196,7 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
     derived.body.conjuncts(&mut parts);
     let mut pre = Vec::new();
     for part in parts {
-        if let Some((p, q, limit)) = distance_within(part) {
+        if let Some((p, q, limit)) = distance_within(rs, part) {
             if (p, q) == (first, second) || (p, q) == (second, first) {
                 if reads_local(limit, second) || crate::eval::rolls_dice(rs, limit) {
                     return None;
@@ -3222,17 +3227,29 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
     None
 }
 
-/// Is `e` `distance(p, q) <= limit` (or `<`) of two locals? Then (p, q,
-/// limit).
-fn distance_within(e: &Ex) -> Option<(u16, u16, &Ex)> {
-    let Ex::Bin(Bin::Le | Bin::Lt, x, limit) = e else {
-        return None;
-    };
-    let Ex::Builtin(crate::ir::Builtin::Distance, xy) = &**x else {
-        return None;
-    };
-    match &xy[..] {
-        [Ex::Local(p), Ex::Local(q)] => Some((*p, *q, &**limit)),
+/// Is `e` a part that holds only for bases within a distance of each
+/// other: `distance(p, q) <= limit` (or `<`) of two locals, or
+/// `reachable(p, q, limit, wheel)` (a charge reaches no further than its
+/// cost) whose wheel, worked out before the reach is, cannot fail and
+/// rolls no dice? Then (p, q, limit).
+fn distance_within<'e>(rs: &Ruleset, e: &'e Ex) -> Option<(u16, u16, &'e Ex)> {
+    use crate::ir::Builtin;
+    match e {
+        Ex::Bin(Bin::Le | Bin::Lt, x, limit) => match &**x {
+            Ex::Builtin(Builtin::Distance, xy) => match &xy[..] {
+                [Ex::Local(p), Ex::Local(q)] => Some((*p, *q, &**limit)),
+                _ => None,
+            },
+            _ => None,
+        },
+        Ex::Builtin(Builtin::Reachable, args) => match &args[..] {
+            [Ex::Local(p), Ex::Local(q), limit, wheel] if *p < 64 && *q < 64 => {
+                let units = 1u64 << p | 1u64 << q;
+                (!crate::eval::rolls_dice(rs, wheel) && crate::eval::cannot_fail(rs, wheel, units))
+                    .then_some((*p, *q, limit))
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -3518,20 +3535,51 @@ pub(crate) mod tests {
     }
 
     /// Shooting's `in_range(s, t)` (`s.range != none and distance(s, t) <=
-    /// s.range`) is bounded by the shooter, in TVBD and Thistle alike;
-    /// charges, point blank and melee are not. A limit that reads the
-    /// second unit, a hook, or a fact asked the other way round with its
-    /// distance so too, are told apart.
+    /// s.range`) is bounded by the shooter, in TVBD and Thistle alike, and
+    /// so is TVBD's charge declaration, by `can_reach(u, t)`
+    /// (`reachable(u, t, 3, if position(u, t) is to_front then 0 else
+    /// 45)`: its wheel cannot fail); point blank and melee are not. A
+    /// limit that reads the second unit, a wheel that may fail, a hook, or
+    /// a fact asked the other way round with its distance so too, are told
+    /// apart.
     #[test]
     fn a_pick_that_asks_for_range_is_bounded_by_it() {
-        use crate::ir::Ex;
+        use crate::ir::{Bin, Builtin, Ex};
+        use crate::value::Value;
         let rs = &ruleset("rules/tillys_very_bad_day.muster");
-        let bound = |rs, name: &str| split(rs, name).bound;
+        let bound = |rs: &crate::ir::Ruleset, name: &str| split(rs, name).bound;
         let b = bound(rs, "shooting").expect("shooting is bounded");
         assert_eq!((b.first, b.pre.len(), b.swapped), (0, 1, false));
-        for name in ["declare_charges", "point_blank", "fight_melees"] {
+        let b = bound(rs, "declare_charges").expect("charges are bounded");
+        assert_eq!((b.first, b.pre.len(), b.swapped), (0, 0, false));
+        assert!(matches!(b.limit, Ex::Const(Value::Int(3))), "{:?}", b.limit);
+        for name in ["point_blank", "fight_melees"] {
             assert!(bound(rs, name).is_none(), "{name}");
         }
+        // A wheel that may fail (arithmetic on a stat) leaves the charge
+        // unbounded, and a reach the target settles does too.
+        let can_reach = fact_id(rs, "can_reach") as usize;
+        let reach_body = |limit: Ex, wheel: Ex| {
+            let mut r = rs.clone();
+            let body = &mut r.facts[can_reach].battle.as_mut().expect("derived").body;
+            let Ex::Builtin(Builtin::Reachable, args) = body else {
+                panic!("can_reach is reachable(...): {body:?}")
+            };
+            (args[2], args[3]) = (limit, wheel);
+            r
+        };
+        let three = || Ex::Const(Value::Int(3));
+        let moves = rs.stats.iter().position(|s| s == "move").expect("move") as u16;
+        let stat = |l: u16| Ex::Stat(Box::new(Ex::Local(l)), moves);
+        let sum = Ex::Bin(
+            Bin::Add,
+            Box::new(stat(0)),
+            Box::new(Ex::Const(Value::Int(0))),
+        );
+        assert!(bound(&reach_body(three(), sum), "declare_charges").is_none());
+        assert!(bound(&reach_body(stat(1), three()), "declare_charges").is_none());
+        let b = bound(&reach_body(stat(0), three()), "declare_charges");
+        assert!(b.is_some(), "a reach the charger settles");
         let thistle = &ruleset("rules/thistle_lily_and_rose.muster");
         let b = bound(thistle, "shooting").expect("Thistle's shooting is bounded");
         assert_eq!((b.first, b.pre.len(), b.swapped), (0, 1, false));
@@ -3628,14 +3676,68 @@ pub(crate) mod tests {
         let mut no_default = rs.clone();
         no_default.facts[fact_id(rs, "charging") as usize].default = None;
         assert!(!cannot_fail(&no_default, &charging, units));
-        // A measure may fail, and so may a fact the table derives by one.
-        let measure = Ex::Builtin(
-            crate::ir::Builtin::Distance,
-            vec![Ex::Local(0), Ex::Local(1)],
-        );
-        assert!(!cannot_fail(rs, &measure, units));
+        // A measure of two units cannot fail, nor a fact the table derives
+        // as one (`engaged(a, b)`: `in_contact(a, b)`); another measure
+        // may (the nearest enemy, of a unit off the table), as may one of
+        // a local not known to be a unit.
+        use crate::ir::Builtin;
+        let measure =
+            |b, args: &[u16]| Ex::Builtin(b, args.iter().map(|l| Ex::Local(*l)).collect());
+        assert!(cannot_fail(rs, &measure(Builtin::Zone, &[0, 1]), units));
+        assert!(!cannot_fail(rs, &measure(Builtin::Zone, &[0, 2]), units));
+        assert!(!cannot_fail(
+            rs,
+            &measure(Builtin::NearestEnemy, &[0]),
+            units
+        ));
         let engaged = Ex::Fact(fact_id(rs, "engaged"), vec![Ex::Local(0), Ex::Local(1)]);
-        assert!(!cannot_fail(rs, &engaged, units));
+        assert!(cannot_fail(rs, &engaged, units));
+    }
+
+    /// A bound turns away only pairs plainly further apart than its limit.
+    /// Two square bases corner to corner along the line of their centres
+    /// (where the centres' bound is as tight as it gets) exactly 3 apart,
+    /// or a shade more that the rules still see as 3, are kept, and so is
+    /// a pair off the table; 1/16 further apart, they are turned away.
+    /// Where PRE fails, every pair is.
+    #[test]
+    fn a_bound_keeps_bases_at_its_limit() {
+        use super::Reach;
+        use crate::field::Field;
+        let at = |x: f64| Base::new(Pt::new(x, 10.0), 45.0, 1.0, 1.0);
+        let r = at(0.0).radius();
+        let field = |gap: f64| {
+            let bases = vec![at(10.0), at(10.0 + 2.0 * r + gap)];
+            let f = Field::new(
+                45.0,
+                30.0,
+                Default::default(),
+                bases,
+                vec![0.0; 2],
+                vec![0, 1],
+                [0, 1, 2],
+            );
+            let d = f.bases[0].distance(&f.bases[1]);
+            assert!((d - gap).abs() < 1e-9, "corner to corner: {d}");
+            f
+        };
+        let exact = field(3.0);
+        assert!(!Reach::within(3).turns_away(&exact, 0, 1));
+        assert!(!Reach::within(3).turns_away(&exact, 1, 0));
+        assert!(Reach::None.turns_away(&exact, 0, 1));
+        // A shade further, the rules still see 3 (distances are kept to
+        // 1/64): kept too.
+        let shade = field(3.0 + 1.0 / 130.0);
+        let d = shade.bases[0].distance(&shade.bases[1]);
+        assert_eq!(crate::field::to_value(d), crate::value::Value::Int(3));
+        assert!(!Reach::within(3).turns_away(&shade, 0, 1));
+        let mut further = field(3.0 + 1.0 / 16.0);
+        assert!(Reach::within(3).turns_away(&further, 0, 1));
+        further.on_table[1] = false;
+        assert!(
+            !Reach::within(3).turns_away(&further, 0, 1),
+            "off the table: asked"
+        );
     }
 
     /// The buffer rule for enemies `es` (as the game applies it): an end

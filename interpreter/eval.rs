@@ -326,10 +326,13 @@ pub(crate) fn worth_remembering(rs: &Ruleset) -> Vec<bool> {
 /// whose bits are set in `units` hold (and whatever the other locals
 /// hold)? A conservative answer: constants, locals and options; a unit's
 /// stat, state, side, type or quality when the unit is one of those
-/// locals; `not`, `is`, `and`, `or`, comparisons and `if` of such parts;
-/// a fact with a default (noted, not hooked) or a define or battle fact
-/// whose body is such, called with such arguments. Arithmetic, tables,
-/// quantities, quantifiers, measures, hooks and dice may fail: `false`.
+/// locals, and the table's measures of two of them (`distance`, `zone`,
+/// `in_contact`, `aligned`, `uphill`, `units_between`, `same_command`);
+/// `not`, `is`, `and`, `or`, comparisons and `if` of such parts; a fact
+/// with a default (noted, not hooked) or a define or battle fact whose
+/// body is such, called with such arguments. Arithmetic, tables,
+/// quantities, quantifiers, other measures, hooks and dice may fail:
+/// `false`.
 pub(crate) fn cannot_fail(rs: &Ruleset, e: &Ex, units: u64) -> bool {
     fn walk(rs: &Ruleset, e: &Ex, units: u64, depth: u8) -> bool {
         let unit = |x: &Ex| matches!(x, Ex::Local(s) if *s < 64 && units >> s & 1 == 1);
@@ -351,6 +354,17 @@ pub(crate) fn cannot_fail(rs: &Ruleset, e: &Ex, units: u64) -> bool {
             | Ex::IsType(x, _)
             | Ex::IsQuality(x, _) => unit(x),
             Ex::IsSym(x, _) | Ex::Not(x) => walk(rs, x, units, depth),
+            // The table's measures of two units (of the table in a battle).
+            Ex::Builtin(
+                Builtin::Distance
+                | Builtin::Zone
+                | Builtin::InContact
+                | Builtin::Aligned
+                | Builtin::Uphill
+                | Builtin::UnitsBetween
+                | Builtin::SameCommand,
+                xy,
+            ) => xy.len() == 2 && xy.iter().all(unit),
             Ex::Bin(Bin::Add | Bin::Sub | Bin::Mul | Bin::Div, ..) => false,
             Ex::Bin(_, a, b) => walk(rs, a, units, depth) && walk(rs, b, units, depth),
             Ex::If(c, a, b) => [c, a, b].iter().all(|x| walk(rs, x, units, depth)),
