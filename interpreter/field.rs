@@ -255,6 +255,9 @@ pub struct Field {
     pub groups: GroupCache,
     /// Per unit: where its centre stood when the turn began.
     pub turn_start: Vec<Pt>,
+    /// Per side: its units, in order (sides do not change; worked out from
+    /// the world the first time they are needed).
+    sides: std::sync::OnceLock<Vec<Vec<u16>>>,
 }
 
 /// A distance as the rules see it: in 1/64ths of the measure, so that
@@ -306,6 +309,7 @@ impl Field {
             cache: DistanceCache::new(n),
             zones: ZoneCache::new(n),
             groups: GroupCache::new(n),
+            sides: std::sync::OnceLock::new(),
         }
     }
 
@@ -612,46 +616,60 @@ impl Field {
     /// The nearest unit on the table of the other side (`enemy`) or the
     /// same side (the first, in the units' order, of those equally near).
     fn nearest(&self, w: &World, u: usize, enemy: bool) -> Value {
-        let side = w.units[u].side;
-        let me = &self.bases[u];
-        let n = self.bases.len();
-        // A lower bound from the centres for each candidate (no point of a
-        // base is further than its radius from its centre; NaN: not a
-        // candidate), worked out once.
-        let mut stack = [f64::NAN; 128];
-        let mut heap;
-        let bounds: &mut [f64] = if n <= stack.len() {
-            &mut stack[..n]
-        } else {
-            heap = vec![f64::NAN; n];
-            &mut heap
-        };
-        // First the unit with the least bound: most often the nearest, and
-        // its distance rules out nearly every other unit without measuring.
-        let mut first: Option<(usize, f64)> = None;
-        for (i, b) in self.bases.iter().enumerate() {
-            if i == u || !self.on_table[i] || (w.units[i].side != side) != enemy {
-                continue;
+        let sides = self.sides.get_or_init(|| {
+            let mut sides = vec![Vec::new(); w.side_names.len()];
+            for (i, unit) in w.units.iter().enumerate() {
+                if let Some(s) = sides.get_mut(unit.side as usize) {
+                    s.push(i as u16);
+                }
             }
-            let bound = me.centre.dist(b.centre) - me.radius() - b.radius();
-            bounds[i] = bound;
-            if first.is_none_or(|(_, least)| bound < least) {
-                first = Some((i, bound));
+            sides
+        });
+        let side = w.units[u].side as usize;
+        let (centre, radius) = (self.bases[u].centre, self.bases[u].radius());
+        // The candidates, in the units' order: of the other sides, or the
+        // unit's own.
+        let candidates = || {
+            sides
+                .iter()
+                .enumerate()
+                .filter(move |(s, _)| (*s != side) == enemy)
+                .flat_map(|(_, units)| units.iter().map(|i| *i as usize))
+        };
+        // A lower bound on the distance of candidate `i` from the centres
+        // (no point of a base is further than its radius from its centre);
+        // None when `i` is off the table or the unit itself.
+        let bound = |i: usize| {
+            (self.on_table[i] && i != u)
+                .then(|| centre.dist(self.bases[i].centre) - radius - self.bases[i].radius())
+        };
+        // First the unit with the least bound (the first of those equally
+        // low): most often the nearest, and its distance rules out nearly
+        // every other unit without measuring.
+        let mut first: Option<(usize, f64)> = None;
+        for i in candidates() {
+            if let Some(b) = bound(i) {
+                if first.is_none_or(|(f, least)| b < least || (b == least && i < f)) {
+                    first = Some((i, b));
+                }
             }
         }
         let Some((first, _)) = first else {
             return Value::None;
         };
-        // Then every unit whose bound does not rule it out; the nearest,
-        // the first in the units' order of those equally near.
+        // Then every unit whose bound (worked out again, alike) does not
+        // rule it out: the nearest, the first in the units' order of those
+        // equally near.
         let mut best = (self.dist(u, first), first);
-        for (i, bound) in bounds.iter().enumerate() {
-            if i == first || bound.is_nan() || *bound > best.0 + 1e-9 {
-                continue;
-            }
-            let d = self.dist(u, i);
-            if d < best.0 || (d == best.0 && i < best.1) {
-                best = (d, i);
+        for i in candidates() {
+            match bound(i) {
+                Some(b) if i != first && b <= best.0 + 1e-9 => {
+                    let d = self.dist(u, i);
+                    if d < best.0 || (d == best.0 && i < best.1) {
+                        best = (d, i);
+                    }
+                }
+                _ => {}
             }
         }
         Value::Unit(best.1 as u16)
@@ -947,5 +965,72 @@ impl Field {
 impl From<bool> for Value {
     fn from(b: bool) -> Value {
         Value::Bool(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Field;
+    use crate::battlefield::{Base, Pt};
+    use crate::ir::Builtin;
+    use crate::value::Value;
+    use crate::world::{UnitInst, World};
+
+    /// `nearest_enemy` and `nearest_friend`: of the units on the table of
+    /// the other sides (any of them) or of the unit's own, the nearest by
+    /// the bases' distance; of those equally near, the first in the units'
+    /// order, whichever side it is on; `none` when there is none.
+    #[test]
+    fn the_nearest_is_the_first_of_those_equally_near() {
+        let unit = |side| UnitInst {
+            name: String::new(),
+            ty: 0,
+            quality: None,
+            side,
+            stats: Vec::new(),
+        };
+        // Unit 0 (side a) between unit 1 (side c) 3 ahead and unit 2 (side
+        // b) 3 behind; unit 3 (side b) 2 to its right; unit 4 its friend,
+        // further off to its left.
+        let w = World {
+            side_names: ["a", "b", "c"].map(String::from).to_vec(),
+            units: vec![unit(0), unit(2), unit(1), unit(1), unit(0)],
+            ..Default::default()
+        };
+        let at = |x, y| Base::new(Pt::new(x, y), 0.0, 2.0, 1.0);
+        let bases = vec![
+            at(10.0, 10.0),
+            at(10.0, 14.0),
+            at(10.0, 6.0),
+            at(14.0, 10.0),
+            at(4.0, 10.0),
+        ];
+        let mut f = Field::new(
+            45.0,
+            30.0,
+            Default::default(),
+            bases,
+            vec![0.0; 5],
+            vec![0; 5],
+            [0, 1, 2],
+        );
+        let nearest = |f: &Field, b, u| f.measure(&w, b, &[Value::Unit(u)]).expect("measured");
+        let (enemy, friend) = (Builtin::NearestEnemy, Builtin::NearestFriend);
+        assert_eq!(f.dist(0, 3), 2.0);
+        assert_eq!(nearest(&f, enemy, 0), Value::Unit(3));
+        // Unit 3 gone: units 1 and 2 are equally near, 1 comes first
+        // (though its side comes after 2's).
+        f.set_on_table(3, false);
+        assert_eq!((f.dist(0, 1), f.dist(0, 2)), (3.0, 3.0));
+        assert_eq!(nearest(&f, enemy, 0), Value::Unit(1));
+        assert_eq!(nearest(&f, friend, 0), Value::Unit(4));
+        assert_eq!(nearest(&f, friend, 4), Value::Unit(0));
+        assert_eq!(
+            nearest(&f, enemy, 2),
+            Value::Unit(0),
+            "side c is an enemy of side b too"
+        );
+        f.set_on_table(4, false);
+        assert_eq!(nearest(&f, friend, 0), Value::None);
     }
 }
