@@ -2181,10 +2181,10 @@ impl<'r> Game<'r> {
         let me = &f.bases[u as usize];
         let side = self.world.units[u as usize].side;
         if m == self.m.pivot {
-            return (0..f.bases.len())
-                .filter(|o| f.on_table[*o] && self.world.units[*o].side != side)
-                .min_by(|a, b| f.dist(u as usize, *a).total_cmp(&f.dist(u as usize, *b)))
-                .map(|e| f.bases[e].centre);
+            return match f.nearest(&self.world, u as usize, true) {
+                Value::Unit(e) => Some(f.bases[e as usize].centre),
+                _ => None,
+            };
         }
         let enemies: Vec<&Base> = f
             .bases

@@ -615,7 +615,7 @@ impl Field {
 
     /// The nearest unit on the table of the other side (`enemy`) or the
     /// same side (the first, in the units' order, of those equally near).
-    fn nearest(&self, w: &World, u: usize, enemy: bool) -> Value {
+    pub fn nearest(&self, w: &World, u: usize, enemy: bool) -> Value {
         let sides = self.sides.get_or_init(|| {
             let mut sides = vec![Vec::new(); w.side_names.len()];
             for (i, unit) in w.units.iter().enumerate() {
@@ -626,34 +626,34 @@ impl Field {
             sides
         });
         let side = w.units[u].side as usize;
-        let (centre, radius) = (self.bases[u].centre, self.bases[u].radius());
-        // The candidates, in the units' order: of the other sides, or the
-        // unit's own.
-        let candidates = || {
-            sides
-                .iter()
-                .enumerate()
-                .filter(move |(s, _)| (*s != side) == enemy)
-                .flat_map(|(_, units)| units.iter().map(|i| *i as usize))
-        };
-        // A lower bound on the distance of candidate `i` from the centres
-        // (no point of a base is further than its radius from its centre);
-        // None when `i` is off the table or the unit itself.
-        let bound = |i: usize| {
-            (self.on_table[i] && i != u)
-                .then(|| centre.dist(self.bases[i].centre) - radius - self.bases[i].radius())
+        // Each candidate (on the table, of the other sides or of the
+        // unit's own, not the unit itself) with a lower bound on its
+        // distance from the centres (no point of a base is further than
+        // its radius from its centre).
+        let each = |f: &mut dyn FnMut(usize, f64)| {
+            let (centre, radius) = (self.bases[u].centre, self.bases[u].radius());
+            for (s, units) in sides.iter().enumerate() {
+                if (s != side) != enemy {
+                    continue;
+                }
+                for &i in units {
+                    let i = i as usize;
+                    if self.on_table[i] && i != u {
+                        let b = &self.bases[i];
+                        f(i, centre.dist(b.centre) - radius - b.radius());
+                    }
+                }
+            }
         };
         // First the unit with the least bound (the first of those equally
         // low): most often the nearest, and its distance rules out nearly
         // every other unit without measuring.
         let mut first: Option<(usize, f64)> = None;
-        for i in candidates() {
-            if let Some(b) = bound(i) {
-                if first.is_none_or(|(f, least)| b < least || (b == least && i < f)) {
-                    first = Some((i, b));
-                }
+        each(&mut |i, b| {
+            if first.is_none_or(|(f, least)| b < least || (b == least && i < f)) {
+                first = Some((i, b));
             }
-        }
+        });
         let Some((first, _)) = first else {
             return Value::None;
         };
@@ -661,17 +661,14 @@ impl Field {
         // rule it out: the nearest, the first in the units' order of those
         // equally near.
         let mut best = (self.dist(u, first), first);
-        for i in candidates() {
-            match bound(i) {
-                Some(b) if i != first && b <= best.0 + 1e-9 => {
-                    let d = self.dist(u, i);
-                    if d < best.0 || (d == best.0 && i < best.1) {
-                        best = (d, i);
-                    }
+        each(&mut |i, b| {
+            if i != first && b <= best.0 + 1e-9 {
+                let d = self.dist(u, i);
+                if d < best.0 || (d == best.0 && i < best.1) {
+                    best = (d, i);
                 }
-                _ => {}
             }
-        }
+        });
         Value::Unit(best.1 as u16)
     }
 
