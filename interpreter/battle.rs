@@ -362,6 +362,11 @@ struct BattleCode {
     /// Per `move` decision: the [`Bound`] of its `control` condition, with
     /// the mover first and the enemy second.
     controls: Vec<Option<Bound>>,
+    /// Per `move` decision: whether its `manoeuvre` condition reads only
+    /// the unit and the manoeuvre, and nothing of the world that changes
+    /// (TVBD's `may_manoeuvre(u, m)`, by type and quality): its answers
+    /// then hold for the whole game.
+    fixed_manoeuvres: Vec<bool>,
 }
 
 impl BattleCode {
@@ -371,14 +376,20 @@ impl BattleCode {
         let mut widths = Vec::new();
         let mut splits = Vec::new();
         let mut controls = Vec::new();
+        let mut fixed_manoeuvres = Vec::new();
         for (d, dec) in rs.decisions.iter().enumerate() {
             let mut width = frame_slots(rs, d as Id);
             let Some(ch) = &dec.choice else {
                 widths.push(width);
                 splits.push(None);
                 controls.push(None);
+                fixed_manoeuvres.push(false);
                 continue;
             };
+            fixed_manoeuvres.push(ch.manoeuvre.as_ref().is_some_and(|(m, ok)| {
+                crate::eval::reads_only_fixed(rs, ok)
+                    && (0..width as u16).all(|s| s == ch.vars[0] || s == *m || !reads_local(ok, s))
+            }));
             controls.push(
                 ch.control
                     .as_ref()
@@ -426,6 +437,7 @@ impl BattleCode {
             widths,
             splits,
             controls,
+            fixed_manoeuvres,
         }
     }
 }
@@ -844,6 +856,7 @@ impl<'r> Prepared<'r> {
             taping: Taping::Off,
             openings: None,
             in_opening: true,
+            manoeuvres_known: Default::default(),
         }
     }
 
@@ -902,6 +915,10 @@ pub struct Game<'r> {
     openings: Option<Arc<Openings>>,
     /// Whether every decision so far was found in the book.
     in_opening: bool,
+    /// The answers of `manoeuvre` conditions that hold for the whole game
+    /// (see `BattleCode::fixed_manoeuvres`), by decision, unit and
+    /// manoeuvre, as they are found.
+    manoeuvres_known: rustc_hash::FxHashMap<(Id, u16, u32), bool>,
 }
 
 /// Every answer the rules gave a game's engine, in the order it asked: a
@@ -2233,6 +2250,7 @@ impl<'r> Game<'r> {
     pub(super) fn manoeuvre_allowance(
         &mut self,
         ch: &ChoiceDef,
+        d: Id,
         m: u32,
         frame: &mut [Value],
     ) -> Result<Option<f64>, Diag> {
@@ -2240,7 +2258,22 @@ impl<'r> Game<'r> {
             return Ok(None);
         };
         frame[*m_slot as usize] = Value::Sym(m);
-        if !self.eval(m_ok, frame)?.as_bool() {
+        let fixed = self.code.fixed_manoeuvres.get(d as usize) == Some(&true);
+        let key = match frame[ch.vars[0] as usize] {
+            Value::Unit(u) if fixed => Some((d, u, m)),
+            _ => None,
+        };
+        let ok = match key.and_then(|k| self.manoeuvres_known.get(&k)) {
+            Some(ok) => *ok,
+            None => {
+                let ok = self.eval(m_ok, frame)?.as_bool();
+                if let Some(k) = key {
+                    self.manoeuvres_known.insert(k, ok);
+                }
+                ok
+            }
+        };
+        if !ok {
             return Ok(None);
         }
         let Some(allowance) = ch
@@ -2305,7 +2338,7 @@ impl<'r> Game<'r> {
         };
         let mut allowed = Vec::new();
         for m in all {
-            if let Some(allowance) = self.manoeuvre_allowance(ch, m, frame)? {
+            if let Some(allowance) = self.manoeuvre_allowance(ch, d, m, frame)? {
                 allowed.push((m, allowance));
             }
         }
@@ -3738,6 +3771,58 @@ pub(crate) mod tests {
             !Reach::within(3).turns_away(&further, 0, 1),
             "off the table: asked"
         );
+    }
+
+    /// A `manoeuvre` condition that reads only the unit, the manoeuvre and
+    /// what does not change in a game (types, qualities) is answered once
+    /// per unit and manoeuvre: TVBD's and Matchlocks'; not Thistle's (a
+    /// limbered gun, a group's size), nor one that also reads a unit's
+    /// state or the deciding side.
+    #[test]
+    fn a_manoeuvre_condition_of_types_alone_holds_for_the_game() {
+        use crate::ir::{Bin, Ex, Ruleset};
+        let fixed = |rs: &Ruleset, name: &str| {
+            let d = rs
+                .decisions
+                .iter()
+                .position(|d| d.name == name)
+                .expect(name);
+            super::BattleCode::new(rs, 0, false).fixed_manoeuvres[d]
+        };
+        let tvbd = ruleset("rules/tillys_very_bad_day.muster");
+        assert!(fixed(&tvbd, "move"));
+        let matchlocks = ruleset("rules/never_mind_the_matchlocks.muster");
+        for name in ["moves", "leader_move", "pursuits", "leader_go"] {
+            assert!(fixed(&matchlocks, name), "{name}");
+        }
+        assert!(!fixed(
+            &ruleset("rules/thistle_lily_and_rose.muster"),
+            "move"
+        ));
+
+        let d = tvbd
+            .decisions
+            .iter()
+            .position(|d| d.name == "move")
+            .expect("move");
+        let ch = tvbd.decisions[d].choice.as_ref().expect("a choice");
+        let u = Box::new(Ex::Local(ch.vars[0]));
+        let routed = tvbd
+            .states
+            .iter()
+            .position(|s| s.name == "routed")
+            .expect("routed");
+        let also = |part: Ex| {
+            let mut r = tvbd.clone();
+            let cond = &mut r.decisions[d].choice.as_mut().expect("a choice").manoeuvre;
+            let (_, ok) = cond.as_mut().expect("a manoeuvre clause");
+            *ok = Ex::Bin(Bin::And, Box::new(ok.clone()), Box::new(part));
+            r
+        };
+        let state = Ex::Not(Box::new(Ex::State(u.clone(), routed as u16)));
+        assert!(!fixed(&also(state), "move"));
+        let side = Ex::Bin(Bin::Eq, Box::new(Ex::SideOf(u)), Box::new(Ex::Local(0)));
+        assert!(!fixed(&also(side), "move"));
     }
 
     /// The buffer rule for enemies `es` (as the game applies it): an end

@@ -391,6 +391,16 @@ pub(crate) fn rolls_dice(rs: &Ruleset, e: &Ex) -> bool {
     Reads::of(rs, e).dice
 }
 
+/// Does evaluating `e` read nothing of a battle's world that changes (no
+/// state, side state, fact, measure of the table, dice or hook, there or
+/// in anything it calls)? Its value then depends on its locals alone, the
+/// same for a whole game.
+pub(crate) fn reads_only_fixed(rs: &Ruleset, e: &Ex) -> bool {
+    let r = Reads::of(rs, e);
+    let none = |flags: &[bool]| !flags.iter().any(|x| *x);
+    !r.dice && !r.field && !r.path && none(&r.states) && none(&r.side_states) && none(&r.facts)
+}
+
 /// What an expression reads of the parts of a battle's world that change
 /// (beside its arguments; stats, options and sides are fixed for a game).
 #[derive(Default)]
