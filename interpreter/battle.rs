@@ -3263,8 +3263,8 @@ fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
 /// Is `e` a part that holds only for bases within a distance of each
 /// other: `distance(p, q) <= limit` (or `<`) of two locals, or
 /// `reachable(p, q, limit, wheel)` (a charge reaches no further than its
-/// cost) whose wheel, worked out before the reach is, cannot fail and
-/// rolls no dice? Then (p, q, limit).
+/// cost) whose wheel, worked out and taken as a length before the reach
+/// is, is surely a number ([`surely_a_number`])? Then (p, q, limit).
 fn distance_within<'e>(rs: &Ruleset, e: &'e Ex) -> Option<(u16, u16, &'e Ex)> {
     use crate::ir::Builtin;
     match e {
@@ -3278,12 +3278,27 @@ fn distance_within<'e>(rs: &Ruleset, e: &'e Ex) -> Option<(u16, u16, &'e Ex)> {
         Ex::Builtin(Builtin::Reachable, args) => match &args[..] {
             [Ex::Local(p), Ex::Local(q), limit, wheel] if *p < 64 && *q < 64 => {
                 let units = 1u64 << p | 1u64 << q;
-                (!crate::eval::rolls_dice(rs, wheel) && crate::eval::cannot_fail(rs, wheel, units))
-                    .then_some((*p, *q, limit))
+                surely_a_number(rs, wheel, units).then_some((*p, *q, limit))
             }
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Is `e` surely a number, never failing to be worked out (the units in
+/// the locals of `units`)? A number, or `if C then A else B` of such with
+/// a C that cannot fail ([`crate::eval::cannot_fail`]) and rolls no dice.
+fn surely_a_number(rs: &Ruleset, e: &Ex, units: u64) -> bool {
+    match e {
+        Ex::Const(v) => v.as_frac().is_some(),
+        Ex::If(c, a, b) => {
+            !crate::eval::rolls_dice(rs, c)
+                && crate::eval::cannot_fail(rs, c, units)
+                && surely_a_number(rs, a, units)
+                && surely_a_number(rs, b, units)
+        }
+        _ => false,
     }
 }
 
@@ -3589,7 +3604,8 @@ pub(crate) mod tests {
         for name in ["point_blank", "fight_melees"] {
             assert!(bound(rs, name).is_none(), "{name}");
         }
-        // A wheel that may fail (arithmetic on a stat) leaves the charge
+        // A wheel that may fail (arithmetic on a stat), or may not be a
+        // number (a stat, which may be `none`), leaves the charge
         // unbounded, and a reach the target settles does too.
         let can_reach = fact_id(rs, "can_reach") as usize;
         let reach_body = |limit: Ex, wheel: Ex| {
@@ -3610,6 +3626,7 @@ pub(crate) mod tests {
             Box::new(Ex::Const(Value::Int(0))),
         );
         assert!(bound(&reach_body(three(), sum), "declare_charges").is_none());
+        assert!(bound(&reach_body(three(), stat(0)), "declare_charges").is_none());
         assert!(bound(&reach_body(stat(1), three()), "declare_charges").is_none());
         let b = bound(&reach_body(stat(0), three()), "declare_charges");
         assert!(b.is_some(), "a reach the charger settles");
