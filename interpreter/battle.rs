@@ -3511,12 +3511,7 @@ pub(crate) mod tests {
     #[test]
     fn a_deployment_part_that_reads_only_the_edge_is_the_same_along_a_row() {
         let rs = ruleset("rules/never_mind_the_matchlocks.muster");
-        let d = rs
-            .decisions
-            .iter()
-            .find(|d| d.name == "deploy")
-            .expect("deploy");
-        let ch = d.choice.as_ref().expect("a choice");
+        let ch = choice(&rs, "deploy");
         let mut next = ch.slots;
         let mut parts = Vec::new();
         conjuncts(&rs, &ch.legal, &mut next, &mut parts, 0);
@@ -3544,10 +3539,15 @@ pub(crate) mod tests {
         rs.facts.iter().position(|f| f.name == name).expect(name) as u16
     }
 
+    /// The body of decision `name` of `rs`.
+    fn choice<'a>(rs: &'a crate::ir::Ruleset, name: &str) -> &'a crate::ir::ChoiceDef {
+        let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
+        d.choice.as_ref().expect("a choice")
+    }
+
     /// The split a `pick` decision of `rs` is scanned by.
     fn split(rs: &crate::ir::Ruleset, name: &str) -> Split {
-        let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
-        let ch = d.choice.as_ref().expect("a choice");
+        let ch = choice(rs, name);
         Split::of(rs, ch, ch.slots as usize)
     }
 
@@ -3675,12 +3675,7 @@ pub(crate) mod tests {
         use crate::ir::{Bin, Ex};
         use crate::value::Value;
         let rs = &ruleset("rules/tillys_very_bad_day.muster");
-        let mv = rs
-            .decisions
-            .iter()
-            .find(|d| d.name == "move")
-            .expect("move");
-        let ch = mv.choice.as_ref().expect("a choice");
+        let ch = choice(rs, "move");
         let (e, cond) = ch.control.as_ref().expect("a control clause");
         let u = ch.vars[0];
         let b = super::bound_test(rs, cond, u, *e).expect("bounded by the mover");
