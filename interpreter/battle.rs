@@ -3005,20 +3005,21 @@ struct Split {
 
 /// A define, or a battle fact without a hook, of two units (a pick's two,
 /// or a `move`'s unit and the enemy `control` asks about) whose body is
-/// `... and distance(x, y) <= LIMIT and ...` (or `<`), where LIMIT reads
-/// only the parameter the first unit is passed as and rolls no dice, and
-/// each part before the distance either reads only that parameter too
-/// (PRE) or cannot fail ([`crate::eval::cannot_fail`]): TVBD's and
-/// Thistle's `in_range(s, t)` (`s.range != none and distance(s, t) <=
-/// s.range`) and TVBD's `zone_of_control(e, u)`. Per first unit the
-/// caller works out PRE (false: the body is false for every second unit)
-/// and LIMIT, and turns away a pair whose bases' centres put them plainly
-/// further apart than LIMIT ([`Field::apart_by_centres`]), as the
-/// comparison would itself before measuring (`Lower::distance_compared`):
-/// the body's value, found without asking it, since no part before the
-/// distance can fail instead. (By the centres alone, not by remembered
-/// distances: a replay, remembering none, must ask the rules the same
-/// questions.)
+/// `... and distance(x, y) <= LIMIT and ...` (or `<`, or `reachable(x, y,
+/// LIMIT, WHEEL)` with a WHEEL surely a number: see `distance_within`),
+/// where LIMIT reads only the parameter the first unit is passed as and
+/// rolls no dice, and each part before the distance either reads only
+/// that parameter too (PRE) or cannot fail ([`crate::eval::cannot_fail`]):
+/// TVBD's and Thistle's `in_range(s, t)` (`s.range != none and distance(s,
+/// t) <= s.range`), TVBD's `can_reach(c, t)` and `zone_of_control(e, u)`.
+/// Per first unit the caller works out PRE (false: the body is false for
+/// every second unit) and LIMIT, and turns away a pair whose bases'
+/// centres put them plainly further apart than LIMIT
+/// ([`Field::apart_by_centres`]), as the comparison would itself before
+/// measuring (`Lower::distance_compared`): the body's value, found without
+/// asking it, since no part before the distance can fail instead. (By the
+/// centres alone, not by remembered distances: a replay, remembering none,
+/// must ask the rules the same questions.)
 #[derive(Clone, Debug)]
 struct Bound {
     /// The fact's own frame: its parameters, then its slots.
@@ -3205,8 +3206,8 @@ fn conjuncts(rs: &Ruleset, e: &Ex, next: &mut u16, out: &mut Vec<Ex>, depth: u8)
     }
 }
 
-/// Is `e` a battle fact of the units in slots `a` and `b` that only bases
-/// within a distance settled by `a` can satisfy ([`Bound`])?
+/// Is `e` a define or battle fact of the units in slots `a` and `b` that
+/// only bases within a distance settled by `a` can satisfy ([`Bound`])?
 fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> {
     let (derived, args) = match e {
         Ex::Fact(f, args) => {
