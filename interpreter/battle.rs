@@ -917,7 +917,8 @@ pub struct Game<'r> {
     in_opening: bool,
     /// The answers of `manoeuvre` conditions that hold for the whole game
     /// (see `BattleCode::fixed_manoeuvres`), by decision, unit and
-    /// manoeuvre, as they are found.
+    /// manoeuvre, as they are found (forgotten if the sides change:
+    /// [`Game::sides_changed`]).
     manoeuvres_known: rustc_hash::FxHashMap<(Id, u16, u32), bool>,
 }
 
@@ -1491,6 +1492,14 @@ impl<'r> Game<'r> {
         Ok(p)
     }
 
+    /// The units' sides have changed: what was worked out from them (the
+    /// field's lists by side, the manoeuvre answers kept for the game) is
+    /// forgotten.
+    pub(super) fn sides_changed(&mut self) {
+        self.manoeuvres_known.clear();
+        self.field_mut().forget_sides();
+    }
+
     /// A set-up procedure that says which army takes the first side
     /// (an outcome `first_army` or `second_army`, as TVBD's initiative).
     fn settle_sides(&mut self, outcomes: &[Value]) {
@@ -1507,6 +1516,7 @@ impl<'r> Game<'r> {
             for (u, a) in self.army_of.iter().enumerate() {
                 self.world.units[u].side = self.side_of_army[*a];
             }
+            self.sides_changed();
             // State that counts units per side starts again.
             let _ = self.world.init_state(self.rs);
             self.ev.forget();
@@ -1838,11 +1848,12 @@ impl<'r> Game<'r> {
     /// `control` condition, with `e` in `e_slot` and `u` in the frame)?
     /// Settled without asking when `reach` (the condition's bound for `u`)
     /// says so.
+    #[inline]
     pub(super) fn controls(
         &mut self,
         cond: &Ex,
         e_slot: u16,
-        reach: &Option<Reach>,
+        reach: Option<&Reach>,
         e: u16,
         u: u16,
         frame: &mut [Value],
@@ -2324,10 +2335,10 @@ impl<'r> Game<'r> {
                 if self.world.units[e as usize].side == self.world.units[u as usize].side {
                     continue;
                 }
-                if self.controls(cond, *e_slot, &reach, e, u, frame)? {
-                    let d = self.field().dist(u as usize, e as usize);
-                    if zoc.is_none_or(|(_, bd)| d < bd) {
-                        zoc = Some((e, d));
+                if self.controls(cond, *e_slot, reach.as_ref(), e, u, frame)? {
+                    let gap = self.field().dist(u as usize, e as usize);
+                    if zoc.is_none_or(|(_, least)| gap < least) {
+                        zoc = Some((e, gap));
                     }
                 }
             }

@@ -394,7 +394,7 @@ pub(crate) fn rolls_dice(rs: &Ruleset, e: &Ex) -> bool {
 /// Does evaluating `e` read nothing of a battle's world that changes (no
 /// state, side state, fact, measure of the table, dice or hook, there or
 /// in anything it calls)? Its value then depends on its locals alone, the
-/// same for a whole game.
+/// same for a whole game once its sides are settled.
 pub(crate) fn reads_only_fixed(rs: &Ruleset, e: &Ex) -> bool {
     let r = Reads::of(rs, e);
     let none = |flags: &[bool]| !flags.iter().any(|x| *x);

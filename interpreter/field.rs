@@ -255,8 +255,8 @@ pub struct Field {
     pub groups: GroupCache,
     /// Per unit: where its centre stood when the turn began.
     pub turn_start: Vec<Pt>,
-    /// Per side: its units, in order (sides do not change; worked out from
-    /// the world the first time they are needed).
+    /// Per side: its units, in order (worked out from the world the first
+    /// time they are needed, and again after [`Field::forget_sides`]).
     sides: std::sync::OnceLock<Vec<Vec<u16>>>,
 }
 
@@ -321,6 +321,13 @@ impl Field {
             self.zones.forget(u);
             self.groups.forget();
         }
+    }
+
+    /// The units' sides have changed (a game's set-up settled them, or a
+    /// position was taken from the book): the lists by side are worked out
+    /// again when next needed.
+    pub fn forget_sides(&mut self) {
+        self.sides = std::sync::OnceLock::new();
     }
 
     /// Put every unit where `bases` says, on the table or not, held in
@@ -976,7 +983,8 @@ mod tests {
     /// `nearest_enemy` and `nearest_friend`: of the units on the table of
     /// the other sides (any of them) or of the unit's own, the nearest by
     /// the bases' distance; of those equally near, the first in the units'
-    /// order, whichever side it is on; `none` when there is none.
+    /// order, whichever side it is on; `none` when there is none; and by
+    /// the sides as they are after they change.
     #[test]
     fn the_nearest_is_the_first_of_those_equally_near() {
         let unit = |side| UnitInst {
@@ -1029,5 +1037,14 @@ mod tests {
         );
         f.set_on_table(4, false);
         assert_eq!(nearest(&f, friend, 0), Value::None);
+
+        // Sides settled afresh (unit 2 now on unit 0's side): once the
+        // field is told, its lists by side follow.
+        let mut w = w;
+        w.units[2].side = 0;
+        f.forget_sides();
+        let nearest = |f: &Field, b, u| f.measure(&w, b, &[Value::Unit(u)]).expect("measured");
+        assert_eq!(nearest(&f, friend, 0), Value::Unit(2));
+        assert_eq!(nearest(&f, enemy, 2), Value::Unit(1));
     }
 }

@@ -177,12 +177,12 @@ impl Game<'_> {
                         continue;
                     }
                     frame[u_slot] = Value::Unit(m);
-                    let held = self.controls(cond, *e_slot, reach, e, m, frame);
+                    let held = self.controls(cond, *e_slot, reach.as_ref(), e, m, frame);
                     frame[u_slot] = Value::Unit(u);
                     if held? {
-                        let d = start.distance(&self.field().bases[e as usize]);
-                        if zoc.is_none_or(|(_, bd)| d < bd) {
-                            zoc = Some((e, d));
+                        let gap = start.distance(&self.field().bases[e as usize]);
+                        if zoc.is_none_or(|(_, least)| gap < least) {
+                            zoc = Some((e, gap));
                         }
                         break;
                     }

@@ -255,8 +255,17 @@ impl Game<'_> {
             m.clear();
             m.extend(noted.iter().cloned());
         }
+        let moved = self
+            .world
+            .units
+            .iter()
+            .zip(&p.sides)
+            .any(|(u, s)| u.side != *s);
         for (u, s) in self.world.units.iter_mut().zip(&p.sides) {
             u.side = *s;
+        }
+        if moved {
+            self.sides_changed();
         }
         let bases: Vec<Base> = p.bases.iter().map(|b| b.0).collect();
         let starts: Vec<Pt> = p.turn_start.iter().map(|q| q.0).collect();
