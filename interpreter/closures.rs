@@ -705,17 +705,36 @@ impl<'r> Lower<'r> {
                 val: false,
                 sure: true,
                 command: None,
+                near: None,
             }),
             Part::Sieve(s) => Some(s),
-            Part::Harmless | Part::Other => None,
+            Part::Harmless | Part::Near { .. } | Part::Other => None,
         }
     }
 
     /// What `e` is for a unit in slot `var` by a test of that unit alone
     /// ([`Part`]), looking through `not`, the first parts of `and`s and
-    /// `or`s (past equalities of locals, which cannot fail to evaluate),
-    /// and the defines called with locals.
+    /// `or`s (past parts that cannot fail to evaluate:
+    /// [`eval::cannot_fail`], the quantifier's unit known to be one), and
+    /// the defines called with locals.
     fn decides(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
+        match self.decides_part(e, sc, var, depth) {
+            Part::Other => {
+                // The locals that are the quantifier's unit.
+                let units = (0..64u16)
+                    .filter(|l| matches!(sc.try_get(*l), Some(At::Slot(s)) if s as usize == var))
+                    .fold(0u64, |m, l| m | 1 << l);
+                if eval::cannot_fail(self.rs, e, units) {
+                    Part::Harmless
+                } else {
+                    Part::Other
+                }
+            }
+            p => p,
+        }
+    }
+
+    fn decides_part(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
         let slot = |x: &Ex| sc.slot_of(x);
         let side = |x: &Ex| match x {
             Ex::SideOf(u) => slot(u),
@@ -728,6 +747,16 @@ impl<'r> Lower<'r> {
                 let of = self.group_of_slot(a, b, sc, var).expect("just matched");
                 Part::Test(Test::Group { of }, true)
             }
+            // Both parts false for a far unit: so is the `or`.
+            Ex::Bin(Bin::Or, a, b) if self.near(a, sc, var, depth).is_some() => {
+                match (self.near(a, sc, var, depth), self.near(b, sc, var, depth)) {
+                    (Some((p, x)), Some((q, y))) if p == q => Part::Near {
+                        of: p,
+                        limit: x.max(y),
+                    },
+                    _ => Part::Other,
+                }
+            }
             Ex::Bin(op @ (Bin::And | Bin::Or), a, b) => {
                 // The value that settles the chain.
                 let settles = *op == Bin::Or;
@@ -738,9 +767,12 @@ impl<'r> Lower<'r> {
                         val: settles,
                         sure: true,
                         command: None,
+                        near: None,
                     }),
                     Part::Sieve(s) if s.val == settles => Part::Sieve(s),
                     Part::Harmless => Part::Harmless,
+                    // An `and` whose first part is false for a far unit.
+                    p @ Part::Near { .. } if !settles => p,
                     _ => Part::Other,
                 };
                 match settled(self.decides(a, sc, var, depth)) {
@@ -758,6 +790,14 @@ impl<'r> Lower<'r> {
                             Part::Test(..) | Part::Harmless => Part::Sieve(first),
                             Part::Sieve(s) if s.sure => Part::Sieve(Sieve {
                                 command: first.command.or(s.command),
+                                near: nearer(first.near, s.near),
+                                ..first
+                            }),
+                            // A later part false for a far unit: so is
+                            // the body (what follows it is not looked at).
+                            Part::Near { of, limit } => Part::Sieve(Sieve {
+                                near: nearer(first.near, Some((of, limit))),
+                                sure: false,
                                 ..first
                             }),
                             _ => Part::Sieve(Sieve {
@@ -777,8 +817,11 @@ impl<'r> Lower<'r> {
                 Part::Sieve(s) => Part::Sieve(Sieve {
                     val: !s.val,
                     command: None,
+                    near: None,
                     ..s
                 }),
+                // (`not` of a part false for a far unit: nothing known.)
+                Part::Near { .. } => Part::Other,
                 p => p,
             },
             Ex::Define(d, args)
@@ -820,6 +863,51 @@ impl<'r> Lower<'r> {
                     _ => Part::Other,
                 }
             }
+            // A battle fact: what its derivation is (a battle's world has
+            // the table, and sieves are made ready only there).
+            Ex::Fact(f, args)
+                if depth < INLINE_DEPTH
+                    && self.rs.facts[*f as usize].hook.is_none()
+                    && self.rs.facts[*f as usize].battle.is_some() =>
+            {
+                let body = match &self.rs.facts[*f as usize].battle {
+                    Some(b) => &b.body,
+                    None => unreachable!("matched above"),
+                };
+                match self.scope_of(args, sc) {
+                    Some(inner) => match self.decides(body, &inner, var, depth + 1) {
+                        // Only what is false for a far unit is taken: a
+                        // test or sieve of the body would also have to
+                        // know its parts cannot fail.
+                        p @ Part::Near { .. } => p,
+                        _ => Part::Other,
+                    },
+                    None => Part::Other,
+                }
+            }
+            Ex::Builtin(Builtin::InContact, args) => match self.other_of_pair(args, sc, var) {
+                Some(of) => Part::Near {
+                    of,
+                    limit: crate::battlefield::CONTACT,
+                },
+                None => Part::Other,
+            },
+            // `distance(x, y) <= K` or `< K` (as `distance_compared` reads
+            // it: distances are kept to 1/64 of the measure).
+            Ex::Bin(Bin::Le | Bin::Lt, d, k) => match (&**d, &**k) {
+                (Ex::Builtin(Builtin::Distance, args), Ex::Const(Value::Int(k)))
+                    if (0..crate::value::UNLIMITED).contains(k) =>
+                {
+                    match self.other_of_pair(args, sc, var) {
+                        Some(of) => Part::Near {
+                            of,
+                            limit: *k as f64 + 1.0 / 64.0,
+                        },
+                        None => Part::Other,
+                    }
+                }
+                _ => Part::Other,
+            },
             Ex::Builtin(Builtin::SameCommand, args) => match &args[..] {
                 [x, y] => match (slot(x), slot(y)) {
                     (Some(p), Some(q)) if p == var && q != var => {
@@ -837,6 +925,41 @@ impl<'r> Lower<'r> {
             }
             _ => Part::Other,
         }
+    }
+
+    /// The part a [`Lower::decides`] finds false for a far unit, if it is one.
+    fn near(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Option<(usize, f64)> {
+        match self.decides(e, sc, var, depth) {
+            Part::Near { of, limit } => Some((of, limit)),
+            _ => None,
+        }
+    }
+
+    /// For a measure of two units `x, y` of which one is the quantifier's
+    /// (in slot `var`): the other's slot.
+    fn other_of_pair(&self, args: &[Ex], sc: &Scope, var: usize) -> Option<usize> {
+        match args {
+            [x, y] => match (sc.slot_of(x)?, sc.slot_of(y)?) {
+                (p, q) if p == var && q != var => Some(q),
+                (p, q) if q == var && p != var => Some(p),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The scope of a body called with `args`, when each is a local or a
+    /// constant.
+    fn scope_of(&self, args: &[Ex], sc: &Scope) -> Option<Scope> {
+        let at = args
+            .iter()
+            .map(|a| match a {
+                Ex::Local(l) => sc.try_get(*l),
+                Ex::Const(v) => Some(At::Value(*v)),
+                _ => None,
+            })
+            .collect::<Option<Vec<At>>>()?;
+        Some(Scope { at })
     }
 
     /// For `x == g or grouped(g, x)` (either way round each; `grouped`
@@ -1255,6 +1378,11 @@ enum Part {
     Sieve(Sieve),
     /// It cannot fail to evaluate, and tells nothing: look further.
     Harmless,
+    /// False, without failing to evaluate, for a unit whose base is
+    /// further than `limit` from that of the unit in slot `of`, or when
+    /// either is off the table (`in_contact`, `distance(..) <= K`); what
+    /// it is for a unit closer is not known.
+    Near { of: usize, limit: f64 },
     /// Nothing to go by.
     Other,
 }
@@ -1287,6 +1415,18 @@ struct Sieve {
     /// must also be of the command of the unit in this slot, else the body
     /// is false.
     command: Option<usize>,
+    /// For a sieve that settles the body false: the unit's base must also
+    /// be within this of the base of the unit in this slot, both on the
+    /// table, else the body is false (a later part is [`Part::Near`]).
+    near: Option<(usize, f64)>,
+}
+
+/// The nearer of two [`Sieve::near`]s about one slot, else the first.
+fn nearer(a: Option<(usize, f64)>, b: Option<(usize, f64)>) -> Option<(usize, f64)> {
+    match (a, b) {
+        (Some((p, x)), Some((q, y))) if p == q => Some((p, x.min(y))),
+        (a, b) => a.or(b),
+    }
 }
 
 /// A [`Sieve`] ready for one run of a quantifier: the side it compares
@@ -1298,6 +1438,9 @@ struct Ready<'s> {
     val: bool,
     /// The command the unit must be of, if the sieve asks.
     command: Option<u16>,
+    /// The unit (of the table) the unit's base must be within the limit
+    /// of, if the sieve asks.
+    near: Option<(usize, f64)>,
 }
 
 enum Tested<'s> {
@@ -1340,11 +1483,21 @@ impl Sieve {
             },
             None => None,
         };
+        let near = match self.near {
+            Some((of, limit)) => match fr[of] {
+                Value::Unit(u) if (u as usize) < cx.c.world.field.as_ref()?.bases.len() => {
+                    Some((u as usize, limit))
+                }
+                _ => return None,
+            },
+            None => None,
+        };
         Some(Ready {
             test,
             when: self.when,
             val: self.val,
             command,
+            near,
         })
     }
 }
@@ -1373,7 +1526,17 @@ impl Ready<'_> {
             return Some(self.val);
         }
         match self.command {
-            Some(c) if cx.c.world.field.as_ref().is_some_and(|f| f.command[i] != c) => Some(false),
+            Some(c) if cx.c.world.field.as_ref().is_some_and(|f| f.command[i] != c) => {
+                return Some(false)
+            }
+            _ => {}
+        }
+        match (self.near, &cx.c.world.field) {
+            (Some((o, limit)), Some(f))
+                if !f.on_table[i] || !f.on_table[o] || f.apart_by_centres(i, o, limit) =>
+            {
+                Some(false)
+            }
             _ => None,
         }
     }
@@ -1698,6 +1861,189 @@ mod tests {
         };
         assert_eq!(s.command, None);
         assert!(s.val);
+    }
+
+    fn tvbd() -> crate::ir::Ruleset {
+        ruleset("rules/tillys_very_bad_day.muster")
+    }
+
+    /// The sieve of a quantifier over the units in define `name`'s body
+    /// (or a fact's battle derivation).
+    fn sieve_of(lower: &Lower, rs: &crate::ir::Ruleset, name: &str) -> Option<super::Sieve> {
+        let body = match rs.defines.iter().find(|d| d.name == name) {
+            Some(d) => &d.body,
+            None => {
+                let f = rs.facts.iter().find(|f| f.name == name).expect(name);
+                &f.battle.as_ref().expect("derived in battle").body
+            }
+        };
+        let Ex::Quant(_, false, slot, body) = body else {
+            panic!("{name} is a quantifier over the units")
+        };
+        lower.sieve(body, &Scope::top(), *slot as usize)
+    }
+
+    /// TVBD asks whether an enemy is in contact (`locked_in_melee`, a
+    /// battle fact; `engaged_with_enemy`, either way round through the
+    /// fact `engaged`) and whether a friendly horse is within 3 TUM
+    /// (`cavalry_support`, past `not f.routed`, which cannot fail for the
+    /// quantifier's own unit): after the side, each body is false for a
+    /// unit out of that reach, so the quantifier does not run it there.
+    /// Negated, or with a part before that may fail, or with a reach that
+    /// is not a number, nothing is known.
+    #[test]
+    fn a_quantifier_that_asks_for_nearness_skips_the_units_out_of_reach() {
+        use crate::battlefield::CONTACT;
+        use crate::ir::{Bin, Builtin};
+        use crate::value::Value;
+        let rs = &tvbd();
+        let lower = Lower::new(rs);
+        let near = |name: &str| match sieve_of(&lower, rs, name) {
+            Some(s) => {
+                assert!(!s.val, "{name}: a far unit makes the body false");
+                s.near
+            }
+            None => panic!("{name} has a sieve"),
+        };
+        assert_eq!(near("locked_in_melee"), Some((0, CONTACT)));
+        assert_eq!(near("engaged_with_enemy"), Some((0, CONTACT)));
+        assert_eq!(near("cavalry_support"), Some((0, 3.0 + 1.0 / 64.0)));
+        // Shooting's range is a stat, not a number known before.
+        assert_eq!(near("enemy_in_range_to_front"), None);
+
+        let d = rs.defines.iter().find(|d| d.name == "cavalry_support");
+        let Ex::Quant(_, false, slot, body) = &d.expect("cavalry_support").body else {
+            panic!("a quantifier")
+        };
+        let var = *slot as usize;
+        let not = Ex::Not(body.clone());
+        let s = lower.sieve(&not, &Scope::top(), var).expect("a sieve");
+        assert_eq!((s.val, s.near), (true, None), "negated: not false when far");
+        // `resolve + 0 >= resolve` of the other unit may fail (it is not
+        // known to be a unit): put first after the side, the distance
+        // after it is not looked at.
+        let resolve = rs.states.iter().position(|s| s.name == "resolve");
+        let resolve = resolve.expect("resolve") as u16;
+        let of = |l: u16| Box::new(Ex::State(Box::new(Ex::Local(l)), resolve));
+        let sum = Ex::Bin(Bin::Add, of(0), Box::new(Ex::Const(Value::Int(0))));
+        let may_fail = Ex::Bin(Bin::Ge, Box::new(sum), of(0));
+        // The chain's first part: `friends(u, f)`.
+        let mut side = &**body;
+        while let Ex::Bin(Bin::And, a, _) = side {
+            side = a;
+        }
+        assert!(matches!(side, Ex::Define(..)), "{side:?}");
+        let side = &Box::new(side.clone());
+        let distance = Ex::Builtin(Builtin::Distance, vec![Ex::Local(0), Ex::Local(1)]);
+        let within = |k: Ex| Ex::Bin(Bin::Le, Box::new(distance.clone()), Box::new(k));
+        let chain = |a: Ex, b: Ex| Ex::Bin(Bin::And, Box::new(a), Box::new(b));
+        let three = || Ex::Const(Value::Int(3));
+        let plain = chain((**side).clone(), within(three()));
+        let s = lower.sieve(&plain, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, Some((0, 3.0 + 1.0 / 64.0)));
+        let failing = chain(chain((**side).clone(), may_fail.clone()), within(three()));
+        let s = lower.sieve(&failing, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, None);
+        // The same part asked of the quantifier's unit cannot fail.
+        let own = |l: u16| Box::new(Ex::State(Box::new(Ex::Local(l)), resolve));
+        let harmless = Ex::Bin(Bin::Ge, own(1), own(1));
+        let sure = chain(chain((**side).clone(), harmless), within(three()));
+        let s = lower.sieve(&sure, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, Some((0, 3.0 + 1.0 / 64.0)));
+        let stat_reach = Ex::Stat(Box::new(Ex::Local(0)), 0);
+        let by_stat = chain((**side).clone(), within(stat_reach));
+        let s = lower.sieve(&by_stat, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, None);
+    }
+
+    /// Compiled, a quantifier that skips the units out of reach gives what
+    /// the tree evaluator gives, at the reach and just beyond it: two
+    /// square bases corner to corner along the line of their centres
+    /// (where the centres' bound is as tight as it gets), every other
+    /// unit off the table.
+    #[test]
+    fn a_quantifier_that_asks_for_nearness_keeps_the_units_at_its_reach() {
+        use crate::battle::Prepared;
+        use crate::battlefield::{Base, Pt};
+        use crate::eval::{Ctx, Eval, NoDice};
+        use crate::ir::Ty;
+        use crate::value::Value;
+        let mut build = match crate::build(std::path::Path::new("rules/tillys_very_bad_day.muster"))
+        {
+            Ok(b) => b,
+            Err(_) => panic!("TVBD builds"),
+        };
+        let sc = build.scenario(None).expect("the default scenario");
+        let rs = build.ruleset.clone();
+        let prep = Prepared::new(&rs, &sc).expect("prepared");
+        let mut game = prep.start(1, false);
+        let w = &mut game.world;
+        let pick = |side: u16, skip: usize| {
+            let u = w.units.iter().enumerate().filter(|(_, u)| {
+                u.side == side && !rs.unit_types[u.ty as usize].name.contains("Commander")
+            });
+            u.map(|(i, _)| i).nth(skip).expect("units enough")
+        };
+        let (a, friend, enemy) = (pick(0, 0), pick(0, 1), pick(1, 0));
+        let at = |x: f64| Base::new(Pt::new(x, 10.0), 45.0, 1.0, 1.0);
+        let r = at(0.0).radius();
+        let f = w.field.as_mut().expect("a battle has a table");
+        for u in 0..f.bases.len() {
+            f.set_on_table(u, false);
+        }
+        for u in [a, friend, enemy] {
+            f.set_on_table(u, true);
+        }
+        f.set_base(a, at(20.0));
+        let locals = [("a".to_string(), Ty::Unit)];
+        let mut both = |world: &crate::world::World, expr: &str| {
+            let file = build.sources.add("query", expr);
+            let e = crate::parse::parse_expr(expr, file, 0).expect("parses");
+            let mut c = crate::compile::Compiler::from_ruleset(&rs);
+            let (ex, _, slots) = c.query(&e, &locals).expect("compiles");
+            let mut frame = vec![Value::None; (slots as usize).max(1)];
+            frame[0] = Value::Unit(a as u16);
+            let ev = Eval::new(&rs);
+            let tree = ev.eval(Ctx::new(world), &ex, &mut frame.clone(), &mut NoDice);
+            let code = Lower::new(&rs).code(&ex, frame.len());
+            let compiled = code.run(&ev, Ctx::new(world), &mut frame, &mut NoDice);
+            match (tree, compiled) {
+                (Ok(t), Ok(c)) => {
+                    assert_eq!(t, c, "{expr}: the tree's value");
+                    t.as_bool()
+                }
+                _ => panic!("{expr} evaluates"),
+            }
+        };
+        // In contact (0.005 apart, under CONTACT), then not (0.02).
+        let contact = "any e: enemies(a, e) and in_contact(a, e)";
+        for (gap, holds) in [(0.005, true), (0.02, false)] {
+            let f = game.world.field.as_mut().expect("a table");
+            f.set_base(enemy, at(20.0 + 2.0 * r + gap));
+            f.set_base(friend, at(40.0));
+            assert_eq!(both(&game.world, contact), holds, "gap {gap}");
+            assert_eq!(both(&game.world, "locked_in_melee(a)"), holds, "gap {gap}");
+        }
+        // Exactly 3 apart, or a shade more that the rules read as 3: kept;
+        // 1/16 more: not.
+        let support = "any f: friends(a, f) and not f.routed and distance(a, f) <= 3";
+        for (gap, holds) in [
+            (3.0, true),
+            (3.0 + 1.0 / 130.0, true),
+            (3.0 + 1.0 / 16.0, false),
+        ] {
+            let f = game.world.field.as_mut().expect("a table");
+            f.set_base(enemy, at(80.0));
+            f.set_base(friend, at(20.0 + 2.0 * r + gap));
+            assert_eq!(both(&game.world, support), holds, "gap {gap}");
+        }
+        // Off the table, the friend is never within reach.
+        let f = game.world.field.as_mut().expect("a table");
+        f.set_base(friend, at(20.0 + 2.0 * r + 1.0));
+        assert!(both(&game.world, support));
+        let f = game.world.field.as_mut().expect("a table");
+        f.set_on_table(friend, false);
+        assert!(!both(&game.world, support));
     }
 
     /// Thistle's move allowance asks `close_going(u)` in three modifiers'
