@@ -2362,6 +2362,10 @@ impl<'r> Game<'r> {
             .field()
             .near(u as usize, &start, reach, buffer.max(0.0));
         let enemies: Vec<(usize, bool)> = self.buffer_enemies(u, buffer, &near).collect();
+        // Lent a path, the table's answers change only for
+        // `touches_terrain` of the unit: not for a path clear of all
+        // terrain when the unit standing is.
+        let terrain = self.field().terrain_within(&start, reach);
         let mut path = Vec::new();
         for (m, allowance) in allowed {
             let Some((m_slot, _)) = &ch.manoeuvre else {
@@ -2412,18 +2416,23 @@ impl<'r> Game<'r> {
                 }
                 // The allowance again, now that the path is known (the
                 // path lent to the field for `touches_terrain`, then taken
-                // back).
-                self.field_path_mut().path = Some((u, std::mem::take(&mut path)));
-                let allowed_now = ch
-                    .allowance
-                    .as_ref()
-                    .map(|e| self.eval(e, frame))
-                    .transpose();
-                path = match self.field_path_mut().path.take() {
-                    Some((_, p)) => p,
-                    None => unreachable!("the path was just lent"),
+                // back), unless the path reads as the unit standing: then
+                // it is the allowance worked out above.
+                let allowed_now = if Field::path_clear_of_terrain(&path, &terrain) {
+                    allowance
+                } else {
+                    self.field_path_mut().path = Some((u, std::mem::take(&mut path)));
+                    let allowed_now = ch
+                        .allowance
+                        .as_ref()
+                        .map(|e| self.eval(e, frame))
+                        .transpose();
+                    path = match self.field_path_mut().path.take() {
+                        Some((_, p)) => p,
+                        None => unreachable!("the path was just lent"),
+                    };
+                    allowed_now?.and_then(to_len).unwrap_or(0.0)
                 };
-                let allowed_now = allowed_now?.and_then(to_len).unwrap_or(0.0);
                 let cost = path_cost(&path, m == self.m.wheel);
                 if cost > allowed_now + 1e-6 && cost > 1e-9 {
                     continue;

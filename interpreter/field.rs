@@ -23,6 +23,13 @@ pub struct Feature {
     pub shape: Shape,
 }
 
+/// A terrain feature near a move ([`Field::terrain_within`]).
+pub struct NearFeature {
+    bounds: (Pt, Pt),
+    /// Does the base the move starts from touch it?
+    standing: bool,
+}
+
 /// Distances between bases, remembered until either base moves: rules ask
 /// for the same distances many times over (every `any e:` over the units).
 /// Atomics only so that a prepared field can be shared between threads;
@@ -226,7 +233,10 @@ pub struct Stand {
 pub struct Field {
     pub width: f64,
     pub depth: f64,
-    pub terrain: Arc<Vec<Feature>>,
+    terrain: Arc<Vec<Feature>>,
+    /// Per feature of `terrain`, its bounding box (the terrain never
+    /// changes after [`Field::new`]).
+    terrain_bounds: Vec<(Pt, Pt)>,
     /// Per unit: its base.
     pub bases: Vec<Base>,
     /// Per unit: still on the table (not routed, destroyed or fled).
@@ -293,11 +303,13 @@ impl Field {
     ) -> Field {
         let n = bases.len();
         let turn_start = bases.iter().map(|b| b.centre).collect();
+        let terrain_bounds = terrain.iter().map(|f| f.shape.bounds()).collect();
         Field {
             turn_start,
             width,
             depth,
             terrain,
+            terrain_bounds,
             on_table: vec![true; n],
             reserve: vec![false; n],
             bases,
@@ -618,6 +630,38 @@ impl Field {
             _ => u32::MAX,
         };
         self.terrain.iter().filter(move |f| f.kind == k)
+    }
+
+    /// The terrain features that a base like `base` whose centre stays
+    /// within `reach` of its centre may touch: each one's bounding box,
+    /// and whether `base` itself touches it. The others are plainly
+    /// further: `touches_terrain` finds none of them along such a path.
+    pub fn terrain_within(&self, base: &Base, reach: f64) -> Vec<NearFeature> {
+        let (c, r) = (base.centre, reach + base.radius() + 1e-6);
+        let mut out = Vec::new();
+        for (f, &(lo, hi)) in self.terrain.iter().zip(&self.terrain_bounds) {
+            let dx = (lo.x - c.x).max(c.x - hi.x).max(0.0);
+            let dy = (lo.y - c.y).max(c.y - hi.y).max(0.0);
+            if dx * dx + dy * dy <= r * r {
+                out.push(NearFeature {
+                    bounds: (lo, hi),
+                    standing: f.shape.overlaps_base(base),
+                });
+            }
+        }
+        out
+    }
+
+    /// Is `path` (a move from the base `near` was found for, within its
+    /// reach) plainly clear of every feature, as the base standing is? Then
+    /// `touches_terrain` of the moving unit reads the path as it reads the
+    /// base. (`false` means "ask to know".)
+    pub fn path_clear_of_terrain(path: &[Base], near: &[NearFeature]) -> bool {
+        if near.is_empty() {
+            return true;
+        }
+        let b = crate::battlefield::Bounds::of(path);
+        near.iter().all(|f| !f.standing && b.clear_of_box(f.bounds))
     }
 
     /// The nearest unit on the table of the other side (`enemy`) or the

@@ -795,6 +795,56 @@ fn in_a_zone_of_control_a_unit_may_close_up_to_the_buffer() {
     );
 }
 
+// ---------------------------------------------------------------- difficult going
+
+/// Table 1 note 1 and §Movement allowance: "3 TUM in difficult terrain".
+/// A horse (move 6) with a wood (10 TUM wide) 2.5 TUM ahead may go into
+/// it, but no move forward it is offered takes its centre further than 3
+/// TUM (the allowance is worked out again along each path: any move
+/// forward of more than 2.5 touches the wood); the furthest straight
+/// advance is 3, which ends in the wood. Moves back, away from the wood,
+/// go the whole 6, and so does a horse with open ground ahead.
+#[test]
+fn a_move_into_difficult_terrain_goes_3_tum() {
+    let mut f = Figure::open("tvbd_difficult_going.toml");
+    assert!(
+        !f.holds("difficult_going(wood_horse)"),
+        "not in the wood yet"
+    );
+    let u = f.u("wood_horse");
+    let start = f.base("wood_horse");
+    let offered = f.game.offered_moves("move", &[ATTACKER], u).expect("moves");
+    assert!(!offered.is_empty());
+    for (how, end) in offered
+        .iter()
+        .filter(|(_, b)| b.centre.y > start.centre.y + TOL)
+    {
+        assert!(
+            start.centre.dist(end.centre) <= 3.0 + TOL,
+            "`{how}` goes further than 3 TUM: {end:?}"
+        );
+    }
+    assert!(
+        offered.iter().any(|(_, b)| (b.centre.y - 2.0).abs() <= TOL),
+        "no about face and 6 TUM away from the wood: {offered:?}"
+    );
+    let ahead = |d: f64| {
+        offered
+            .iter()
+            .any(|(_, b)| (b.centre.x - 22.5).abs() <= TOL && (b.centre.y - (8.0 + d)).abs() <= TOL)
+    };
+    assert!(ahead(3.0), "no advance of 3 TUM into the wood: {offered:?}");
+
+    let u = f.u("open_horse");
+    let offered = f.game.offered_moves("move", &[ATTACKER], u).expect("moves");
+    assert!(
+        offered
+            .iter()
+            .any(|(_, b)| { (b.centre.x - 5.0).abs() <= TOL && (b.centre.y - 14.0).abs() <= TOL }),
+        "no advance of 6 TUM in the open: {offered:?}"
+    );
+}
+
 // ---------------------------------------------------------------- the table's measures
 
 /// §Unit facing and position: to front if any part is in the front zone
