@@ -863,6 +863,12 @@ impl<'r> Lower<'r> {
                     _ => Part::Other,
                 }
             }
+            // A fact only ever noted, not true by default: true exactly
+            // for the units it is noted true of.
+            Ex::Fact(f, args) if self.noted_only(*f) => match self.noted_args(args, sc, var) {
+                Some(args) => Part::Test(Test::Noted { fact: *f, args }, true),
+                None => Part::Other,
+            },
             // A battle fact: what its derivation is (a battle's world has
             // the table, and sieves are made ready only there).
             Ex::Fact(f, args)
@@ -925,6 +931,33 @@ impl<'r> Lower<'r> {
             }
             _ => Part::Other,
         }
+    }
+
+    /// Is fact `f` only ever noted (no derivation in a battle, no hook),
+    /// and its default not true? (Without a default, an unnoted fact
+    /// fails to evaluate.)
+    fn noted_only(&self, f: Id) -> bool {
+        let fd = &self.rs.facts[f as usize];
+        fd.hook.is_none() && fd.battle.is_none() && fd.default.is_some_and(|v| !v.as_bool())
+    }
+
+    /// The arguments of a [`Test::Noted`] fact: locals and constants, the
+    /// quantifier's unit (in slot `var`) exactly once among them.
+    fn noted_args(&self, args: &[Ex], sc: &Scope, var: usize) -> Option<Box<[NotedArg]>> {
+        let args = args
+            .iter()
+            .map(|a| match a {
+                Ex::Local(l) => match sc.try_get(*l)? {
+                    At::Slot(s) if s as usize == var => Some(NotedArg::Unit),
+                    At::Slot(s) => Some(NotedArg::Slot(s as usize)),
+                    At::Value(v) => Some(NotedArg::Value(v)),
+                },
+                Ex::Const(v) => Some(NotedArg::Value(*v)),
+                _ => None,
+            })
+            .collect::<Option<Box<[NotedArg]>>>()?;
+        let units = args.iter().filter(|a| matches!(a, NotedArg::Unit)).count();
+        (units == 1).then_some(args)
     }
 
     /// The part a [`Lower::decides`] finds false for a far unit, if it is one.
@@ -1398,6 +1431,18 @@ enum Test {
     Group { of: usize },
     /// The unit of the command of the unit in slot `of`.
     Command { of: usize },
+    /// A fact only ever noted (no derivation, no hook), whose default is
+    /// not true, noted true with these arguments, the unit among them.
+    Noted { fact: Id, args: Box<[NotedArg]> },
+}
+
+/// An argument of a [`Test::Noted`] fact.
+enum NotedArg {
+    /// The quantifier's unit.
+    Unit,
+    /// The value in this slot.
+    Slot(usize),
+    Value(Value),
 }
 
 /// A quantifier's sieve ([`Lower::sieve`]): a unit whose test comes out
@@ -1449,6 +1494,8 @@ enum Tested<'s> {
     Command(u16),
     /// The unit and its group (None: off the table).
     Group(usize, Option<usize>),
+    /// The units for which the fact is noted true.
+    Noted(Vec<u16>),
 }
 
 impl Sieve {
@@ -1475,6 +1522,25 @@ impl Sieve {
                 }
                 _ => return None,
             },
+            Test::Noted { fact, args } => {
+                let mut units = Vec::new();
+                'noted: for (key, v) in cx.c.world.facts.get(*fact as usize)? {
+                    if !v.as_bool() || key.len() != args.len() {
+                        continue;
+                    }
+                    let mut unit = None;
+                    for (k, a) in key.iter().zip(args.iter()) {
+                        match (a, k) {
+                            (NotedArg::Unit, Value::Unit(x)) => unit = Some(*x),
+                            (NotedArg::Slot(s), k) if *k == fr[*s] => {}
+                            (NotedArg::Value(c), k) if k == c => {}
+                            _ => continue 'noted,
+                        }
+                    }
+                    units.extend(unit);
+                }
+                Tested::Noted(units)
+            }
         };
         let command = match self.command {
             Some(of) => match fr[of] {
@@ -1510,6 +1576,7 @@ impl Ready<'_> {
         let t = match self.test {
             Tested::Side(s, same) => (u.side == s) == same,
             Tested::Type(set) => set[u.ty as usize],
+            Tested::Noted(ref units) => units.contains(&(i as u16)),
             Tested::Command(c) => cx.c.world.field.as_ref().is_some_and(|f| f.command[i] == c),
             Tested::Group(g, group) => {
                 i == g
@@ -1956,6 +2023,55 @@ mod tests {
         assert_eq!(s.near, None);
     }
 
+    /// A TVBD game of the default scenario, set up and not begun, with a
+    /// build to compile queries against its world (the game has its own
+    /// copy of the ruleset).
+    fn tvbd_game() -> (crate::Build, crate::battle::Game<'static>) {
+        let build = match crate::build(std::path::Path::new("rules/tillys_very_bad_day.muster")) {
+            Ok(b) => b,
+            Err(_) => panic!("TVBD builds"),
+        };
+        let mut b = build;
+        let sc = b.scenario(None).expect("the default scenario");
+        let rs: &'static crate::ir::Ruleset = Box::leak(Box::new(b.ruleset.clone()));
+        let prep = crate::battle::Prepared::new(rs, &sc).expect("prepared");
+        (b, prep.start(1, false))
+    }
+
+    /// `expr`, with the unit `a` in it, evaluated in `world` by the tree
+    /// evaluator and compiled: the same value (asserted), as a truth.
+    fn both(build: &mut crate::Build, world: &crate::world::World, a: usize, expr: &str) -> bool {
+        use crate::eval::{Ctx, Eval, NoDice};
+        use crate::value::Value;
+        let rs = &build.ruleset;
+        let locals = [("a".to_string(), crate::ir::Ty::Unit)];
+        let file = build.sources.add("query", expr);
+        let e = crate::parse::parse_expr(expr, file, 0).expect("parses");
+        let mut c = crate::compile::Compiler::from_ruleset(rs);
+        let (ex, _, slots) = c.query(&e, &locals).expect("compiles");
+        let mut frame = vec![Value::None; (slots as usize).max(1)];
+        frame[0] = Value::Unit(a as u16);
+        let ev = Eval::new(rs);
+        let tree = ev.eval(Ctx::new(world), &ex, &mut frame.clone(), &mut NoDice);
+        let code = Lower::new(rs).code(&ex, frame.len());
+        let compiled = code.run(&ev, Ctx::new(world), &mut frame, &mut NoDice);
+        match (tree, compiled) {
+            (Ok(t), Ok(c)) => {
+                assert_eq!(t, c, "{expr}: the tree's value");
+                t.as_bool()
+            }
+            _ => panic!("{expr} evaluates"),
+        }
+    }
+
+    /// The `n`th unit of `side` that is not a commander.
+    fn nth_of(rs: &crate::ir::Ruleset, w: &crate::world::World, side: u16, n: usize) -> usize {
+        let units = w.units.iter().enumerate().filter(|(_, u)| {
+            u.side == side && !rs.unit_types[u.ty as usize].name.contains("Commander")
+        });
+        units.map(|(i, _)| i).nth(n).expect("units enough")
+    }
+
     /// Compiled, a quantifier that skips the units out of reach gives what
     /// the tree evaluator gives, at the reach and just beyond it: two
     /// square bases corner to corner along the line of their centres
@@ -1963,31 +2079,13 @@ mod tests {
     /// unit off the table.
     #[test]
     fn a_quantifier_that_asks_for_nearness_keeps_the_units_at_its_reach() {
-        use crate::battle::Prepared;
         use crate::battlefield::{Base, Pt};
-        use crate::eval::{Ctx, Eval, NoDice};
-        use crate::ir::Ty;
-        use crate::value::Value;
-        let mut build = match crate::build(std::path::Path::new("rules/tillys_very_bad_day.muster"))
-        {
-            Ok(b) => b,
-            Err(_) => panic!("TVBD builds"),
-        };
-        let sc = build.scenario(None).expect("the default scenario");
-        let rs = build.ruleset.clone();
-        let prep = Prepared::new(&rs, &sc).expect("prepared");
-        let mut game = prep.start(1, false);
-        let w = &mut game.world;
-        let pick = |side: u16, skip: usize| {
-            let u = w.units.iter().enumerate().filter(|(_, u)| {
-                u.side == side && !rs.unit_types[u.ty as usize].name.contains("Commander")
-            });
-            u.map(|(i, _)| i).nth(skip).expect("units enough")
-        };
-        let (a, friend, enemy) = (pick(0, 0), pick(0, 1), pick(1, 0));
+        let (mut build, mut game) = tvbd_game();
+        let nth = |side, n| nth_of(&build.ruleset, &game.world, side, n);
+        let (a, friend, enemy) = (nth(0, 0), nth(0, 1), nth(1, 0));
         let at = |x: f64| Base::new(Pt::new(x, 10.0), 45.0, 1.0, 1.0);
         let r = at(0.0).radius();
-        let f = w.field.as_mut().expect("a battle has a table");
+        let f = game.world.field.as_mut().expect("a battle has a table");
         for u in 0..f.bases.len() {
             f.set_on_table(u, false);
         }
@@ -1995,26 +2093,7 @@ mod tests {
             f.set_on_table(u, true);
         }
         f.set_base(a, at(20.0));
-        let locals = [("a".to_string(), Ty::Unit)];
-        let mut both = |world: &crate::world::World, expr: &str| {
-            let file = build.sources.add("query", expr);
-            let e = crate::parse::parse_expr(expr, file, 0).expect("parses");
-            let mut c = crate::compile::Compiler::from_ruleset(&rs);
-            let (ex, _, slots) = c.query(&e, &locals).expect("compiles");
-            let mut frame = vec![Value::None; (slots as usize).max(1)];
-            frame[0] = Value::Unit(a as u16);
-            let ev = Eval::new(&rs);
-            let tree = ev.eval(Ctx::new(world), &ex, &mut frame.clone(), &mut NoDice);
-            let code = Lower::new(&rs).code(&ex, frame.len());
-            let compiled = code.run(&ev, Ctx::new(world), &mut frame, &mut NoDice);
-            match (tree, compiled) {
-                (Ok(t), Ok(c)) => {
-                    assert_eq!(t, c, "{expr}: the tree's value");
-                    t.as_bool()
-                }
-                _ => panic!("{expr} evaluates"),
-            }
-        };
+        let mut both = |world: &crate::world::World, expr: &str| both(&mut build, world, a, expr);
         // In contact (0.005 apart, under CONTACT), then not (0.02).
         let contact = "any e: enemies(a, e) and in_contact(a, e)";
         for (gap, holds) in [(0.005, true), (0.02, false)] {
@@ -2044,6 +2123,77 @@ mod tests {
         let f = game.world.field.as_mut().expect("a table");
         f.set_on_table(friend, false);
         assert!(!both(&game.world, support));
+    }
+
+    /// TVBD asks `charges_this_turn(c)`: `any t: charges(c, t)`, a charge
+    /// being `declared_charge(c, t) and not charge_cancelled(c)`, and
+    /// `declared_charge` a fact only ever noted, false by default. The
+    /// quantifier runs its body only for the units the fact is noted true
+    /// of, with c first. A fact with a derivation, a hook, no default or a
+    /// default of true is not such a test.
+    #[test]
+    fn a_quantifier_over_a_noted_fact_looks_only_at_the_units_noted() {
+        use super::NotedArg;
+        let rs = &mut tvbd();
+        let sieve = |rs: &crate::ir::Ruleset, name: &str| {
+            let lower = Lower::new(rs);
+            sieve_of(&lower, rs, name).map(|s| (s.test, s.when, s.val))
+        };
+        let Some((Test::Noted { fact, args }, false, false)) = sieve(rs, "charges_this_turn")
+        else {
+            panic!("charges_this_turn is sieved by the noted charges")
+        };
+        assert_eq!(rs.facts[fact as usize].name, "declared_charge");
+        assert!(matches!(&args[..], [NotedArg::Slot(0), NotedArg::Unit]));
+        let declared = rs.facts.iter().position(|f| f.name == "declared_charge");
+        let declared = declared.expect("declared_charge");
+        // True by default, or without a default: the test would be wrong.
+        for default in [Some(crate::value::Value::Bool(true)), None] {
+            rs.facts[declared].default = default;
+            assert!(
+                !matches!(
+                    sieve(rs, "charges_this_turn"),
+                    Some((Test::Noted { .. }, ..))
+                ),
+                "{default:?}"
+            );
+        }
+    }
+
+    /// Compiled, a quantifier over a noted fact gives what the tree gives:
+    /// with nothing noted, with charges noted for other units and the
+    /// other way round, with one noted false, and with one noted true.
+    #[test]
+    fn a_quantifier_over_a_noted_fact_finds_what_is_noted() {
+        use crate::value::Value;
+        let (mut build, mut game) = tvbd_game();
+        let nth = |side, n| nth_of(&build.ruleset, &game.world, side, n);
+        let (a, b, e, f) = (nth(0, 0), nth(0, 1), nth(1, 0), nth(1, 1));
+        let declared = build
+            .ruleset
+            .fact("declared_charge")
+            .expect("declared_charge");
+        let unit = |u: usize| Value::Unit(u as u16);
+        // (Nobody charges a or b: neither's own charge is cancelled.)
+        let charges = "any t: charges(a, t)";
+        let declares = "any t: declared_charge(a, t)";
+        let charged = "any c: declared_charge(c, a)";
+        let w = &mut game.world;
+        assert!(!both(&mut build, w, a, charges));
+        assert!(!both(&mut build, w, a, charged));
+        w.set_fact(declared, vec![unit(b), unit(e)], Value::Bool(true));
+        w.set_fact(declared, vec![unit(a), unit(f)], Value::Bool(false));
+        assert!(!both(&mut build, w, a, charges), "noted false");
+        assert!(!both(&mut build, w, a, declares), "noted false");
+        assert!(!both(&mut build, w, a, charged));
+        assert!(both(&mut build, w, b, charges));
+        assert!(both(&mut build, w, e, charged));
+        assert!(!both(&mut build, w, e, declares), "noted the other way");
+        w.set_fact(declared, vec![unit(a), unit(e)], Value::Bool(true));
+        assert!(both(&mut build, w, a, charges));
+        w.set_fact(declared, vec![unit(f), unit(a)], Value::Bool(true));
+        assert!(both(&mut build, w, a, declares));
+        assert!(both(&mut build, w, a, charged));
     }
 
     /// Thistle's move allowance asks `close_going(u)` in three modifiers'
