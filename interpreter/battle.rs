@@ -3071,12 +3071,17 @@ impl Reach {
     }
 
     /// Does this turn units `a` and `b` of the table away unasked? With a
-    /// limit, when both are on the table and their centres put them
-    /// plainly further apart ([`Field::apart_by_centres`]).
+    /// limit, when their centres put them plainly further apart
+    /// ([`Field::apart_by_centres`]), or when either is off the table
+    /// and the limit is less than `unlimited` (the distance between them
+    /// is `unlimited` then, and `reachable` false).
     fn turns_away(&self, f: &Field, a: usize, b: usize) -> bool {
         match self {
             Reach::None => true,
-            Reach::Within(k) => f.on_table[a] && f.on_table[b] && f.apart_by_centres(a, b, *k),
+            Reach::Within(k) if !f.on_table[a] || !f.on_table[b] => {
+                *k < crate::value::UNLIMITED as f64
+            }
+            Reach::Within(k) => f.apart_by_centres(a, b, *k),
         }
     }
 }
@@ -3763,8 +3768,9 @@ pub(crate) mod tests {
     /// A bound turns away only pairs plainly further apart than its limit.
     /// Two square bases corner to corner along the line of their centres
     /// (where the centres' bound is as tight as it gets) exactly 3 apart,
-    /// or a shade more that the rules still see as 3, are kept, and so is
-    /// a pair off the table; 1/16 further apart, they are turned away.
+    /// or a shade more that the rules still see as 3, are kept; 1/16
+    /// further apart, they are turned away. A pair one of which is
+    /// off the table is turned away unless the limit is `unlimited`.
     /// Where PRE fails, every pair is.
     #[test]
     fn a_bound_keeps_bases_at_its_limit() {
@@ -3797,13 +3803,20 @@ pub(crate) mod tests {
         let d = shade.bases[0].distance(&shade.bases[1]);
         assert_eq!(crate::field::to_value(d), crate::value::Value::Int(3));
         assert!(!Reach::within(3).turns_away(&shade, 0, 1));
-        let mut further = field(3.0 + 1.0 / 16.0);
+        let further = field(3.0 + 1.0 / 16.0);
         assert!(Reach::within(3).turns_away(&further, 0, 1));
-        further.on_table[1] = false;
-        assert!(
-            !Reach::within(3).turns_away(&further, 0, 1),
-            "off the table: asked"
-        );
+        // Off the table, the distance is `unlimited`: more than any other
+        // limit (turned away), not more than `unlimited` (asked).
+        let mut off = field(1.0);
+        off.on_table[1] = false;
+        use crate::value::{Value, UNLIMITED};
+        let d = off.of_two(crate::ir::Builtin::Distance, 0, 1);
+        assert_eq!(d, Some(Value::Int(UNLIMITED)));
+        assert!(Reach::within(3).turns_away(&off, 0, 1));
+        assert!(Reach::within(3).turns_away(&off, 1, 0));
+        assert!(Reach::within(UNLIMITED - 1).turns_away(&off, 0, 1));
+        assert!(!Reach::within(UNLIMITED).turns_away(&off, 0, 1));
+        assert!(!Reach::within(UNLIMITED).turns_away(&further, 0, 1));
     }
 
     /// A `manoeuvre` condition that reads only the unit, the manoeuvre and
