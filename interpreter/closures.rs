@@ -832,21 +832,10 @@ impl<'r> Lower<'r> {
                         .iter()
                         .all(|a| matches!(a, Ex::Local(_) | Ex::Const(_))) =>
             {
-                let at = args
-                    .iter()
-                    .map(|a| match a {
-                        Ex::Local(l) => sc.try_get(*l),
-                        Ex::Const(v) => Some(At::Value(*v)),
-                        _ => None,
-                    })
-                    .collect::<Option<Vec<At>>>();
-                match at {
-                    Some(at) => self.decides(
-                        &self.rs.defines[*d as usize].body,
-                        &Scope { at },
-                        var,
-                        depth + 1,
-                    ),
+                match self.scope_of(args, sc) {
+                    Some(inner) => {
+                        self.decides(&self.rs.defines[*d as usize].body, &inner, var, depth + 1)
+                    }
                     None => Part::Other,
                 }
             }

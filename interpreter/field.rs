@@ -11,6 +11,7 @@ use crate::eval::{EvalError, R};
 use crate::ir::{Builtin, Ruleset};
 use crate::value::{Value, UNLIMITED};
 use crate::world::World;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// A terrain feature on the table.
@@ -30,82 +31,95 @@ pub struct NearFeature {
     standing: bool,
 }
 
+/// Per unit, a number that changes whenever its base does, and comes back
+/// when the base is put back where it stood ([`Field::put_back`]): what is
+/// remembered of a pair of units ([`DistanceCache`], [`ZoneCache`]) is
+/// good while both numbers are those it was worked out at, so that moving
+/// a unit forgets its pairs at once. Atomics only so that a prepared field
+/// can be shared between threads; each game has its own.
+#[derive(Debug, Default)]
+struct Epochs {
+    of: Vec<AtomicU32>,
+    /// The next number not yet given to any unit's base.
+    next: AtomicU32,
+}
+
+impl Epochs {
+    fn new(n: usize) -> Self {
+        Epochs {
+            of: (0..n).map(|_| AtomicU32::new(1)).collect(),
+            next: AtomicU32::new(2),
+        }
+    }
+    /// The pair's tag: what a remembered value of it is good for.
+    #[inline]
+    fn tag(&self, a: usize, b: usize) -> u64 {
+        (u64::from(self.of[a].load(Relaxed)) << 32) | u64::from(self.of[b].load(Relaxed))
+    }
+    /// Unit `u` stands somewhere new.
+    fn moved(&self, u: usize) {
+        self.of[u].store(self.next.fetch_add(1, Relaxed), Relaxed);
+    }
+}
+
+impl Clone for Epochs {
+    fn clone(&self) -> Self {
+        Epochs {
+            of: self
+                .of
+                .iter()
+                .map(|e| AtomicU32::new(e.load(Relaxed)))
+                .collect(),
+            next: AtomicU32::new(self.next.load(Relaxed)),
+        }
+    }
+}
+
+/// No pair's tag: [`Epochs`] start at 1.
+const NEVER: u64 = 0;
+
 /// Distances between bases, remembered until either base moves: rules ask
 /// for the same distances many times over (every `any e:` over the units).
-/// Atomics only so that a prepared field can be shared between threads;
-/// each game has its own.
+/// A cell is good while its tag is the pair's ([`Epochs::tag`]).
 #[derive(Debug, Default)]
 pub struct DistanceCache {
     n: usize,
-    /// f64 bits; NaN when not known.
-    cells: Vec<std::sync::atomic::AtomicU64>,
+    /// f64 bits.
+    cells: Vec<AtomicU64>,
+    tags: Vec<AtomicU64>,
 }
-
-const UNKNOWN: u64 = 0x7FF8_0000_0000_0001;
 
 impl DistanceCache {
     fn new(n: usize) -> Self {
         DistanceCache {
             n,
-            cells: (0..n * n)
-                .map(|_| std::sync::atomic::AtomicU64::new(UNKNOWN))
-                .collect(),
+            cells: (0..n * n).map(|_| AtomicU64::new(0)).collect(),
+            tags: (0..n * n).map(|_| AtomicU64::new(NEVER)).collect(),
         }
     }
-    fn get(&self, a: usize, b: usize) -> Option<f64> {
-        let bits = self
-            .cells
-            .get(a * self.n + b)?
-            .load(std::sync::atomic::Ordering::Relaxed);
-        (bits != UNKNOWN).then(|| f64::from_bits(bits))
+    #[inline]
+    fn get(&self, e: &Epochs, a: usize, b: usize) -> Option<f64> {
+        let i = a * self.n + b;
+        let tag = self.tags.get(i)?.load(Relaxed);
+        (tag == e.tag(a, b)).then(|| f64::from_bits(self.cells[i].load(Relaxed)))
     }
-    fn put(&self, a: usize, b: usize, d: f64) {
-        use std::sync::atomic::Ordering::Relaxed;
-        if let (Some(x), Some(y)) = (
-            self.cells.get(a * self.n + b),
-            self.cells.get(b * self.n + a),
-        ) {
-            x.store(d.to_bits(), Relaxed);
-            y.store(d.to_bits(), Relaxed);
-        }
-    }
-    /// Unit `u`'s row (distances to every unit, as known).
-    fn row(&self, u: usize) -> Vec<u64> {
-        use std::sync::atomic::Ordering::Relaxed;
-        (0..self.n)
-            .map(|o| self.cells[u * self.n + o].load(Relaxed))
-            .collect()
-    }
-
-    /// Put back a row taken with [`DistanceCache::row`].
-    fn put_row(&self, u: usize, row: &[u64]) {
-        use std::sync::atomic::Ordering::Relaxed;
-        for (o, bits) in row.iter().enumerate() {
-            self.cells[u * self.n + o].store(*bits, Relaxed);
-            self.cells[o * self.n + u].store(*bits, Relaxed);
-        }
-    }
-
-    /// Forget every distance from unit `u`.
-    fn forget(&self, u: usize) {
-        use std::sync::atomic::Ordering::Relaxed;
-        for o in 0..self.n {
-            self.cells[u * self.n + o].store(UNKNOWN, Relaxed);
-            self.cells[o * self.n + u].store(UNKNOWN, Relaxed);
+    fn put(&self, e: &Epochs, a: usize, b: usize, d: f64) {
+        for (i, tag) in [(a * self.n + b, e.tag(a, b)), (b * self.n + a, e.tag(b, a))] {
+            if let (Some(c), Some(t)) = (self.cells.get(i), self.tags.get(i)) {
+                c.store(d.to_bits(), Relaxed);
+                t.store(tag, Relaxed);
+            }
         }
     }
 }
 
 impl Clone for DistanceCache {
     fn clone(&self) -> Self {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        let copy = |v: &[AtomicU64]| v.iter().map(|c| AtomicU64::new(c.load(Relaxed))).collect();
         DistanceCache {
             n: self.n,
-            cells: self
-                .cells
-                .iter()
-                .map(|c| AtomicU64::new(c.load(Relaxed)))
-                .collect(),
+            cells: copy(&self.cells),
+            tags: copy(&self.tags),
         }
     }
 }
@@ -113,62 +127,56 @@ impl Clone for DistanceCache {
 /// Where each unit lies as seen from each other (its zone, and which flank
 /// zone it has a part in), remembered until either base moves: the rules
 /// ask "to front? to flank? which flank?" of the same pairs again and
-/// again. Atomics, like [`DistanceCache`]'s. A cell: 0 unknown; bits 0-1
-/// the zone (1 front, 2 flank, 3 rear, 0 unknown); bit 2 set when the
+/// again. Tagged like [`DistanceCache`]'s cells. A cell: 0 unknown; bits
+/// 0-1 the zone (1 front, 2 flank, 3 rear, 0 unknown); bit 2 set when the
 /// flank is known, bits 3-4 which (0 none, 1 left, 2 right).
 #[derive(Debug, Default)]
 pub struct ZoneCache {
     n: usize,
-    cells: Vec<std::sync::atomic::AtomicU8>,
+    cells: Vec<AtomicU8>,
+    tags: Vec<AtomicU64>,
 }
 
 impl ZoneCache {
     fn new(n: usize) -> Self {
         ZoneCache {
             n,
-            cells: (0..n * n)
-                .map(|_| std::sync::atomic::AtomicU8::new(0))
-                .collect(),
+            cells: (0..n * n).map(|_| AtomicU8::new(0)).collect(),
+            tags: (0..n * n).map(|_| AtomicU64::new(NEVER)).collect(),
         }
     }
-    fn get(&self, a: usize, b: usize) -> u8 {
-        self.cells[a * self.n + b].load(std::sync::atomic::Ordering::Relaxed)
-    }
-    fn set(&self, a: usize, b: usize, bits: u8) {
-        self.cells[a * self.n + b].fetch_or(bits, std::sync::atomic::Ordering::Relaxed);
-    }
-    /// What is known of unit `u` seeing others, and of others seeing it.
-    fn lines(&self, u: usize) -> Vec<(u8, u8)> {
-        (0..self.n)
-            .map(|o| (self.get(u, o), self.get(o, u)))
-            .collect()
-    }
-    fn put_lines(&self, u: usize, lines: &[(u8, u8)]) {
-        use std::sync::atomic::Ordering::Relaxed;
-        for (o, (from, to)) in lines.iter().enumerate() {
-            self.cells[u * self.n + o].store(*from, Relaxed);
-            self.cells[o * self.n + u].store(*to, Relaxed);
+    fn get(&self, e: &Epochs, a: usize, b: usize) -> u8 {
+        let i = a * self.n + b;
+        if self.tags[i].load(Relaxed) == e.tag(a, b) {
+            self.cells[i].load(Relaxed)
+        } else {
+            0
         }
     }
-    /// Forget what is known of unit `u` seeing and being seen.
-    fn forget(&self, u: usize) {
-        use std::sync::atomic::Ordering::Relaxed;
-        for o in 0..self.n {
-            self.cells[u * self.n + o].store(0, Relaxed);
-            self.cells[o * self.n + u].store(0, Relaxed);
+    fn set(&self, e: &Epochs, a: usize, b: usize, bits: u8) {
+        let (i, tag) = (a * self.n + b, e.tag(a, b));
+        if self.tags[i].load(Relaxed) == tag {
+            self.cells[i].fetch_or(bits, Relaxed);
+        } else {
+            self.cells[i].store(bits, Relaxed);
+            self.tags[i].store(tag, Relaxed);
         }
     }
 }
 
 impl Clone for ZoneCache {
     fn clone(&self) -> Self {
-        use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
         ZoneCache {
             n: self.n,
             cells: self
                 .cells
                 .iter()
                 .map(|c| AtomicU8::new(c.load(Relaxed)))
+                .collect(),
+            tags: self
+                .tags
+                .iter()
+                .map(|c| AtomicU64::new(c.load(Relaxed)))
                 .collect(),
         }
     }
@@ -205,7 +213,7 @@ impl GroupCache {
 
 impl Clone for GroupCache {
     fn clone(&self) -> Self {
-        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+        use std::sync::atomic::AtomicBool;
         GroupCache {
             known: AtomicBool::new(self.known.load(Relaxed)),
             of: self
@@ -217,14 +225,15 @@ impl Clone for GroupCache {
     }
 }
 
-/// Where a unit stands and what is known of its distances and of the
-/// groups, taken before moves are weighed ([`Field::stand`]) and put back
-/// after ([`Field::put_back`]): weighing a move does not forget them.
+/// Where a unit stands, its [`Epochs`] number there and what is known of
+/// the groups, taken before moves are weighed ([`Field::stand`]) and put
+/// back after ([`Field::put_back`]): what was known of its pairs there is
+/// good again, but for the cells the spots weighed wrote over.
 pub struct Stand {
     u: usize,
     base: Base,
-    row: Vec<u64>,
-    zones: Vec<(u8, u8)>,
+    /// Its [`Epochs`] number there.
+    epoch: u32,
     groups: Option<Vec<u32>>,
 }
 
@@ -257,6 +266,8 @@ pub struct Field {
     /// While a group's move is being weighed: the other members and their
     /// paths (`touches_terrain` looks along each; see `path`).
     pub member_paths: Vec<(u16, Vec<Base>)>,
+    /// Per unit, the number of where its base is, for the caches.
+    epochs: Epochs,
     /// Distances between bases, as far as known.
     pub cache: DistanceCache,
     /// Zones and flanks between bases, as far as known.
@@ -318,6 +329,7 @@ impl Field {
             path: None,
             member_paths: Vec::new(),
             zone_syms,
+            epochs: Epochs::new(n),
             cache: DistanceCache::new(n),
             zones: ZoneCache::new(n),
             groups: GroupCache::new(n),
@@ -329,8 +341,7 @@ impl Field {
     pub fn set_base(&mut self, u: usize, b: Base) {
         if self.bases[u] != b {
             self.bases[u] = b;
-            self.cache.forget(u);
-            self.zones.forget(u);
+            self.epochs.moved(u);
             self.groups.forget();
         }
     }
@@ -357,20 +368,17 @@ impl Field {
         self.reserve.copy_from_slice(reserve);
         self.turn_start.copy_from_slice(turn_start);
         for u in 0..self.bases.len() {
-            self.cache.forget(u);
-            self.zones.forget(u);
+            self.epochs.moved(u);
         }
         self.groups.forget();
     }
 
     /// Where unit `u` stands now, with what is known of its distances.
     pub fn stand(&self, u: usize) -> Stand {
-        use std::sync::atomic::Ordering::Relaxed;
         Stand {
             u,
             base: self.bases[u],
-            row: self.cache.row(u),
-            zones: self.zones.lines(u),
+            epoch: self.epochs.of[u].load(Relaxed),
             groups: self
                 .groups
                 .known
@@ -382,10 +390,8 @@ impl Field {
     /// Put the unit back where it stood (nothing else may have moved
     /// since), with what was known then.
     pub fn put_back(&mut self, s: &Stand) {
-        use std::sync::atomic::Ordering::Relaxed;
         self.bases[s.u] = s.base;
-        self.cache.put_row(s.u, &s.row);
-        self.zones.put_lines(s.u, &s.zones);
+        self.epochs.of[s.u].store(s.epoch, Relaxed);
         match &s.groups {
             Some(of) => {
                 for (g, v) in self.groups.of.iter().zip(of) {
@@ -417,7 +423,6 @@ impl Field {
     /// bases: [`Base::linked_with`]), or None off the table. Worked out for
     /// every unit at once, and again only after the table changes.
     pub fn group_of(&self, w: &World, u: usize) -> Option<usize> {
-        use std::sync::atomic::Ordering::Relaxed;
         if !self.groups.known.load(Relaxed) {
             let roots = crate::battlefield::group_roots(&self.bases, |a, b| {
                 self.on_table[a]
@@ -472,11 +477,11 @@ impl Field {
 
     /// The closest distance between two units' bases.
     pub fn dist(&self, a: usize, b: usize) -> f64 {
-        if let Some(d) = self.cache.get(a, b) {
+        if let Some(d) = self.cache.get(&self.epochs, a, b) {
             return d;
         }
         let d = self.bases[a].distance(&self.bases[b]);
-        self.cache.put(a, b, d);
+        self.cache.put(&self.epochs, a, b, d);
         d
     }
 
@@ -504,7 +509,7 @@ impl Field {
     /// `false` means "measure to know".
     #[inline]
     pub fn close(&self, a: usize, b: usize, d: f64) -> bool {
-        if let Some(x) = self.cache.get(a, b) {
+        if let Some(x) = self.cache.get(&self.epochs, a, b) {
             return x <= d;
         }
         self.bases[a].centre.dist(self.bases[b].centre) <= d - 1e-9
@@ -512,7 +517,7 @@ impl Field {
 
     /// Where unit `b` lies as seen from unit `a` (remembered).
     pub fn zone(&self, a: usize, b: usize) -> Zone {
-        let bits = self.zones.get(a, b);
+        let bits = self.zones.get(&self.epochs, a, b);
         let zone = match bits & 3 {
             1 => return Zone::Front,
             2 => return Zone::Flank,
@@ -528,6 +533,7 @@ impl Field {
             }
         };
         self.zones.set(
+            &self.epochs,
             a,
             b,
             match zone {
@@ -542,7 +548,7 @@ impl Field {
     /// Which flank zone of unit `a` unit `b` has a part in (remembered).
     pub fn flank(&self, a: usize, b: usize) -> Option<crate::battlefield::Side> {
         use crate::battlefield::Side;
-        let bits = self.zones.get(a, b);
+        let bits = self.zones.get(&self.epochs, a, b);
         if bits & 4 != 0 {
             return match (bits >> 3) & 3 {
                 1 => Some(Side::Left),
@@ -556,7 +562,7 @@ impl Field {
             Some(Side::Left) => 1,
             Some(Side::Right) => 2,
         };
-        self.zones.set(a, b, 4 | (code << 3));
+        self.zones.set(&self.epochs, a, b, 4 | (code << 3));
         side
     }
 
@@ -566,7 +572,7 @@ impl Field {
     /// rounding; `false` means "measure to know".
     #[inline]
     pub fn apart(&self, a: usize, b: usize, d: f64) -> bool {
-        if let Some(x) = self.cache.get(a, b) {
+        if let Some(x) = self.cache.get(&self.epochs, a, b) {
             return x > d;
         }
         self.apart_by_centres(a, b, d)
@@ -1023,6 +1029,53 @@ mod tests {
     use crate::ir::Builtin;
     use crate::value::Value;
     use crate::world::{UnitInst, World};
+
+    /// What is remembered of a pair is good only while neither base has
+    /// moved: a unit weighed at another spot and put back is measured
+    /// where it stands again (never by what was found at the other spot),
+    /// what was known of it before is known again unless the other spot
+    /// overwrote it, and pairs without it are not forgotten.
+    #[test]
+    fn a_unit_put_back_is_measured_where_it_stands() {
+        let at = |x, y, facing| Base::new(Pt::new(x, y), facing, 2.0, 1.0);
+        let mut f = Field::new(
+            45.0,
+            30.0,
+            Default::default(),
+            vec![
+                at(10.0, 10.0, 0.0),
+                at(10.0, 14.0, 0.0),
+                at(20.0, 10.0, 0.0),
+            ],
+            vec![0.0; 3],
+            vec![0; 3],
+            [0, 1, 2],
+        );
+        let zone = |f: &Field, a, b| f.of_two(Builtin::Zone, a, b).expect("a zone");
+        let (d01, d02, d12) = (f.dist(0, 1), f.dist(0, 2), f.dist(1, 2));
+        let (z01, z10) = (zone(&f, 0, 1), zone(&f, 1, 0));
+        assert!((d01 - 3.0).abs() < 1e-9, "{d01}");
+        let stand = f.stand(0);
+        // Weighed 10 further on: unit 1 is behind it.
+        f.set_base(0, at(10.0, 20.0, 0.0));
+        assert_eq!(f.cache.get(&f.epochs, 0, 1), None, "forgotten on moving");
+        assert_eq!(f.cache.get(&f.epochs, 1, 2), Some(d12), "not its pair");
+        let (d01x, z01x) = (f.dist(0, 1), zone(&f, 0, 1));
+        assert!((d01x - 5.0).abs() < 1e-9, "{d01x}");
+        assert_ne!(z01x, z01);
+        f.put_back(&stand);
+        assert_eq!(f.dist(0, 1), d01);
+        assert_eq!(zone(&f, 0, 1), z01);
+        assert_eq!(zone(&f, 1, 0), z10);
+        // Not overwritten at the other spot: still known.
+        assert_eq!(f.cache.get(&f.epochs, 0, 2), Some(d02));
+        assert_eq!(f.cache.get(&f.epochs, 1, 2), Some(d12));
+        // Moved again, to a spot of its own: nothing of it is known.
+        f.set_base(0, at(10.0, 20.0, 0.0));
+        assert_eq!(f.cache.get(&f.epochs, 0, 1), None);
+        assert_eq!(f.cache.get(&f.epochs, 0, 2), None);
+        assert_eq!(f.dist(0, 1), d01x);
+    }
 
     /// `nearest_enemy` and `nearest_friend`: of the units on the table of
     /// the other sides (any of them) or of the unit's own, the nearest by
