@@ -11,7 +11,7 @@ use crate::eval::{EvalError, R};
 use crate::ir::{Builtin, Ruleset};
 use crate::value::{Value, UNLIMITED};
 use crate::world::World;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// A terrain feature on the table.
@@ -72,6 +72,23 @@ impl Clone for Epochs {
                 .collect(),
             next: AtomicU32::new(self.next.load(Relaxed)),
         }
+    }
+}
+
+/// Per unit, its nearest friend and enemy when last asked, plus 1 (0:
+/// none): where [`Field::nearest`] looks first. What they say changes how
+/// many bases are measured, never an answer.
+#[derive(Debug, Default)]
+struct Hints(Vec<AtomicU16>);
+
+impl Clone for Hints {
+    fn clone(&self) -> Self {
+        Hints(
+            self.0
+                .iter()
+                .map(|h| AtomicU16::new(h.load(Relaxed)))
+                .collect(),
+        )
     }
 }
 
@@ -268,6 +285,8 @@ pub struct Field {
     pub member_paths: Vec<(u16, Vec<Base>)>,
     /// Per unit, the number of where its base is, for the caches.
     epochs: Epochs,
+    /// Where [`Field::nearest`] looks first.
+    hints: Hints,
     /// Distances between bases, as far as known.
     pub cache: DistanceCache,
     /// Zones and flanks between bases, as far as known.
@@ -330,6 +349,7 @@ impl Field {
             member_paths: Vec::new(),
             zone_syms,
             epochs: Epochs::new(n),
+            hints: Hints((0..2 * n).map(|_| AtomicU16::new(0)).collect()),
             cache: DistanceCache::new(n),
             zones: ZoneCache::new(n),
             groups: GroupCache::new(n),
@@ -702,17 +722,38 @@ impl Field {
                 }
             }
         };
-        // First the unit with the least bound (the first of those equally
-        // low): most often the nearest, and its distance rules out nearly
-        // every other unit without measuring.
-        let mut first: Option<(usize, f64)> = None;
-        each(&mut |i, b| {
-            if first.is_none_or(|(f, least)| b < least || (b == least && i < f)) {
-                first = Some((i, b));
+        // First the unit found nearest the last time this was asked, if
+        // it may be the answer still; else the unit with the least bound
+        // (the first of those equally low): most often the nearest, and
+        // its distance rules out nearly every other unit without
+        // measuring. (Which unit comes first changes only how many are
+        // measured, never the answer.)
+        let hint = &self.hints.0[2 * u + usize::from(enemy)];
+        let first = match hint.load(Relaxed) as usize {
+            0 => None,
+            h => Some(h - 1),
+        };
+        let first = match first {
+            Some(h)
+                if h < self.bases.len()
+                    && h != u
+                    && self.on_table[h]
+                    && (w.units[h].side as usize != side) == enemy =>
+            {
+                h
             }
-        });
-        let Some((first, _)) = first else {
-            return Value::None;
+            _ => {
+                let mut first: Option<(usize, f64)> = None;
+                each(&mut |i, b| {
+                    if first.is_none_or(|(f, least)| b < least || (b == least && i < f)) {
+                        first = Some((i, b));
+                    }
+                });
+                match first {
+                    Some((first, _)) => first,
+                    None => return Value::None,
+                }
+            }
         };
         // Then every unit whose bound (worked out again, alike) does not
         // rule it out: the nearest, the first in the units' order of those
@@ -726,6 +767,7 @@ impl Field {
                 }
             }
         });
+        hint.store(best.1 as u16 + 1, Relaxed);
         Value::Unit(best.1 as u16)
     }
 
@@ -1080,8 +1122,9 @@ mod tests {
     /// `nearest_enemy` and `nearest_friend`: of the units on the table of
     /// the other sides (any of them) or of the unit's own, the nearest by
     /// the bases' distance; of those equally near, the first in the units'
-    /// order, whichever side it is on; `none` when there is none; and by
-    /// the sides as they are after they change.
+    /// order, whichever side it is on, whatever the last answer was;
+    /// `none` when there is none; and by the sides as they are after they
+    /// change.
     #[test]
     fn the_nearest_is_the_first_of_those_equally_near() {
         let unit = |side| UnitInst {
@@ -1134,13 +1177,23 @@ mod tests {
         );
         f.set_on_table(4, false);
         assert_eq!(nearest(&f, friend, 0), Value::None);
+        // Where the last answer was the later of two now equally near, the
+        // answer is still the first.
+        f.set_base(1, at(10.0, 20.0));
+        assert_eq!(nearest(&f, enemy, 0), Value::Unit(2));
+        f.set_base(1, at(10.0, 14.0));
+        assert_eq!(nearest(&f, enemy, 0), Value::Unit(1));
+        f.set_base(1, at(10.0, 20.0));
+        assert_eq!(nearest(&f, enemy, 0), Value::Unit(2));
 
         // Sides settled afresh (unit 2 now on unit 0's side): once the
-        // field is told, its lists by side follow.
+        // field is told, its lists by side follow, and the last answer (2,
+        // now a friend) is not taken for an enemy.
         let mut w = w;
         w.units[2].side = 0;
         f.forget_sides();
         let nearest = |f: &Field, b, u| f.measure(&w, b, &[Value::Unit(u)]).expect("measured");
+        assert_eq!(nearest(&f, enemy, 0), Value::Unit(1));
         assert_eq!(nearest(&f, friend, 0), Value::Unit(2));
         assert_eq!(nearest(&f, enemy, 2), Value::Unit(1));
     }
