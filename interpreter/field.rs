@@ -848,8 +848,19 @@ impl Field {
             }
             B::UnitsBetween => {
                 let (p, q) = (self.bases[a].centre, self.bases[o].centre);
+                let (lo, hi) = (
+                    Pt::new(p.x.min(q.x), p.y.min(q.y)),
+                    Pt::new(p.x.max(q.x), p.y.max(q.y)),
+                );
                 let skip = [a, o];
-                let hit = self.others(&skip).any(|(_, x)| x.segment_hits(p, q));
+                // A base plainly outside the line's bounding box is not
+                // crossed by it: it is not asked.
+                let hit = self.others(&skip).any(|(_, x)| {
+                    let (c, r) = (x.centre, x.radius() + 1e-9);
+                    let outside =
+                        c.x + r < lo.x || c.x - r > hi.x || c.y + r < lo.y || c.y - r > hi.y;
+                    !outside && x.segment_hits(p, q)
+                });
                 hit.into()
             }
             B::SameCommand => (self.command[a] == self.command[o]).into(),
@@ -1071,6 +1082,47 @@ mod tests {
     use crate::ir::Builtin;
     use crate::value::Value;
     use crate::world::{UnitInst, World};
+
+    /// `units_between(a, b)`: a base crosses the line between the centres.
+    /// Bases plainly outside the line's bounding box are not asked; across
+    /// a grid of places and facings around the line (and beyond its ends)
+    /// the answer is each base's own `segment_hits`.
+    #[test]
+    fn units_between_is_asked_of_the_bases_near_the_line() {
+        let at = |x, y, facing| Base::new(Pt::new(x, y), facing, 2.0, 1.0);
+        let mut f = Field::new(
+            45.0,
+            30.0,
+            Default::default(),
+            vec![at(10.0, 10.0, 0.0), at(10.0, 20.0, 0.0), at(30.0, 5.0, 0.0)],
+            vec![0.0; 3],
+            vec![0; 3],
+            [0, 1, 2],
+        );
+        let (p, q) = (Pt::new(10.0, 10.0), Pt::new(10.0, 20.0));
+        let (mut hits, mut misses) = (0, 0);
+        for i in 0..=80 {
+            for j in 0..=32 {
+                for facing in [0.0, 45.0, 90.0] {
+                    let b = at(8.0 + 0.05 * i as f64, 7.0 + 0.5 * j as f64, facing);
+                    f.set_base(2, b);
+                    let between = f.of_two(Builtin::UnitsBetween, 0, 1);
+                    assert_eq!(between, Some(b.segment_hits(p, q).into()), "{b:?}");
+                    if b.segment_hits(p, q) {
+                        hits += 1;
+                    } else {
+                        misses += 1;
+                    }
+                }
+            }
+        }
+        assert!(hits > 1000 && misses > 1000, "{hits} {misses}");
+        // Just clear of the line: its left edge 0.2 to the right.
+        f.set_base(2, at(11.2, 15.0, 0.0));
+        assert_eq!(f.of_two(Builtin::UnitsBetween, 0, 1), Some(false.into()));
+        f.set_base(2, at(10.9, 15.0, 0.0));
+        assert_eq!(f.of_two(Builtin::UnitsBetween, 0, 1), Some(true.into()));
+    }
 
     /// What is remembered of a pair is good only while neither base has
     /// moved: a unit weighed at another spot and put back is measured
