@@ -280,3 +280,47 @@ impl Game<'_> {
         self.ev.forget();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::Ex;
+    use crate::value::Value;
+
+    /// A position taken from the book replaces states without telling the
+    /// evaluator what changed: what it remembers is forgotten whole. TVBD's
+    /// `most_losses(s)` (`all o in sides: s.lost >= o.lost`) is remembered
+    /// per side and reads only side states; asked before and after a
+    /// position in which the other side has lost more, it answers for each.
+    #[test]
+    fn a_position_taken_from_the_book_is_asked_afresh() {
+        let mut build = match crate::build(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/rules/tillys_very_bad_day.muster"
+        ))) {
+            Ok(b) => b,
+            Err(_) => panic!("TVBD builds"),
+        };
+        let sc = build.scenario(None).expect("the default scenario");
+        let rs = &build.ruleset;
+        let prep = crate::battle::Prepared::new(rs, &sc).expect("prepared");
+        let mut game = prep.start(1, false);
+        let d = rs.defines.iter().position(|d| d.name == "most_losses");
+        let call = Ex::Define(
+            d.expect("most_losses") as u16,
+            vec![Ex::Const(Value::Side(0))],
+        );
+        assert!(crate::eval::worth_remembering(rs)[d.expect("most_losses")]);
+        let lost = rs.side_states.iter().position(|s| s.name == "lost");
+        let lost = rs.side_states.len() + lost.expect("lost");
+        let ask = |g: &super::Game| g.eval(&call, &mut [Value::None; 4]).expect("evaluates");
+        // The other side (1) has lost 5 units in the position taken.
+        game.world.side_state[lost] = Value::Int(5);
+        let after = game.position();
+        game.world.side_state[lost] = Value::Int(0);
+        game.ev.forget();
+        assert_eq!(ask(&game), Value::Bool(true), "nobody has lost");
+        assert_eq!(ask(&game), Value::Bool(true), "remembered");
+        game.take_position(&after);
+        assert_eq!(ask(&game), Value::Bool(false), "side 1 has lost more");
+    }
+}
