@@ -755,7 +755,20 @@ impl<'r> Eval<'r> {
 
     /// Evaluate a state initialiser for one unit or side.
     pub fn call_init(&self, w: &World, f: &Func, subject: Value) -> Result<Value, Diag> {
-        let mut frame = vec![Value::None; f.slots.max(1) as usize];
+        // Most initialisers are a constant (`false`, `0`), asked of every
+        // unit at set-up and, for states reset each turn, every turn.
+        if let Ex::Const(v) = f.body {
+            return Ok(v);
+        }
+        // The rest need a few slots: their frame lives on the stack.
+        let n = f.slots.max(1) as usize;
+        let (mut small, mut big) = ([Value::None; 8], Vec::new());
+        let frame: &mut [Value] = if n <= small.len() {
+            &mut small[..n]
+        } else {
+            big.resize(n, Value::None);
+            &mut big
+        };
         frame[0] = subject;
         let ctx = Ctx {
             world: w,
@@ -763,7 +776,7 @@ impl<'r> Eval<'r> {
             side_state: &[],
             dirty: None,
         };
-        self.eval(ctx, &f.body, &mut frame, &mut NoDice)
+        self.eval(ctx, &f.body, frame, &mut NoDice)
             .map_err(|e| match e {
                 EvalError::Fault(d) => *d,
                 EvalError::NotStatic => Diag::new(
