@@ -224,14 +224,24 @@ pub struct Lower<'r> {
     shared: Vec<Shared>,
 }
 
-/// A call of a battle fact or define, with the quantity's own parameters
-/// (`args`, by slot), that a quantity's base and modifiers make more than
-/// once (`close_going(u)` in three modifiers' conditions): the first asks
-/// it and keeps the value in slot `val` (slot `flag` then true), the others
-/// read it. Nothing changes the world while a quantity is worked out, and
-/// the call rolls no dice, so it is the value each would have got.
+/// What a [`Shared`] call calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Callee {
+    Fact,
+    Define,
+    Table,
+}
+
+/// A call of a battle fact, define or table, with the quantity's own
+/// parameters (`args`, by slot), that a quantity's base and modifiers make
+/// more than once (`close_going(u)` in three modifiers' conditions; the
+/// table `manoeuvre_allowance(u, m)` as the base and in a condition): the
+/// first asks it and keeps the value in slot `val` (slot `flag` then
+/// true), the others read it. Nothing changes the world while a quantity
+/// is worked out, and the call rolls no dice, so it is the value each would
+/// have got.
 struct Shared {
-    fact: bool,
+    callee: Callee,
     id: Id,
     args: Vec<u16>,
     flag: u16,
@@ -300,6 +310,7 @@ impl<'r> Lower<'r> {
         let rs = self.rs;
         match e {
             Ex::Fact(f, args) => self.fact(*f, args, sc),
+            Ex::Table(t, args) => self.call(&rs.tables[*t as usize], args, sc),
             Ex::Define(d, args) => {
                 let f = &rs.defines[*d as usize];
                 if self.remembered[*d as usize] {
@@ -310,7 +321,7 @@ impl<'r> Lower<'r> {
                     self.call(f, args, sc)
                 }
             }
-            _ => unreachable!("a call of a fact or a define"),
+            _ => unreachable!("a call of a fact, a define or a table"),
         }
     }
 
@@ -324,15 +335,15 @@ impl<'r> Lower<'r> {
         self.need = qd.func.slots as usize;
         self.depth = 0;
         // The calls made more than once, with the parameters alone.
-        let mut calls: Vec<(bool, Id, Vec<u16>, usize)> = Vec::new();
+        let mut calls: Vec<(Callee, Id, Vec<u16>, usize)> = Vec::new();
         for e in quantity_parts(rs, q) {
             repeated_calls(rs, e, qd.func.params.len(), &mut calls);
         }
-        for (fact, id, args, n) in calls {
+        for (callee, id, args, n) in calls {
             if n > 1 {
                 let (flag, val) = (self.fresh(), self.fresh());
                 self.shared.push(Shared {
-                    fact,
+                    callee,
                     id,
                     args,
                     flag,
@@ -516,17 +527,19 @@ impl<'r> Lower<'r> {
                 let body = self.lower(body, sc);
                 quantifier(*q, *sides, slot, body, sieve)
             }
-            Ex::Fact(..) | Ex::Define(..) if !self.shared.is_empty() && sc.at.is_empty() => {
-                let (fact, id, args) = match e {
-                    Ex::Fact(f, a) => (true, *f, a),
-                    Ex::Define(d, a) => (false, *d, a),
+            Ex::Fact(..) | Ex::Define(..) | Ex::Table(..)
+                if !self.shared.is_empty() && sc.at.is_empty() =>
+            {
+                let (callee, id, args) = match e {
+                    Ex::Fact(f, a) => (Callee::Fact, *f, a),
+                    Ex::Define(d, a) => (Callee::Define, *d, a),
+                    Ex::Table(t, a) => (Callee::Table, *t, a),
                     _ => unreachable!("matched above"),
                 };
                 let slots = params_only(args, usize::MAX);
-                let at = self
-                    .shared
-                    .iter()
-                    .position(|c| c.fact == fact && c.id == id && Some(&c.args) == slots.as_ref());
+                let at = self.shared.iter().position(|c| {
+                    c.callee == callee && c.id == id && Some(&c.args) == slots.as_ref()
+                });
                 let Some(at) = at else {
                     return self.lower_call(e, sc);
                 };
@@ -1797,23 +1810,24 @@ fn repeated_calls(
     rs: &Ruleset,
     e: &Ex,
     params: usize,
-    calls: &mut Vec<(bool, Id, Vec<u16>, usize)>,
+    calls: &mut Vec<(Callee, Id, Vec<u16>, usize)>,
 ) {
     let call = match e {
         Ex::Quant(..) => return,
-        Ex::Fact(f, a) if rs.facts[*f as usize].hook.is_none() => Some((true, *f, a)),
-        Ex::Define(d, a) => Some((false, *d, a)),
+        Ex::Fact(f, a) if rs.facts[*f as usize].hook.is_none() => Some((Callee::Fact, *f, a)),
+        Ex::Define(d, a) => Some((Callee::Define, *d, a)),
+        Ex::Table(t, a) => Some((Callee::Table, *t, a)),
         _ => None,
     };
-    if let Some((fact, id, args)) = call {
+    if let Some((callee, id, args)) = call {
         if let Some(slots) = params_only(args, params) {
             if !eval::rolls_dice(rs, e) {
                 match calls
                     .iter_mut()
-                    .find(|c| c.0 == fact && c.1 == id && c.2 == slots)
+                    .find(|c| c.0 == callee && c.1 == id && c.2 == slots)
                 {
                     Some(c) => c.3 += 1,
-                    None => calls.push((fact, id, slots, 1)),
+                    None => calls.push((callee, id, slots, 1)),
                 }
             }
         }
@@ -1845,7 +1859,7 @@ fn max_local(e: &Ex) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{quantity_parts, repeated_calls, Lower, Scope, Test};
+    use super::{quantity_parts, repeated_calls, Callee, Lower, Scope, Test};
     use crate::battle::tests::ruleset;
     use crate::ir::Ex;
 
@@ -2186,7 +2200,8 @@ mod tests {
     }
 
     /// Thistle's move allowance asks `close_going(u)` in three modifiers'
-    /// conditions: compiled, the quantity works it out once an evaluation.
+    /// conditions, and TVBD's its table twice: compiled, the quantity works
+    /// each out once an evaluation.
     /// A call with a quantifier's unit, or inside a quantifier, is not
     /// counted (its argument changes as the quantifier runs).
     #[test]
@@ -2202,16 +2217,14 @@ mod tests {
         for e in quantity_parts(rs, id as u16) {
             repeated_calls(rs, e, params, &mut calls);
         }
-        let named = |fact: bool, id: u16| {
-            if fact {
-                rs.facts[id as usize].name.clone()
-            } else {
-                rs.defines[id as usize].name.clone()
-            }
+        let named = |callee: Callee, id: u16| match callee {
+            Callee::Fact => rs.facts[id as usize].name.clone(),
+            Callee::Define => rs.defines[id as usize].name.clone(),
+            Callee::Table => rs.tables[id as usize].name.clone(),
         };
         let mut seen: Vec<(String, Vec<u16>, usize)> = calls
             .iter()
-            .map(|(fact, id, args, n)| (named(*fact, *id), args.clone(), *n))
+            .map(|(callee, id, args, n)| (named(*callee, *id), args.clone(), *n))
             .collect();
         seen.sort();
         assert!(
@@ -2225,5 +2238,27 @@ mod tests {
         // group_size's own quantifier calls in_group(g, u) with its unit:
         // never one of the quantity's.
         assert!(!seen.iter().any(|(n, ..)| n == "in_group"), "{seen:?}");
+
+        // TVBD's move allowance is the table manoeuvre_allowance(u, m),
+        // which its difficult-terrain modifier asks again.
+        let rs = &tvbd();
+        let id = rs
+            .quantities
+            .iter()
+            .position(|q| q.func.name == "move_allowance");
+        let id = id.expect("move_allowance") as u16;
+        let mut calls = Vec::new();
+        for e in quantity_parts(rs, id) {
+            repeated_calls(rs, e, 2, &mut calls);
+        }
+        let table = rs
+            .tables
+            .iter()
+            .position(|t| t.name == "manoeuvre_allowance");
+        let table = table.expect("manoeuvre_allowance") as u16;
+        assert!(
+            calls.contains(&(Callee::Table, table, vec![0, 1], 2)),
+            "{calls:?}"
+        );
     }
 }
