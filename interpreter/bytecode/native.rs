@@ -239,15 +239,12 @@ pub fn compile(p: &Typed) -> Option<Native> {
         }
         let blocks: std::collections::BTreeMap<usize, Block> =
             targets.iter().map(|t| (*t, b.create_block())).collect();
-        let fail = |b: &mut FunctionBuilder, code: i64| {
+        // A block that returns `code`, filled once the rest is (cranelift
+        // wants each block filled before the builder moves to another).
+        let mut failures: Vec<(Block, i64)> = Vec::new();
+        let mut fail = |b: &mut FunctionBuilder, code: i64| {
             let blk = b.create_block();
-            let cur = b.current_block();
-            b.switch_to_block(blk);
-            let v = b.ins().iconst(types::I64, code);
-            b.ins().return_(&[v]);
-            if let Some(c) = cur {
-                b.switch_to_block(c);
-            }
+            failures.push((blk, code));
             blk
         };
         let overflow = fail(&mut b, OVERFLOW);
@@ -457,6 +454,11 @@ pub fn compile(p: &Typed) -> Option<Native> {
         }
         let ok = b.ins().iconst(types::I64, 0);
         b.ins().return_(&[ok]);
+        for (blk, code) in failures {
+            b.switch_to_block(blk);
+            let v = b.ins().iconst(types::I64, code);
+            b.ins().return_(&[v]);
+        }
         b.seal_all_blocks();
         b.finalize(module.target_config());
     }
