@@ -3067,21 +3067,17 @@ impl Reach {
     /// pairs further apart than it, with the margin `distance_compared`
     /// allows (distances are kept to 1/64 of the measure).
     fn within(n: i64) -> Reach {
-        Reach::Within(n as f64 + 1.0 / 64.0)
+        Reach::Within(n as f64 + crate::field::KEPT_TO)
     }
 
     /// Does this turn units `a` and `b` of the table away unasked? With a
-    /// limit, when their centres put them plainly further apart
-    /// ([`Field::apart_by_centres`]), or when either is off the table
-    /// and the limit is less than `unlimited` (the distance between them
-    /// is `unlimited` then, and `reachable` false).
+    /// limit, when they are certainly further apart ([`Field::beyond`]:
+    /// off the table, their distance is `unlimited` and `reachable`
+    /// false).
     fn turns_away(&self, f: &Field, a: usize, b: usize) -> bool {
         match self {
             Reach::None => true,
-            Reach::Within(k) if !f.on_table[a] || !f.on_table[b] => {
-                *k < crate::value::UNLIMITED as f64
-            }
-            Reach::Within(k) => f.apart_by_centres(a, b, *k),
+            Reach::Within(k) => f.beyond(a, b, *k),
         }
     }
 }

@@ -590,6 +590,15 @@ impl Bounds {
         b
     }
 
+    /// The run's bounds with every base's centre free to move `by` further
+    /// (its radius taken as that much larger).
+    pub fn widened(self, by: f64) -> Bounds {
+        Bounds {
+            radius: self.radius + by,
+            ..self
+        }
+    }
+
     /// Is every base of the run clearly further than `gap` from `o` (with
     /// a margin far above rounding, so that an exact test could only agree)?
     pub fn clear_of(&self, o: &Base, gap: f64) -> bool {

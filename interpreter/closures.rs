@@ -909,7 +909,7 @@ impl<'r> Lower<'r> {
                     match self.other_of_pair(args, sc, var) {
                         Some(of) => Part::Near {
                             of,
-                            limit: *k as f64 + 1.0 / 64.0,
+                            limit: *k as f64 + crate::field::KEPT_TO,
                         },
                         None => Part::Other,
                     }
@@ -1077,10 +1077,10 @@ impl<'r> Lower<'r> {
                 if i < f.bases.len() && j < f.bases.len() && f.on_table[i] && f.on_table[j] {
                     let limit = k(cx, fr)?;
                     if let Value::Int(n) = limit {
-                        if f.apart(i, j, n as f64 + 1.0 / 64.0) {
+                        if f.apart(i, j, n as f64 + crate::field::KEPT_TO) {
                             return Ok(Value::Bool(matches!(op, Bin::Gt | Bin::Ge)));
                         }
-                        if f.close(i, j, n as f64 - 1.0 / 64.0) {
+                        if f.close(i, j, n as f64 - crate::field::KEPT_TO) {
                             return Ok(Value::Bool(matches!(op, Bin::Lt | Bin::Le)));
                         }
                     }
@@ -1601,11 +1601,7 @@ impl Ready<'_> {
             _ => {}
         }
         match (self.near, &cx.c.world.field) {
-            (Some((o, limit)), Some(f))
-                if !f.on_table[i] || !f.on_table[o] || f.apart_by_centres(i, o, limit) =>
-            {
-                Some(false)
-            }
+            (Some((o, limit)), Some(f)) if f.beyond(i, o, limit) => Some(false),
             _ => None,
         }
     }

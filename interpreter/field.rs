@@ -300,6 +300,10 @@ pub struct Field {
     sides: std::sync::OnceLock<Vec<Vec<u16>>>,
 }
 
+/// How finely the rules see a distance ([`to_value`]): a limit `n` is
+/// plainly passed only beyond `n + KEPT_TO`.
+pub const KEPT_TO: f64 = 1.0 / 64.0;
+
 /// A distance as the rules see it: in 1/64ths of the measure, so that
 /// comparisons such as `distance(a, b) <= 3` are exact and float noise
 /// (2.9999999) does not decide a rule.
@@ -607,6 +611,17 @@ impl Field {
         p.centre.dist(q.centre) - p.radius() - q.radius() > d + 1e-9
     }
 
+    /// Are units `a` and `b` certainly further apart than `d`, by what does
+    /// not depend on remembered distances: either is off the table (their
+    /// distance is `unlimited`) and `d` is less, or their centres put them
+    /// plainly further apart ([`Field::apart_by_centres`]).
+    pub fn beyond(&self, a: usize, b: usize, d: f64) -> bool {
+        if !self.on_table[a] || !self.on_table[b] {
+            return d < UNLIMITED as f64;
+        }
+        self.apart_by_centres(a, b, d)
+    }
+
     /// The symbols of `zone`'s values in a ruleset (core declares them).
     pub fn zone_symbols(rs: &Ruleset) -> Option<[u32; 3]> {
         let z = rs.enums.iter().find(|e| e.name == "zone")?;
@@ -663,12 +678,10 @@ impl Field {
     /// and whether `base` itself touches it. The others are plainly
     /// further: `touches_terrain` finds none of them along such a path.
     pub fn terrain_within(&self, base: &Base, reach: f64) -> Vec<NearFeature> {
-        let (c, r) = (base.centre, reach + base.radius() + 1e-6);
+        let moves = crate::battlefield::Bounds::of(std::slice::from_ref(base)).widened(reach);
         let mut out = Vec::new();
         for (f, &(lo, hi)) in self.terrain.iter().zip(&self.terrain_bounds) {
-            let dx = (lo.x - c.x).max(c.x - hi.x).max(0.0);
-            let dy = (lo.y - c.y).max(c.y - hi.y).max(0.0);
-            if dx * dx + dy * dy <= r * r {
+            if !moves.clear_of_box((lo, hi)) {
                 out.push(NearFeature {
                     bounds: (lo, hi),
                     standing: f.shape.overlaps_base(base),
@@ -1083,6 +1096,21 @@ mod tests {
     use crate::value::Value;
     use crate::world::{UnitInst, World};
 
+    /// A big table (45 x 30) with these bases, no terrain, every unit of
+    /// one command.
+    fn table(bases: Vec<Base>) -> Field {
+        let n = bases.len();
+        Field::new(
+            45.0,
+            30.0,
+            Default::default(),
+            bases,
+            vec![0.0; n],
+            vec![0; n],
+            [0, 1, 2],
+        )
+    }
+
     /// `units_between(a, b)`: a base crosses the line between the centres.
     /// Bases plainly outside the line's bounding box are not asked; across
     /// a grid of places and facings around the line (and beyond its ends)
@@ -1090,15 +1118,11 @@ mod tests {
     #[test]
     fn units_between_is_asked_of_the_bases_near_the_line() {
         let at = |x, y, facing| Base::new(Pt::new(x, y), facing, 2.0, 1.0);
-        let mut f = Field::new(
-            45.0,
-            30.0,
-            Default::default(),
-            vec![at(10.0, 10.0, 0.0), at(10.0, 20.0, 0.0), at(30.0, 5.0, 0.0)],
-            vec![0.0; 3],
-            vec![0; 3],
-            [0, 1, 2],
-        );
+        let mut f = table(vec![
+            at(10.0, 10.0, 0.0),
+            at(10.0, 20.0, 0.0),
+            at(30.0, 5.0, 0.0),
+        ]);
         let (p, q) = (Pt::new(10.0, 10.0), Pt::new(10.0, 20.0));
         let (mut hits, mut misses) = (0, 0);
         for i in 0..=80 {
@@ -1132,19 +1156,11 @@ mod tests {
     #[test]
     fn a_unit_put_back_is_measured_where_it_stands() {
         let at = |x, y, facing| Base::new(Pt::new(x, y), facing, 2.0, 1.0);
-        let mut f = Field::new(
-            45.0,
-            30.0,
-            Default::default(),
-            vec![
-                at(10.0, 10.0, 0.0),
-                at(10.0, 14.0, 0.0),
-                at(20.0, 10.0, 0.0),
-            ],
-            vec![0.0; 3],
-            vec![0; 3],
-            [0, 1, 2],
-        );
+        let mut f = table(vec![
+            at(10.0, 10.0, 0.0),
+            at(10.0, 14.0, 0.0),
+            at(20.0, 10.0, 0.0),
+        ]);
         let zone = |f: &Field, a, b| f.of_two(Builtin::Zone, a, b).expect("a zone");
         let (d01, d02, d12) = (f.dist(0, 1), f.dist(0, 2), f.dist(1, 2));
         let (z01, z10) = (zone(&f, 0, 1), zone(&f, 1, 0));
@@ -1202,15 +1218,7 @@ mod tests {
             at(14.0, 10.0),
             at(4.0, 10.0),
         ];
-        let mut f = Field::new(
-            45.0,
-            30.0,
-            Default::default(),
-            bases,
-            vec![0.0; 5],
-            vec![0; 5],
-            [0, 1, 2],
-        );
+        let mut f = table(bases);
         let nearest = |f: &Field, b, u| f.measure(&w, b, &[Value::Unit(u)]).expect("measured");
         let (enemy, friend) = (Builtin::NearestEnemy, Builtin::NearestFriend);
         assert_eq!(f.dist(0, 3), 2.0);
