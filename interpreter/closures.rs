@@ -733,17 +733,35 @@ impl<'r> Lower<'r> {
     fn decides(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
         match self.decides_part(e, sc, var, depth) {
             Part::Other => {
-                // The locals that are the quantifier's unit.
-                let units = (0..64u16)
-                    .filter(|l| matches!(sc.try_get(*l), Some(At::Slot(s)) if s as usize == var))
-                    .fold(0u64, |m, l| m | 1 << l);
-                if eval::cannot_fail(self.rs, e, units) {
+                if eval::cannot_fail(self.rs, e, locals_at(sc, &[var])) {
                     Part::Harmless
                 } else {
                     Part::Other
                 }
             }
             p => p,
+        }
+    }
+
+    /// For `A and B` where A may fail to evaluate and B is false for a far
+    /// unit ([`Part::Near`]): B's part when A cannot fail with the units
+    /// that B's reach reads known to be units (the sieve is made ready
+    /// only when they are: TVBD's `in_range(s, t)`, `s.range != none and
+    /// distance(s, t) <= s.range`).
+    fn near_after(&self, a: &Ex, b: &Ex, sc: &Scope, var: usize, depth: u8) -> Part {
+        match self.decides(b, sc, var, depth) {
+            Part::Near { of, limit } => {
+                let slots = match limit {
+                    Limit::Stat { of: s, .. } => vec![var, of, s],
+                    Limit::Const(_) => vec![var, of],
+                };
+                if eval::cannot_fail(self.rs, a, locals_at(sc, &slots)) {
+                    Part::Near { of, limit }
+                } else {
+                    Part::Other
+                }
+            }
+            _ => Part::Other,
         }
     }
 
@@ -763,10 +781,15 @@ impl<'r> Lower<'r> {
             // Both parts false for a far unit: so is the `or`.
             Ex::Bin(Bin::Or, a, b) if self.near(a, sc, var, depth).is_some() => {
                 match (self.near(a, sc, var, depth), self.near(b, sc, var, depth)) {
-                    (Some((p, x)), Some((q, y))) if p == q => Part::Near {
-                        of: p,
-                        limit: x.max(y),
-                    },
+                    (Some((p, Limit::Const(x))), Some((q, Limit::Const(y)))) if p == q => {
+                        Part::Near {
+                            of: p,
+                            limit: Limit::Const(x.max(y)),
+                        }
+                    }
+                    (Some((p, x)), Some((q, y))) if p == q && x == y => {
+                        Part::Near { of: p, limit: x }
+                    }
                     _ => Part::Other,
                 }
             }
@@ -820,6 +843,7 @@ impl<'r> Lower<'r> {
                         }
                     }
                     Part::Sieve(s) => Part::Sieve(Sieve { sure: false, ..s }),
+                    Part::Other if !settles => self.near_after(a, b, sc, var, depth),
                     p => p,
                 }
             }
@@ -896,26 +920,37 @@ impl<'r> Lower<'r> {
             Ex::Builtin(Builtin::InContact, args) => match self.other_of_pair(args, sc, var) {
                 Some(of) => Part::Near {
                     of,
-                    limit: crate::battlefield::CONTACT,
+                    limit: Limit::Const(crate::battlefield::CONTACT),
                 },
                 None => Part::Other,
             },
-            // `distance(x, y) <= K` or `< K` (as `distance_compared` reads
-            // it: distances are kept to 1/64 of the measure).
-            Ex::Bin(Bin::Le | Bin::Lt, d, k) => match (&**d, &**k) {
-                (Ex::Builtin(Builtin::Distance, args), Ex::Const(Value::Int(k)))
-                    if (0..crate::value::UNLIMITED).contains(k) =>
-                {
-                    match self.other_of_pair(args, sc, var) {
-                        Some(of) => Part::Near {
-                            of,
-                            limit: *k as f64 + crate::field::KEPT_TO,
-                        },
-                        None => Part::Other,
+            // `distance(x, y) <= K` or `< K`, K a whole number or a stat
+            // of a unit other than the quantifier's (as `distance_compared`
+            // reads it: distances are kept to 1/64 of the measure).
+            Ex::Bin(Bin::Le | Bin::Lt, d, k) => {
+                let limit = match &**k {
+                    Ex::Const(Value::Int(k)) if (0..crate::value::UNLIMITED).contains(k) => {
+                        Some(Limit::of_int(*k))
                     }
+                    Ex::Stat(u, stat) => match slot(u) {
+                        Some(of) if of != var => Some(Limit::Stat {
+                            of,
+                            stat: *stat as usize,
+                        }),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match (&**d, limit) {
+                    (Ex::Builtin(Builtin::Distance, args), Some(limit)) => {
+                        match self.other_of_pair(args, sc, var) {
+                            Some(of) => Part::Near { of, limit },
+                            None => Part::Other,
+                        }
+                    }
+                    _ => Part::Other,
                 }
-                _ => Part::Other,
-            },
+            }
             Ex::Builtin(Builtin::SameCommand, args) => match &args[..] {
                 [x, y] => match (slot(x), slot(y)) {
                     (Some(p), Some(q)) if p == var && q != var => {
@@ -963,7 +998,7 @@ impl<'r> Lower<'r> {
     }
 
     /// The part a [`Lower::decides`] finds false for a far unit, if it is one.
-    fn near(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Option<(usize, f64)> {
+    fn near(&self, e: &Ex, sc: &Scope, var: usize, depth: u8) -> Option<(usize, Limit)> {
         match self.decides(e, sc, var, depth) {
             Part::Near { of, limit } => Some((of, limit)),
             _ => None,
@@ -1417,9 +1452,50 @@ enum Part {
     /// further than `limit` from that of the unit in slot `of`, or when
     /// either is off the table (`in_contact`, `distance(..) <= K`); what
     /// it is for a unit closer is not known.
-    Near { of: usize, limit: f64 },
+    Near { of: usize, limit: Limit },
     /// Nothing to go by.
     Other,
+}
+
+/// How far a [`Part::Near`] reaches: a number of the measure, or a stat
+/// of the unit in slot `of` (read when the sieve is made ready), either
+/// with the margin `distance_compared` allows (distances are kept to
+/// 1/64 of the measure).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Limit {
+    Const(f64),
+    Stat { of: usize, stat: usize },
+}
+
+impl Limit {
+    /// A whole number `k` of the measure, with the margin.
+    fn of_int(k: i64) -> Limit {
+        Limit::Const(k as f64 + crate::field::KEPT_TO)
+    }
+
+    /// The reach for one run, or None when the stat's unit is not a unit
+    /// or the stat not a whole number below `unlimited` (nothing known).
+    fn read(self, cx: &Cx, fr: &[Value]) -> Option<f64> {
+        match self {
+            Limit::Const(x) => Some(x),
+            Limit::Stat { of, stat } => match fr[of] {
+                Value::Unit(u) => match cx.c.world.units.get(u as usize)?.stats.get(stat)? {
+                    Value::Int(k) if (0..crate::value::UNLIMITED).contains(k) => {
+                        Some(*k as f64 + crate::field::KEPT_TO)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The locals of scope `sc` that are in one of `slots`, as a mask.
+fn locals_at(sc: &Scope, slots: &[usize]) -> u64 {
+    (0..64u16)
+        .filter(|l| matches!(sc.try_get(*l), Some(At::Slot(s)) if slots.contains(&(s as usize))))
+        .fold(0u64, |m, l| m | 1 << l)
 }
 
 /// A test a quantifier makes of each unit before its body.
@@ -1465,13 +1541,16 @@ struct Sieve {
     /// For a sieve that settles the body false: the unit's base must also
     /// be within this of the base of the unit in this slot, both on the
     /// table, else the body is false (a later part is [`Part::Near`]).
-    near: Option<(usize, f64)>,
+    near: Option<(usize, Limit)>,
 }
 
-/// The nearer of two [`Sieve::near`]s about one slot, else the first.
-fn nearer(a: Option<(usize, f64)>, b: Option<(usize, f64)>) -> Option<(usize, f64)> {
+/// The nearer of two [`Sieve::near`]s about one slot, both numbers, else
+/// the first (each is a reach the body needs).
+fn nearer(a: Option<(usize, Limit)>, b: Option<(usize, Limit)>) -> Option<(usize, Limit)> {
     match (a, b) {
-        (Some((p, x)), Some((q, y))) if p == q => Some((p, x.min(y))),
+        (Some((p, Limit::Const(x))), Some((q, Limit::Const(y)))) if p == q => {
+            Some((p, Limit::Const(x.min(y))))
+        }
         (a, b) => a.or(b),
     }
 }
@@ -1554,7 +1633,7 @@ impl Sieve {
         let near = match self.near {
             Some((of, limit)) => match fr[of] {
                 Value::Unit(u) if (u as usize) < cx.c.world.field.as_ref()?.bases.len() => {
-                    Some((u as usize, limit))
+                    limit.read(cx, fr).map(|limit| (u as usize, limit))
                 }
                 _ => return None,
             },
@@ -1855,7 +1934,7 @@ fn max_local(e: &Ex) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{quantity_parts, repeated_calls, Callee, Lower, Scope, Test};
+    use super::{quantity_parts, repeated_calls, Callee, Limit, Lower, Scope, Test};
     use crate::battle::tests::ruleset;
     use crate::ir::Ex;
 
@@ -1971,11 +2050,17 @@ mod tests {
             }
             None => panic!("{name} has a sieve"),
         };
-        assert_eq!(near("locked_in_melee"), Some((0, CONTACT)));
-        assert_eq!(near("engaged_with_enemy"), Some((0, CONTACT)));
-        assert_eq!(near("cavalry_support"), Some((0, 3.0 + 1.0 / 64.0)));
-        // Shooting's range is a stat, not a number known before.
-        assert_eq!(near("enemy_in_range_to_front"), None);
+        let three = Some((0, Limit::Const(3.0 + 1.0 / 64.0)));
+        assert_eq!(near("locked_in_melee"), Some((0, Limit::Const(CONTACT))));
+        assert_eq!(near("engaged_with_enemy"), Some((0, Limit::Const(CONTACT))));
+        assert_eq!(near("cavalry_support"), three);
+        // Shooting's range is the shooter's stat, read when the sieve is
+        // made ready: `in_range(s, t)` asks `s.range != none` first, which
+        // cannot fail once the shooter is known to be a unit.
+        let range = rs.stat("range").expect("range") as usize;
+        let by_range = Some((0, Limit::Stat { of: 0, stat: range }));
+        assert_eq!(near("enemy_in_range_to_front"), by_range);
+        assert_eq!(near("friends_in_range_to_front"), by_range);
 
         let d = rs.defines.iter().find(|d| d.name == "cavalry_support");
         let Ex::Quant(_, false, slot, body) = &d.expect("cavalry_support").body else {
@@ -2006,7 +2091,7 @@ mod tests {
         let three = || Ex::Const(Value::Int(3));
         let plain = chain((**side).clone(), within(three()));
         let s = lower.sieve(&plain, &Scope::top(), var).expect("a sieve");
-        assert_eq!(s.near, Some((0, 3.0 + 1.0 / 64.0)));
+        assert_eq!(s.near, Some((0, Limit::Const(3.0 + 1.0 / 64.0))));
         let failing = chain(chain((**side).clone(), may_fail.clone()), within(three()));
         let s = lower.sieve(&failing, &Scope::top(), var).expect("a sieve");
         assert_eq!(s.near, None);
@@ -2015,10 +2100,32 @@ mod tests {
         let harmless = Ex::Bin(Bin::Ge, own(1), own(1));
         let sure = chain(chain((**side).clone(), harmless), within(three()));
         let s = lower.sieve(&sure, &Scope::top(), var).expect("a sieve");
-        assert_eq!(s.near, Some((0, 3.0 + 1.0 / 64.0)));
-        let stat_reach = Ex::Stat(Box::new(Ex::Local(0)), 0);
-        let by_stat = chain((**side).clone(), within(stat_reach));
-        let s = lower.sieve(&by_stat, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, Some((0, Limit::Const(3.0 + 1.0 / 64.0))));
+        // A reach that is a stat of the other unit (`move`, stat 0).
+        let stat = |l: u16| Ex::Stat(Box::new(Ex::Local(l)), 0);
+        let by_stat = Some((0, Limit::Stat { of: 0, stat: 0 }));
+        let plain = chain((**side).clone(), within(stat(0)));
+        let s = lower.sieve(&plain, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, by_stat);
+        // Of the quantifier's own unit: a reach per unit, nothing known.
+        let own = chain((**side).clone(), within(stat(1)));
+        let s = lower.sieve(&own, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, None);
+        // A part just before the distance (the two `and`ed together, as
+        // `in_range` has them) that reads the other unit (`x.move !=
+        // none`) cannot fail once the sieve knows that unit is one; one
+        // that reads a third local may.
+        let ne_none =
+            |l: u16| Ex::Bin(Bin::Ne, Box::new(stat(l)), Box::new(Ex::Const(Value::None)));
+        let known = chain((**side).clone(), chain(ne_none(0), within(stat(0))));
+        let s = lower.sieve(&known, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, by_stat);
+        let third = chain((**side).clone(), chain(ne_none(2), within(stat(0))));
+        let s = lower.sieve(&third, &Scope::top(), var).expect("a sieve");
+        assert_eq!(s.near, None);
+        // And one that may fail even so.
+        let failing = chain((**side).clone(), chain(may_fail, within(stat(0))));
+        let s = lower.sieve(&failing, &Scope::top(), var).expect("a sieve");
         assert_eq!(s.near, None);
     }
 
@@ -2122,6 +2229,45 @@ mod tests {
         let f = game.world.field.as_mut().expect("a table");
         f.set_on_table(friend, false);
         assert!(!both(&game.world, support));
+
+        // A reach that is a stat, read as the run begins: a shooter's own
+        // range (4 TUM), kept at it and a shade more, not 1/16 more. A
+        // unit with no range (none) reaches no one, and no reach is read.
+        use crate::value::{Value, UNLIMITED};
+        let range = build.ruleset.stat("range").expect("range") as usize;
+        let of_side_0 = |ranged: bool| {
+            let w = &game.world.units;
+            let has = |u: &crate::world::UnitInst| {
+                matches!(u.stats[range], Value::Int(k) if k < UNLIMITED) == ranged
+            };
+            w.iter()
+                .position(|u| u.side == 0 && has(u) && u.stats[range] != Value::Int(2))
+        };
+        let (shooter, unranged) = (of_side_0(true), of_side_0(false));
+        let (shooter, unranged) = (shooter.expect("a shooter"), unranged.expect("no range"));
+        assert_eq!(game.world.units[shooter].stats[range], Value::Int(4));
+        let in_range = "any f: friends(a, f) and in_range(a, f)";
+        for (gap, holds) in [
+            (4.0, true),
+            (4.0 + 1.0 / 130.0, true),
+            (4.0 + 1.0 / 16.0, false),
+        ] {
+            let f = game.world.field.as_mut().expect("a table");
+            f.set_on_table(friend, true);
+            for u in [a, shooter, unranged] {
+                f.set_on_table(u, u == shooter);
+            }
+            f.set_base(shooter, at(20.0));
+            f.set_base(friend, at(20.0 + 2.0 * r + gap));
+            let q = |b: &mut crate::Build, w| super::tests::both(b, w, shooter, in_range);
+            assert_eq!(q(&mut build, &game.world), holds, "gap {gap}");
+            let f = game.world.field.as_mut().expect("a table");
+            f.set_on_table(shooter, false);
+            f.set_on_table(unranged, true);
+            f.set_base(unranged, at(20.0));
+            let q = |b: &mut crate::Build, w| super::tests::both(b, w, unranged, in_range);
+            assert!(!q(&mut build, &game.world), "gap {gap}: no range");
+        }
     }
 
     /// TVBD asks `charges_this_turn(c)`: `any t: charges(c, t)`, a charge
