@@ -2199,15 +2199,15 @@ mod tests {
             f.set_on_table(u, true);
         }
         f.set_base(a, at(20.0));
-        let mut both = |world: &crate::world::World, expr: &str| both(&mut build, world, a, expr);
+        let mut ask = |world: &crate::world::World, expr: &str| both(&mut build, world, a, expr);
         // In contact (0.005 apart, under CONTACT), then not (0.02).
         let contact = "any e: enemies(a, e) and in_contact(a, e)";
         for (gap, holds) in [(0.005, true), (0.02, false)] {
             let f = game.world.field.as_mut().expect("a table");
             f.set_base(enemy, at(20.0 + 2.0 * r + gap));
             f.set_base(friend, at(40.0));
-            assert_eq!(both(&game.world, contact), holds, "gap {gap}");
-            assert_eq!(both(&game.world, "locked_in_melee(a)"), holds, "gap {gap}");
+            assert_eq!(ask(&game.world, contact), holds, "gap {gap}");
+            assert_eq!(ask(&game.world, "locked_in_melee(a)"), holds, "gap {gap}");
         }
         // Exactly 3 apart, or a shade more that the rules read as 3: kept;
         // 1/16 more: not.
@@ -2220,19 +2220,20 @@ mod tests {
             let f = game.world.field.as_mut().expect("a table");
             f.set_base(enemy, at(80.0));
             f.set_base(friend, at(20.0 + 2.0 * r + gap));
-            assert_eq!(both(&game.world, support), holds, "gap {gap}");
+            assert_eq!(ask(&game.world, support), holds, "gap {gap}");
         }
         // Off the table, the friend is never within reach.
         let f = game.world.field.as_mut().expect("a table");
         f.set_base(friend, at(20.0 + 2.0 * r + 1.0));
-        assert!(both(&game.world, support));
+        assert!(ask(&game.world, support));
         let f = game.world.field.as_mut().expect("a table");
         f.set_on_table(friend, false);
-        assert!(!both(&game.world, support));
+        assert!(!ask(&game.world, support));
 
         // A reach that is a stat, read as the run begins: a shooter's own
-        // range (4 TUM), kept at it and a shade more, not 1/16 more. A
-        // unit with no range (none) reaches no one, and no reach is read.
+        // range (4 TUM: not a horse, whose range is 2), kept at it and a
+        // shade more, not 1/16 more. A unit with no range (none) reaches
+        // no one, and no reach is read.
         use crate::value::{Value, UNLIMITED};
         let range = build.ruleset.stat("range").expect("range") as usize;
         let of_side_0 = |ranged: bool| {
@@ -2259,14 +2260,14 @@ mod tests {
             }
             f.set_base(shooter, at(20.0));
             f.set_base(friend, at(20.0 + 2.0 * r + gap));
-            let q = |b: &mut crate::Build, w| super::tests::both(b, w, shooter, in_range);
-            assert_eq!(q(&mut build, &game.world), holds, "gap {gap}");
+            let got = both(&mut build, &game.world, shooter, in_range);
+            assert_eq!(got, holds, "gap {gap}");
             let f = game.world.field.as_mut().expect("a table");
             f.set_on_table(shooter, false);
             f.set_on_table(unranged, true);
             f.set_base(unranged, at(20.0));
-            let q = |b: &mut crate::Build, w| super::tests::both(b, w, unranged, in_range);
-            assert!(!q(&mut build, &game.world), "gap {gap}: no range");
+            let got = both(&mut build, &game.world, unranged, in_range);
+            assert!(!got, "gap {gap}: no range");
         }
     }
 
