@@ -590,6 +590,16 @@ impl Bounds {
         b
     }
 
+    /// The bounding box of the segment from `p` to `q` (a run of points:
+    /// radius 0).
+    pub fn of_segment(p: Pt, q: Pt) -> Bounds {
+        Bounds {
+            lo: Pt::new(p.x.min(q.x), p.y.min(q.y)),
+            hi: Pt::new(p.x.max(q.x), p.y.max(q.y)),
+            radius: 0.0,
+        }
+    }
+
     /// The run's bounds with every base's centre free to move `by` further
     /// (its radius taken as that much larger).
     pub fn widened(self, by: f64) -> Bounds {

@@ -130,13 +130,17 @@ impl DistanceCache {
     }
 }
 
+/// A copy of cells of 64 bits (a cache's values or tags).
+fn copied(v: &[AtomicU64]) -> Vec<AtomicU64> {
+    v.iter().map(|c| AtomicU64::new(c.load(Relaxed))).collect()
+}
+
 impl Clone for DistanceCache {
     fn clone(&self) -> Self {
-        let copy = |v: &[AtomicU64]| v.iter().map(|c| AtomicU64::new(c.load(Relaxed))).collect();
         DistanceCache {
             n: self.n,
-            cells: copy(&self.cells),
-            tags: copy(&self.tags),
+            cells: copied(&self.cells),
+            tags: copied(&self.tags),
         }
     }
 }
@@ -190,11 +194,7 @@ impl Clone for ZoneCache {
                 .iter()
                 .map(|c| AtomicU8::new(c.load(Relaxed)))
                 .collect(),
-            tags: self
-                .tags
-                .iter()
-                .map(|c| AtomicU64::new(c.load(Relaxed)))
-                .collect(),
+            tags: copied(&self.tags),
         }
     }
 }
@@ -861,19 +861,13 @@ impl Field {
             }
             B::UnitsBetween => {
                 let (p, q) = (self.bases[a].centre, self.bases[o].centre);
-                let (lo, hi) = (
-                    Pt::new(p.x.min(q.x), p.y.min(q.y)),
-                    Pt::new(p.x.max(q.x), p.y.max(q.y)),
-                );
+                let line = crate::battlefield::Bounds::of_segment(p, q);
                 let skip = [a, o];
-                // A base plainly outside the line's bounding box is not
+                // A base plainly clear of the line's bounding box is not
                 // crossed by it: it is not asked.
-                let hit = self.others(&skip).any(|(_, x)| {
-                    let (c, r) = (x.centre, x.radius() + 1e-9);
-                    let outside =
-                        c.x + r < lo.x || c.x - r > hi.x || c.y + r < lo.y || c.y - r > hi.y;
-                    !outside && x.segment_hits(p, q)
-                });
+                let hit = self
+                    .others(&skip)
+                    .any(|(_, x)| !line.clear_of(x, 0.0) && x.segment_hits(p, q));
                 hit.into()
             }
             B::SameCommand => (self.command[a] == self.command[o]).into(),
@@ -1096,6 +1090,11 @@ mod tests {
     use crate::value::Value;
     use crate::world::{UnitInst, World};
 
+    /// A base 2 wide and 1 deep at (x, y), facing `facing`.
+    fn at(x: f64, y: f64, facing: f64) -> Base {
+        Base::new(Pt::new(x, y), facing, 2.0, 1.0)
+    }
+
     /// A big table (45 x 30) with these bases, no terrain, every unit of
     /// one command.
     fn table(bases: Vec<Base>) -> Field {
@@ -1117,7 +1116,6 @@ mod tests {
     /// the answer is each base's own `segment_hits`.
     #[test]
     fn units_between_is_asked_of_the_bases_near_the_line() {
-        let at = |x, y, facing| Base::new(Pt::new(x, y), facing, 2.0, 1.0);
         let mut f = table(vec![
             at(10.0, 10.0, 0.0),
             at(10.0, 20.0, 0.0),
@@ -1155,7 +1153,6 @@ mod tests {
     /// overwrote it, and pairs without it are not forgotten.
     #[test]
     fn a_unit_put_back_is_measured_where_it_stands() {
-        let at = |x, y, facing| Base::new(Pt::new(x, y), facing, 2.0, 1.0);
         let mut f = table(vec![
             at(10.0, 10.0, 0.0),
             at(10.0, 14.0, 0.0),
@@ -1210,13 +1207,12 @@ mod tests {
             units: vec![unit(0), unit(2), unit(1), unit(1), unit(0)],
             ..Default::default()
         };
-        let at = |x, y| Base::new(Pt::new(x, y), 0.0, 2.0, 1.0);
         let bases = vec![
-            at(10.0, 10.0),
-            at(10.0, 14.0),
-            at(10.0, 6.0),
-            at(14.0, 10.0),
-            at(4.0, 10.0),
+            at(10.0, 10.0, 0.0),
+            at(10.0, 14.0, 0.0),
+            at(10.0, 6.0, 0.0),
+            at(14.0, 10.0, 0.0),
+            at(4.0, 10.0, 0.0),
         ];
         let mut f = table(bases);
         let nearest = |f: &Field, b, u| f.measure(&w, b, &[Value::Unit(u)]).expect("measured");
@@ -1239,11 +1235,11 @@ mod tests {
         assert_eq!(nearest(&f, friend, 0), Value::None);
         // Where the last answer was the later of two now equally near, the
         // answer is still the first.
-        f.set_base(1, at(10.0, 20.0));
+        f.set_base(1, at(10.0, 20.0, 0.0));
         assert_eq!(nearest(&f, enemy, 0), Value::Unit(2));
-        f.set_base(1, at(10.0, 14.0));
+        f.set_base(1, at(10.0, 14.0, 0.0));
         assert_eq!(nearest(&f, enemy, 0), Value::Unit(1));
-        f.set_base(1, at(10.0, 20.0));
+        f.set_base(1, at(10.0, 20.0, 0.0));
         assert_eq!(nearest(&f, enemy, 0), Value::Unit(2));
 
         // Sides settled afresh (unit 2 now on unit 0's side): once the
