@@ -3480,13 +3480,17 @@ fn furthest_advance<T, E>(
 /// `before` away at the start) move from `start` to `end`? Only if it ends
 /// closer to that enemy, or goes directly away from it (within 15 degrees
 /// of the line from the enemy's centre through the unit's).
+///
+/// The direction is asked first: it needs two bearings, where closing
+/// needs an exact distance between the bases.
 pub(crate) fn zoc_allows(start: &Base, end: &Base, eb: &Base, before: f64) -> bool {
-    let after = end.distance(eb);
-    let away = battlefield::bearing(eb.centre, start.centre);
     let moved = end.centre.dist(start.centre);
-    let dir = battlefield::bearing(start.centre, end.centre);
-    let directly_away = moved > 1e-6 && battlefield::norm_angle(dir - away).abs() <= 15.0;
-    after < before - 1e-6 || directly_away
+    let directly_away = moved > 1e-6 && {
+        let away = battlefield::bearing(eb.centre, start.centre);
+        let dir = battlefield::bearing(start.centre, end.centre);
+        battlefield::norm_angle(dir - away).abs() <= 15.0
+    };
+    directly_away || end.distance(eb) < before - 1e-6
 }
 
 /// What a path costs against the allowance: the distance the centre
