@@ -8,7 +8,8 @@
 //! measure). A decision without the clause, or a mover with no one to take
 //! along, takes the single-unit code of [`super`], unchanged.
 
-use super::{advance_as_far, path_cost, place, zoc_allows, Event, Game, How, MovedWith, Prefer};
+use super::moves::{advance_as_far, path_cost, zoc_allows};
+use super::{place, Event, Game, How, MovedWith, Prefer};
 use crate::battlefield::{self, charge_path_body, Base, Body};
 use crate::diagnostic::Diag;
 use crate::field::to_len;
@@ -150,17 +151,7 @@ impl Game<'_> {
         }
         let u = group[0];
         let u_slot = ch.vars[0] as usize;
-        let all = [
-            self.m.straight,
-            self.m.wheel,
-            self.m.about_face,
-            self.m.oblique,
-            self.m.turn,
-            self.m.sideways,
-            self.m.backwards,
-            self.m.pivot,
-            self.m.free,
-        ];
+        let all = self.m.all();
         let body = self.body_of(group);
         let start = body.outline;
         // Which enemy holds the group in its zone of control: the closest
