@@ -772,30 +772,28 @@ impl<'r> Lower<'r> {
             _ => None,
         };
         match e {
-            // `x == g or grouped(g, x)` (a define `in_group(g, x)`, say):
-            // the unit is g or in g's group.
-            Ex::Bin(Bin::Or, a, b) if self.group_of_slot(a, b, sc, var).is_some() => {
-                let of = self.group_of_slot(a, b, sc, var).expect("just matched");
-                Part::Test(Test::Group { of }, true)
-            }
-            // Both parts false for a far unit: so is the `or`.
-            Ex::Bin(Bin::Or, a, b) if self.near(a, sc, var, depth).is_some() => {
-                match (self.near(a, sc, var, depth), self.near(b, sc, var, depth)) {
-                    (Some((p, Limit::Const(x))), Some((q, Limit::Const(y)))) if p == q => {
-                        Part::Near {
-                            of: p,
-                            limit: Limit::Const(x.max(y)),
-                        }
-                    }
-                    (Some((p, x)), Some((q, y))) if p == q && x == y => {
-                        Part::Near { of: p, limit: x }
-                    }
-                    _ => Part::Other,
-                }
-            }
             Ex::Bin(op @ (Bin::And | Bin::Or), a, b) => {
                 // The value that settles the chain.
                 let settles = *op == Bin::Or;
+                // `x == g or grouped(g, x)` (a define `in_group(g, x)`, say):
+                // the unit is g or in g's group.
+                if settles {
+                    if let Some(of) = self.group_of_slot(a, b, sc, var) {
+                        return Part::Test(Test::Group { of }, true);
+                    }
+                }
+                let first = self.decides(a, sc, var, depth);
+                // Both parts false for a far unit: so is the `or`.
+                if let (true, Part::Near { of: p, limit: x }) = (settles, &first) {
+                    return match (*x, self.near(b, sc, var, depth)) {
+                        (Limit::Const(x), Some((q, Limit::Const(y)))) if q == *p => Part::Near {
+                            of: q,
+                            limit: Limit::Const(x.max(y)),
+                        },
+                        (x, Some((q, y))) if q == *p && x == y => Part::Near { of: q, limit: x },
+                        _ => Part::Other,
+                    };
+                }
                 let settled = |p: Part| match p {
                     Part::Test(test, on) => Part::Sieve(Sieve {
                         test,
@@ -811,7 +809,7 @@ impl<'r> Lower<'r> {
                     p @ Part::Near { .. } if !settles => p,
                     _ => Part::Other,
                 };
-                match settled(self.decides(a, sc, var, depth)) {
+                match settled(first) {
                     Part::Harmless => settled(self.decides(b, sc, var, depth)),
                     // An `and` whose first part cannot fail to evaluate: a
                     // later part naming the unit's command settles it false
