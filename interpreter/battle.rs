@@ -2135,6 +2135,21 @@ pub(crate) mod tests {
         }
     }
 
+    /// A TVBD game of the default scenario, set up and not begun, with a
+    /// build to compile queries against its world (the game has its own
+    /// copy of the ruleset: the same ids as the build's).
+    pub(crate) fn tvbd_game() -> (crate::Build, super::Game<'static>) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut build = match crate::build(&path.join("rules/tillys_very_bad_day.muster")) {
+            Ok(b) => b,
+            Err(_) => panic!("TVBD builds"),
+        };
+        let sc = build.scenario(None).expect("the default scenario");
+        let rs: &'static crate::ir::Ruleset = Box::leak(Box::new(build.ruleset.clone()));
+        let prep = super::Prepared::new(rs, &sc).expect("prepared");
+        (build, prep.start(1, false))
+    }
+
     /// The body of decision `name` of `rs`.
     pub(crate) fn choice<'a>(rs: &'a crate::ir::Ruleset, name: &str) -> &'a crate::ir::ChoiceDef {
         let d = rs.decisions.iter().find(|d| d.name == name).expect(name);

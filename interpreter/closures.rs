@@ -1110,7 +1110,7 @@ impl<'r> Lower<'r> {
                 if i < f.bases.len() && j < f.bases.len() && f.on_table[i] && f.on_table[j] {
                     let limit = k(cx, fr)?;
                     if let Value::Int(n) = limit {
-                        if f.apart(i, j, n as f64 + crate::field::KEPT_TO) {
+                        if f.apart(i, j, crate::field::plainly_beyond(n)) {
                             return Ok(Value::Bool(matches!(op, Bin::Gt | Bin::Ge)));
                         }
                         if f.close(i, j, n as f64 - crate::field::KEPT_TO) {
@@ -1468,7 +1468,7 @@ enum Limit {
 impl Limit {
     /// A whole number `k` of the measure, with the margin.
     fn of_int(k: i64) -> Limit {
-        Limit::Const(k as f64 + crate::field::KEPT_TO)
+        Limit::Const(crate::field::plainly_beyond(k))
     }
 
     /// The reach for one run, or None when the stat's unit is not a unit
@@ -1479,7 +1479,7 @@ impl Limit {
             Limit::Stat { of, stat } => match fr[of] {
                 Value::Unit(u) => match cx.c.world.units.get(u as usize)?.stats.get(stat)? {
                     Value::Int(k) if (0..crate::value::UNLIMITED).contains(k) => {
-                        Some(*k as f64 + crate::field::KEPT_TO)
+                        Some(crate::field::plainly_beyond(*k))
                     }
                     _ => None,
                 },
@@ -1933,7 +1933,7 @@ fn max_local(e: &Ex) -> usize {
 #[cfg(test)]
 mod tests {
     use super::{quantity_parts, repeated_calls, Callee, Limit, Lower, Scope, Test};
-    use crate::battle::tests::ruleset;
+    use crate::battle::tests::{ruleset, tvbd_game};
     use crate::ir::Ex;
 
     fn thistle() -> crate::ir::Ruleset {
@@ -2125,21 +2125,6 @@ mod tests {
         let failing = chain((**side).clone(), chain(may_fail, within(stat(0))));
         let s = lower.sieve(&failing, &Scope::top(), var).expect("a sieve");
         assert_eq!(s.near, None);
-    }
-
-    /// A TVBD game of the default scenario, set up and not begun, with a
-    /// build to compile queries against its world (the game has its own
-    /// copy of the ruleset).
-    fn tvbd_game() -> (crate::Build, crate::battle::Game<'static>) {
-        let build = match crate::build(std::path::Path::new("rules/tillys_very_bad_day.muster")) {
-            Ok(b) => b,
-            Err(_) => panic!("TVBD builds"),
-        };
-        let mut b = build;
-        let sc = b.scenario(None).expect("the default scenario");
-        let rs: &'static crate::ir::Ruleset = Box::leak(Box::new(b.ruleset.clone()));
-        let prep = crate::battle::Prepared::new(rs, &sc).expect("prepared");
-        (b, prep.start(1, false))
     }
 
     /// `expr`, with the unit `a` in it, evaluated in `world` by the tree

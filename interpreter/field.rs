@@ -304,6 +304,12 @@ pub struct Field {
 /// plainly passed only beyond `n + KEPT_TO`.
 pub const KEPT_TO: f64 = 1.0 / 64.0;
 
+/// A whole-number limit `n` on a distance, as the rules read it: bases
+/// further apart than this plainly pass it.
+pub fn plainly_beyond(n: i64) -> f64 {
+    n as f64 + KEPT_TO
+}
+
 /// A distance as the rules see it: in 1/64ths of the measure, so that
 /// comparisons such as `distance(a, b) <= 3` are exact and float noise
 /// (2.9999999) does not decide a rule.

@@ -293,17 +293,8 @@ mod tests {
     /// position in which the other side has lost more, it answers for each.
     #[test]
     fn a_position_taken_from_the_book_is_asked_afresh() {
-        let mut build = match crate::build(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/rules/tillys_very_bad_day.muster"
-        ))) {
-            Ok(b) => b,
-            Err(_) => panic!("TVBD builds"),
-        };
-        let sc = build.scenario(None).expect("the default scenario");
+        let (build, mut game) = crate::battle::tests::tvbd_game();
         let rs = &build.ruleset;
-        let prep = crate::battle::Prepared::new(rs, &sc).expect("prepared");
-        let mut game = prep.start(1, false);
         let d = rs.defines.iter().position(|d| d.name == "most_losses");
         let call = Ex::Define(
             d.expect("most_losses") as u16,

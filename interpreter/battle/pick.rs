@@ -411,7 +411,7 @@ impl Reach {
     /// pairs further apart than it, with the margin `distance_compared`
     /// allows (distances are kept to 1/64 of the measure).
     fn within(n: i64) -> Reach {
-        Reach::Within(n as f64 + crate::field::KEPT_TO)
+        Reach::Within(crate::field::plainly_beyond(n))
     }
 
     /// Does this turn units `a` and `b` of the table away unasked? With a
