@@ -37,18 +37,30 @@ pub struct NearFeature {
 /// good while both numbers are those it was worked out at, so that moving
 /// a unit forgets its pairs at once. Atomics only so that a prepared field
 /// can be shared between threads; each game has its own.
+///
+/// The numbers are 32 bits: when they run out (some four billion moves
+/// into one game), the field forgets everything and numbers afresh
+/// ([`Field::moved`]); `round` counts how often, so that a unit put back
+/// after that is not given a number of the round before.
 #[derive(Debug, Default)]
 struct Epochs {
     of: Vec<AtomicU32>,
     /// The next number not yet given to any unit's base.
     next: AtomicU32,
+    /// How many times the numbers have begun again.
+    round: u32,
 }
 
 impl Epochs {
     fn new(n: usize) -> Self {
+        Self::numbered(n, 0)
+    }
+    /// Every unit at its first number, in the given round.
+    fn numbered(n: usize, round: u32) -> Self {
         Epochs {
             of: (0..n).map(|_| AtomicU32::new(1)).collect(),
             next: AtomicU32::new(2),
+            round,
         }
     }
     /// The pair's tag: what a remembered value of it is good for.
@@ -56,9 +68,17 @@ impl Epochs {
     fn tag(&self, a: usize, b: usize) -> u64 {
         (u64::from(self.of[a].load(Relaxed)) << 32) | u64::from(self.of[b].load(Relaxed))
     }
-    /// Unit `u` stands somewhere new.
-    fn moved(&self, u: usize) {
-        self.of[u].store(self.next.fetch_add(1, Relaxed), Relaxed);
+    /// Unit `u` stands somewhere new: false, with nothing given, when the
+    /// numbers have run out.
+    #[must_use]
+    fn moved(&self, u: usize) -> bool {
+        let e = self.next.load(Relaxed);
+        if e == u32::MAX {
+            return false;
+        }
+        self.next.store(e + 1, Relaxed);
+        self.of[u].store(e, Relaxed);
+        true
     }
 }
 
@@ -71,6 +91,7 @@ impl Clone for Epochs {
                 .map(|e| AtomicU32::new(e.load(Relaxed)))
                 .collect(),
             next: AtomicU32::new(self.next.load(Relaxed)),
+            round: self.round,
         }
     }
 }
@@ -120,6 +141,10 @@ impl DistanceCache {
         let tag = self.tags.get(i)?.load(Relaxed);
         (tag == e.tag(a, b)).then(|| f64::from_bits(self.cells[i].load(Relaxed)))
     }
+    /// Nothing is known.
+    fn forget_all(&self) {
+        forget_tags(&self.tags);
+    }
     fn put(&self, e: &Epochs, a: usize, b: usize, d: f64) {
         for (i, tag) in [(a * self.n + b, e.tag(a, b)), (b * self.n + a, e.tag(b, a))] {
             if let (Some(c), Some(t)) = (self.cells.get(i), self.tags.get(i)) {
@@ -127,6 +152,13 @@ impl DistanceCache {
                 t.store(tag, Relaxed);
             }
         }
+    }
+}
+
+/// Every cell's tag is no pair's: nothing in the cache is good.
+fn forget_tags(tags: &[AtomicU64]) {
+    for t in tags {
+        t.store(NEVER, Relaxed);
     }
 }
 
@@ -173,6 +205,10 @@ impl ZoneCache {
         } else {
             0
         }
+    }
+    /// Nothing is known.
+    fn forget_all(&self) {
+        forget_tags(&self.tags);
     }
     fn set(&self, e: &Epochs, a: usize, b: usize, bits: u8) {
         let (i, tag) = (a * self.n + b, e.tag(a, b));
@@ -249,8 +285,9 @@ impl Clone for GroupCache {
 pub struct Stand {
     u: usize,
     base: Base,
-    /// Its [`Epochs`] number there.
+    /// Its [`Epochs`] number there, and the round of that number.
     epoch: u32,
+    round: u32,
     groups: Option<Vec<u32>>,
 }
 
@@ -371,9 +408,31 @@ impl Field {
     pub fn set_base(&mut self, u: usize, b: Base) {
         if self.bases[u] != b {
             self.bases[u] = b;
-            self.epochs.moved(u);
+            self.moved(u);
             self.groups.forget();
         }
+    }
+
+    /// Unit `u` stands somewhere new: it gets a new [`Epochs`] number,
+    /// which forgets its pairs. When the numbers run out, every unit is
+    /// numbered afresh and nothing remembered of any pair is good.
+    #[inline]
+    fn moved(&mut self, u: usize) {
+        if !self.epochs.moved(u) {
+            self.renumber(u);
+        }
+    }
+
+    /// The numbers have run out ([`Field::moved`]): number afresh, forget
+    /// everything, and give unit `u` its new number.
+    #[cold]
+    #[inline(never)]
+    fn renumber(&mut self, u: usize) {
+        self.epochs = Epochs::numbered(self.bases.len(), self.epochs.round.wrapping_add(1));
+        self.cache.forget_all();
+        self.zones.forget_all();
+        let fresh = self.epochs.moved(u);
+        debug_assert!(fresh, "a new round has numbers to give");
     }
 
     /// The units' sides have changed (a game's set-up settled them, or a
@@ -398,7 +457,7 @@ impl Field {
         self.reserve.copy_from_slice(reserve);
         self.turn_start.copy_from_slice(turn_start);
         for u in 0..self.bases.len() {
-            self.epochs.moved(u);
+            self.moved(u);
         }
         self.groups.forget();
     }
@@ -409,6 +468,7 @@ impl Field {
             u,
             base: self.bases[u],
             epoch: self.epochs.of[u].load(Relaxed),
+            round: self.epochs.round,
             groups: self
                 .groups
                 .known
@@ -418,10 +478,16 @@ impl Field {
     }
 
     /// Put the unit back where it stood (nothing else may have moved
-    /// since), with what was known then.
+    /// since), with what was known then (nothing, if the [`Epochs`]
+    /// numbers ran out and began again meanwhile).
     pub fn put_back(&mut self, s: &Stand) {
         self.bases[s.u] = s.base;
-        self.epochs.of[s.u].store(s.epoch, Relaxed);
+        if s.round == self.epochs.round {
+            self.epochs.of[s.u].store(s.epoch, Relaxed);
+        } else {
+            // Numbered afresh since: its old number may be given again.
+            self.moved(s.u);
+        }
         match &s.groups {
             Some(of) => {
                 for (g, v) in self.groups.of.iter().zip(of) {
@@ -1188,6 +1254,58 @@ mod tests {
         assert_eq!(f.cache.get(&f.epochs, 0, 1), None);
         assert_eq!(f.cache.get(&f.epochs, 0, 2), None);
         assert_eq!(f.dist(0, 1), d01x);
+    }
+
+    /// When the [`Epochs`] numbers run out, the field numbers afresh and
+    /// forgets everything: across the wrap (and a unit weighed before it
+    /// and put back after it), every distance and zone asked is what the
+    /// bases say, never one remembered from another spot.
+    #[test]
+    fn the_numbers_running_out_forgets_everything() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let spots = [
+            at(10.0, 20.0, 0.0),
+            at(12.0, 11.0, 90.0),
+            at(10.0, 10.0, 0.0),
+        ];
+        let zone = |f: &Field, a, b| f.of_two(Builtin::Zone, a, b).expect("a zone");
+        let exact = |f: &Field, a: usize, b: usize| f.bases[a].distance(&f.bases[b]);
+        // The numbers run out at each point of a step in turn.
+        for left in 1..=9 {
+            let mut f = table(vec![spots[2], at(10.0, 14.0, 0.0), at(20.0, 10.0, 0.0)]);
+            for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+                assert_eq!(f.dist(a, b), exact(&f, a, b));
+            }
+            f.epochs.next.store(u32::MAX - left, Relaxed);
+            for i in 0..8 {
+                let stand = f.stand(0);
+                for (a, b) in [(0, 1), (1, 0), (0, 2), (1, 2)] {
+                    assert_eq!(
+                        f.dist(a, b),
+                        exact(&f, a, b),
+                        "{left} left, step {i}: {a}-{b}"
+                    );
+                }
+                let z = zone(&f, 0, 1);
+                f.set_base(0, spots[i % 3]);
+                f.set_base(1, spots[(i + 1) % 3].advanced(5.0));
+                for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+                    let d = f.dist(a, b);
+                    assert_eq!(d, exact(&f, a, b), "{left} left, step {i}: {a}-{b} moved");
+                }
+                // Unit 1 back first, then unit 0: nothing else moved since.
+                f.set_base(1, at(10.0, 14.0, 0.0));
+                let _ = zone(&f, 0, 1);
+                f.put_back(&stand);
+                assert_eq!(f.dist(0, 1), exact(&f, 0, 1), "{left} left, step {i}");
+                assert_eq!(zone(&f, 0, 1), z, "{left} left, step {i}");
+            }
+            assert_eq!(
+                f.epochs.round, 1,
+                "{left} left: the numbers began again once"
+            );
+            assert!(f.epochs.next.load(Relaxed) < 100);
+        }
     }
 
     /// `nearest_enemy` and `nearest_friend`: of the units on the table of
