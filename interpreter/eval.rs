@@ -288,7 +288,8 @@ fn costly(rs: &Ruleset, e: &Ex, seen: &mut Costly) -> bool {
             | B::UnitsBetween
             | B::GapNarrower
             | B::InArc
-            | B::OnLineThrough,
+            | B::OnLineThrough
+            | B::RoomBehind,
             _,
         ) => true,
         Ex::Define(d, _) => {

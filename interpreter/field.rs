@@ -571,6 +571,39 @@ impl Field {
         went
     }
 
+    /// `room_behind(a)`: how far unit `a` could go straight back, facing
+    /// kept, before its base left the table or came within contact of an
+    /// enemy's base behind it ([`Base::room_behind_to`]); 0 off the table.
+    /// Friends do not count: whether one is passed is the rules' to say.
+    pub fn room_behind(&self, w: &World, a: usize) -> f64 {
+        if !self.on_table[a] {
+            return 0.0;
+        }
+        let base = &self.bases[a];
+        let back = -base.forward();
+        // The table's edge: the first corner to reach it.
+        let mut room = f64::INFINITY;
+        for c in base.corners() {
+            for (p, d, edge) in [(c.x, back.x, self.width), (c.y, back.y, self.depth)] {
+                if d < 0.0 {
+                    room = room.min(p / -d);
+                } else if d > 0.0 {
+                    room = room.min((edge - p) / d);
+                }
+            }
+        }
+        let side = w.units[a].side;
+        for (o, ob) in self.others(&[a]) {
+            if w.units[o].side == side {
+                continue;
+            }
+            if let Some(r) = base.room_behind_to(ob) {
+                room = room.min(r);
+            }
+        }
+        room.max(0.0)
+    }
+
     /// The closest distance between two units' bases.
     pub fn dist(&self, a: usize, b: usize) -> f64 {
         if let Some(d) = self.cache.get(&self.epochs, a, b) {
@@ -1131,6 +1164,10 @@ impl Field {
                 let hit = x == o || self.bases[x].segment_hits(p, far);
                 hit.into()
             }
+            B::RoomBehind => {
+                let a = self.unit(v[0])?;
+                to_value(self.room_behind(w, a))
+            }
             B::CommandNumber => {
                 let a = self.unit(v[0])?;
                 Value::Int((self.command[a] % 1000) as i64)
@@ -1306,6 +1343,63 @@ mod tests {
             );
             assert!(f.epochs.next.load(Relaxed) < 100);
         }
+    }
+
+    /// `room_behind(a)`: how far a unit can go straight back before its
+    /// base leaves the table or comes within contact of an enemy's base
+    /// behind it; friends are not counted, nor enemies beside or ahead;
+    /// rounded to 1/64 as every distance; 0 off the table.
+    #[test]
+    fn room_behind_counts_the_table_edge_and_the_enemy() {
+        let unit = |side| UnitInst {
+            name: String::new(),
+            ty: 0,
+            quality: None,
+            side,
+            stats: Vec::new(),
+        };
+        // Unit 0 (side a) faces the far edge, its rear edge at y = 9.5;
+        // unit 1, an enemy, 2 behind it (its near edge at y = 7.5); unit 2,
+        // a friend, touching its rear; unit 3, an enemy, touching its flank
+        // a little ahead of level.
+        let w = World {
+            side_names: ["a", "b"].map(String::from).to_vec(),
+            units: vec![unit(0), unit(1), unit(0), unit(1)],
+            ..Default::default()
+        };
+        let mut f = table(vec![
+            at(10.0, 10.0, 0.0),
+            at(10.0, 7.0, 180.0),
+            at(10.0, 9.0, 0.0),
+            at(12.0, 10.25, 270.0),
+        ]);
+        let room = |f: &Field, u: u16| {
+            f.measure(&w, Builtin::RoomBehind, &[Value::Unit(u)])
+                .expect("measured")
+        };
+        // 2 to the enemy, less contact: 127.36/64, kept to 127/64.
+        assert_eq!(room(&f, 0), Value::frac(127, 64));
+        // The enemy gone: 9.5 to the table's edge.
+        f.set_on_table(1, false);
+        assert_eq!(room(&f, 0), Value::frac(19, 2));
+        // Turned to face the left edge (its rear edge 10.5 from the right
+        // edge, x = 45).
+        f.set_base(0, at(34.0, 10.0, 270.0));
+        assert_eq!(room(&f, 0), Value::frac(21, 2));
+        // Facing the near corner (unit 3 gone from the way back): the
+        // corners' ways back to the edges.
+        f.set_on_table(3, false);
+        f.set_base(0, at(10.0, 10.0, 225.0));
+        let r = f.room_behind(&w, 0);
+        let corner = Base::new(Pt::new(10.0, 10.0), 225.0, 2.0, 1.0).corners();
+        let expect = corner
+            .iter()
+            .map(|c| ((45.0 - c.x).min(30.0 - c.y)) * std::f64::consts::SQRT_2)
+            .fold(f64::INFINITY, f64::min);
+        assert!((r - expect).abs() < 1e-9, "{r} {expect}");
+        // Off the table: no room.
+        f.set_on_table(0, false);
+        assert_eq!(room(&f, 0), Value::Int(0));
     }
 
     /// `nearest_enemy` and `nearest_friend`: of the units on the table of

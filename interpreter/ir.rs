@@ -489,6 +489,10 @@ pub enum Builtin {
     /// `on_line_through(a, b, c)`: the line from a's centre through b's
     /// centre, carried on beyond b, crosses c's base.
     OnLineThrough,
+    /// `room_behind(a)`: how far a could go straight back before its base
+    /// left the table or touched an enemy's base behind it (friends are
+    /// the rules' to pass or not).
+    RoomBehind,
 }
 
 /// The types of a builtin's parameters and result.
@@ -539,6 +543,7 @@ impl Builtin {
             "moved_this_turn" => MovedThisTurn,
             "group_reachable" => GroupReachable,
             "on_line_through" => OnLineThrough,
+            "room_behind" => RoomBehind,
             _ => return None,
         })
     }
@@ -569,7 +574,7 @@ impl Builtin {
             B::InReserve => (&[Unit], Bool),
             B::TableWidth | B::TableDepth => (&[], Num),
             B::InArc => (&[Unit, Unit, Num], Bool),
-            B::MovedThisTurn => (&[Unit], Num),
+            B::MovedThisTurn | B::RoomBehind => (&[Unit], Num),
             B::OnLineThrough => (&[Unit, Unit, Unit], Bool),
         }
     }

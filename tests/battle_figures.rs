@@ -1,7 +1,8 @@
 //! Tilly's Very Bad Day v1 played on the table: the book's figures of
 //! charges, point blank shooting and rallying back (Figures 11, 12 and 14),
-//! and the facts the table measures (command range, zones of control,
-//! position, blocking terrain, difficult terrain, hills), each run through
+//! the optional evade (which has no figure: small scenes built from the
+//! book's words), and the facts the table measures (command range, zones of
+//! control, position, blocking terrain, difficult terrain, hills), each run through
 //! the ruleset's own decisions and procedures on a scenario of its own
 //! (tests/scenarios/tvbd_*.toml).
 //!
@@ -61,6 +62,12 @@ impl Figure {
     }
 
     fn open_with_seed(file: &str, seed: u64) -> Figure {
+        Figure::open_with(file, seed, &[])
+    }
+
+    /// A figure with optional rules switched (`("evade", true)`), as
+    /// `--option` switches them.
+    fn open_with(file: &str, seed: u64, options: &[(&str, bool)]) -> Figure {
         let mut build = match muster::build(Path::new(RULES)) {
             Ok(b) => b,
             Err((d, s)) => panic!("{}", render_plain(&d, &s)),
@@ -73,10 +80,16 @@ impl Figure {
         // The game keeps its own copy of the ruleset, so that the build
         // stays free to compile queries against the game's world.
         let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
-        let prep = match Prepared::new(rs, &sc) {
+        let mut prep = match Prepared::new(rs, &sc) {
             Ok(p) => p,
             Err(d) => panic!("{}", render_plain(&d, &build.sources)),
         };
+        for (name, on) in options {
+            let o = rs
+                .option(name)
+                .unwrap_or_else(|| panic!("no option `{name}`"));
+            prep.world.options[o as usize] = *on;
+        }
         let mut game = prep.start(seed, true);
         // Close up: the second army to where its figure has it.
         let w = &mut game.world;
@@ -637,6 +650,357 @@ fn figure_14b_compulsory_rally_back_stops_where_it_can() {
     // Both out of contact with the enemy; nobody on top of anybody.
     assert!(!f.holds("in_contact(west_horse_1, west_pike_shot)"));
     assert!(!f.holds("in_contact(east_horse_1, east_pike_shot)"));
+    f.assert_no_overlaps();
+}
+
+// ---------------------------------------------------------------- Evade
+
+/// The light horse of tvbd_evade_light_horse.toml charged by the French
+/// horse: Steps 3.1 and 3.2 played, the horse in contact.
+fn light_horse_charged(evade: bool) -> Figure {
+    let mut f = Figure::open_with("tvbd_evade_light_horse.toml", 5, &[("evade", evade)]);
+    assert_at(&f, "french_horse", 22.5, 9.0, 0.0);
+    assert_at(&f, "spanish_light_horse", 22.5, 11.5, 180.0);
+    // Step 3.1: the horse declares (3 dice on 4+ against 2 on 6); the
+    // light horse does not.
+    assert_eq!(
+        f.shown("charge_prospect(french_horse, spanish_light_horse)"),
+        "7"
+    );
+    f.decide("declare_charges", &[ATTACKER]);
+    f.decide("declare_charges", &[DEFENDER]);
+    assert!(f.holds("charges(french_horse, spanish_light_horse)"));
+    assert!(!f.holds("any x: charges(spanish_light_horse, x)"));
+    // Step 3.2: 1.5 TUM straight ahead into contact.
+    f.decide("charge_moves", &[]);
+    assert_at(&f, "french_horse", 22.5, 10.5, 0.0);
+    assert!(f.holds("engaged(spanish_light_horse, french_horse)"));
+    assert!(f.holds("may_shoot_point_blank(spanish_light_horse, french_horse)"));
+    f
+}
+
+/// Step 3.3 as the sequence plays it: the evades (asked only with the
+/// option on), then point blank fire.
+fn step_3_3(f: &mut Figure, evade: bool) {
+    if evade {
+        f.decide("evades", &[ATTACKER]);
+        f.decide("evades", &[DEFENDER]);
+    }
+    f.decide("point_blank", &[ATTACKER]);
+    f.decide("point_blank", &[DEFENDER]);
+}
+
+/// The narrative, a line an event, without the indent.
+fn narrated(f: &Figure) -> Vec<String> {
+    f.narrative()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// §Optional Rule: Evade, switched on: light horse in open terrain, charged
+/// frontally by horse, may evade instead of shooting point blank: it could
+/// shoot, nothing blocks its 3 TUM straight back (the table's edge is 18 TUM
+/// behind it), and the only enemy it touches is the charger, to its front.
+/// The default policy evades: the horse's 3 dice on 4+ against its 2 point
+/// blank dice and 2 melee dice on 6. It does not shoot, fights no melee,
+/// and rallies back 3 TUM in Step 3.5; the horse stays where its charge
+/// ended, even weakened (when the policy would otherwise rally it back).
+#[test]
+fn evade_light_horse_in_the_open_evades_a_horse_charge() {
+    let mut f = light_horse_charged(true);
+    assert!(f.holds("evade"));
+    assert_eq!(f.shown("room_behind(spanish_light_horse)"), "18");
+    assert!(f.holds("evade_clears(spanish_light_horse)"));
+    assert!(f.holds("may_evade(spanish_light_horse, french_horse)"));
+    // In sixths of a hit: 3 x 3 against 2 x 1 (melee) + 2 x 1 (point blank).
+    assert_eq!(
+        f.shown("evade_prospect(spanish_light_horse, french_horse)"),
+        "5"
+    );
+
+    // Step 3.3: the light horse evades, and so does not shoot.
+    step_3_3(&mut f, true);
+    assert_eq!(
+        f.runs_of("evade_charge"),
+        [vec![
+            "spanish_light_horse".to_string(),
+            "french_horse".to_string()
+        ]]
+    );
+    assert!(f.runs_of("point_blank_shot").is_empty());
+    assert!(f.holds("spanish_light_horse.evading"));
+    assert!(!f.holds("spanish_light_horse.shot_this_turn"));
+    assert!(!f.holds("may_shoot_point_blank(spanish_light_horse, french_horse)"));
+    assert!(f.holds("charge_evaded(french_horse)"));
+
+    // Step 3.4: though in contact, the two do not fight.
+    assert!(f.holds("engaged(spanish_light_horse, french_horse)"));
+    assert!(!f.holds("must_fight(french_horse, spanish_light_horse)"));
+    f.decide("fight_melees", &[]);
+    assert!(f.runs_of("melee").is_empty());
+    assert_eq!(f.shown("french_horse.resolve"), "3");
+    assert_eq!(f.shown("spanish_light_horse.resolve"), "2");
+
+    // Step 3.5: the charger stays. Weakened to 1 resolve within 2 TUM of
+    // the enemy, the default policy would rally it back; the rules do not
+    // let it.
+    f.set_state("french_horse", "resolve", Value::Int(1));
+    assert!(!f.holds("may_rally_back(french_horse)"));
+    f.decide("rally_back", &[ATTACKER]);
+    // The light horse must: 3 TUM straight back, facing kept, no check.
+    assert!(f.holds("may_rally_back(spanish_light_horse)"));
+    f.decide("rally_back", &[DEFENDER]);
+    let moves = f.moves();
+    assert_eq!(moves.len(), 2, "{moves:?}");
+    assert_eq!(moves[0].unit, "french_horse");
+    assert_eq!(moves[1].unit, "spanish_light_horse");
+    assert_eq!(moves[1].how, "falls back 3.0");
+    assert_eq!(moves[1].from, [22.5, 11.5, 180.0]);
+    assert_eq!(moves[1].to, [22.5, 14.5, 180.0]);
+    assert_at(&f, "spanish_light_horse", 22.5, 14.5, 180.0);
+    assert_at(&f, "french_horse", 22.5, 10.5, 0.0);
+    assert!(!f.holds("engaged(spanish_light_horse, french_horse)"));
+    assert_eq!(f.shown("distance(spanish_light_horse, french_horse)"), "3");
+    f.assert_no_overlaps();
+    assert_eq!(
+        narrated(&f),
+        [
+            "declare_charge(french_horse, spanish_light_horse)",
+            "french_horse charges spanish_light_horse: (22.5, 9.0) facing 0 -> (22.5, 10.5) facing 0",
+            "charged(french_horse, spanish_light_horse)",
+            "evade_charge(spanish_light_horse, french_horse)",
+            "spanish_light_horse falls back 3.0: (22.5, 11.5) facing 180 -> (22.5, 14.5) facing 180",
+        ]
+    );
+}
+
+/// The same charge with the optional rule off (the book's default): the
+/// light horse may not evade; it shoots point blank and then fights.
+#[test]
+fn evade_off_the_light_horse_shoots_and_fights() {
+    let mut f = light_horse_charged(false);
+    assert!(!f.holds("evade"));
+    assert!(f.holds("evade_clears(spanish_light_horse)"));
+    assert!(!f.holds("may_evade(spanish_light_horse, french_horse)"));
+    // Asked anyway, the evade decision offers nothing.
+    f.decide("evades", &[DEFENDER]);
+    assert!(f.runs_of("evade_charge").is_empty());
+
+    // Step 3.3: the light horse's 2 dice hit once (on 6): the horse is
+    // down to 2.
+    step_3_3(&mut f, false);
+    assert_eq!(
+        f.runs_of("point_blank_shot"),
+        [vec![
+            "spanish_light_horse".to_string(),
+            "french_horse".to_string()
+        ]]
+    );
+    assert_eq!(f.shown("french_horse.resolve"), "2");
+    assert!(f.holds("spanish_light_horse.shot_this_turn"));
+    assert!(!f.holds("spanish_light_horse.evading"));
+
+    // Step 3.4: they fight. The horse, charging, rolls its 2 dice on 4+
+    // and hits once; the light horse's 2 dice on 6 miss: it lost.
+    assert!(f.holds("must_fight(french_horse, spanish_light_horse)"));
+    f.decide("fight_melees", &[]);
+    assert_eq!(
+        f.runs_of("melee"),
+        [vec![
+            "french_horse".to_string(),
+            "spanish_light_horse".to_string()
+        ]]
+    );
+    assert_eq!(f.shown("french_horse.resolve"), "2");
+    assert_eq!(f.shown("spanish_light_horse.resolve"), "1");
+    assert!(f.holds("spanish_light_horse.lost_melee"));
+
+    // Step 3.5: the light horse must rally back; the horse, which won, may not.
+    assert!(!f.holds("may_rally_back(french_horse)"));
+    f.decide("rally_back", &[ATTACKER]);
+    f.decide("rally_back", &[DEFENDER]);
+    assert_at(&f, "french_horse", 22.5, 10.5, 0.0);
+    assert_at(&f, "spanish_light_horse", 22.5, 14.5, 180.0);
+    assert_eq!(
+        narrated(&f),
+        [
+            "declare_charge(french_horse, spanish_light_horse)",
+            "french_horse charges spanish_light_horse: (22.5, 9.0) facing 0 -> (22.5, 10.5) facing 0",
+            "charged(french_horse, spanish_light_horse)",
+            "point_blank_shot(spanish_light_horse, french_horse) rolls [6 1]: dice 2, hits 1",
+            "melee(french_horse, spanish_light_horse) rolls [5 1 1 5]: winner attacker, attacker_hits 1, defender_must_rally_back true",
+            "spanish_light_horse falls back 3.0: (22.5, 11.5) facing 180 -> (22.5, 14.5) facing 180",
+        ]
+    );
+}
+
+/// §Optional Rule: Evade: light horse only from open terrain, dragoons and
+/// shot only from difficult terrain. Three horse charge three Spanish units
+/// frontally (tvbd_evade_terrain.toml), the option on: the light horse in a
+/// wood and the shot in the open may not evade, and shoot point blank; the
+/// shot in a wood may, and does (the default policy: the horse's 3 dice on
+/// 4+ against its 3 point blank and 3 melee dice on 6). Each could shoot,
+/// and each would get clear: only the terrain decides.
+#[test]
+fn evade_only_light_horse_in_the_open_or_foot_in_difficult_terrain() {
+    let mut f = Figure::open_with("tvbd_evade_terrain.toml", 3, &[("evade", true)]);
+    for (unit, difficult) in [
+        ("woods_light_horse", true),
+        ("open_shot", false),
+        ("woods_shot", true),
+    ] {
+        assert_eq!(
+            f.holds(&format!("in_difficult({unit})")),
+            difficult,
+            "{unit}"
+        );
+    }
+    f.decide("declare_charges", &[ATTACKER]);
+    f.decide("declare_charges", &[DEFENDER]);
+    f.decide("charge_moves", &[]);
+    // Each horse 1.5 TUM on, its centre still in the open.
+    for (horse, x) in [
+        ("west_horse", 8.0),
+        ("centre_horse", 22.5),
+        ("east_horse", 37.0),
+    ] {
+        assert_at(&f, horse, x, 10.5, 0.0);
+        assert!(!f.holds(&format!("in_difficult({horse})")), "{horse}");
+    }
+    for (unit, horse, evades) in [
+        ("woods_light_horse", "west_horse", false),
+        ("open_shot", "centre_horse", false),
+        ("woods_shot", "east_horse", true),
+    ] {
+        assert!(f.holds(&format!("engaged({unit}, {horse})")), "{unit}");
+        assert!(
+            f.holds(&format!("may_shoot_point_blank({unit}, {horse})")),
+            "{unit}"
+        );
+        assert_eq!(f.shown(&format!("room_behind({unit})")), "18", "{unit}");
+        assert!(f.holds(&format!("evade_clears({unit})")), "{unit}");
+        assert_eq!(
+            f.holds(&format!("may_evade({unit}, {horse})")),
+            evades,
+            "{unit}"
+        );
+    }
+    assert_eq!(f.shown("evade_prospect(woods_shot, east_horse)"), "3");
+
+    step_3_3(&mut f, true);
+    assert_eq!(
+        f.runs_of("evade_charge"),
+        [vec!["woods_shot".to_string(), "east_horse".to_string()]]
+    );
+    let fired = f.runs_of("point_blank_shot");
+    assert_eq!(
+        fired,
+        [
+            vec!["woods_light_horse".to_string(), "west_horse".to_string()],
+            vec!["open_shot".to_string(), "centre_horse".to_string()],
+        ]
+    );
+    // Only the two that stood fight.
+    f.decide("fight_melees", &[]);
+    assert_eq!(
+        f.runs_of("melee"),
+        [
+            vec!["west_horse".to_string(), "woods_light_horse".to_string()],
+            vec!["centre_horse".to_string(), "open_shot".to_string()],
+        ]
+    );
+    // Step 3.5: the shot, which is not cavalry, rallies back as its evade.
+    f.decide("rally_back", &[DEFENDER]);
+    assert_at(&f, "woods_shot", 37.0, 14.5, 180.0);
+    assert_at(&f, "east_horse", 37.0, 10.5, 0.0);
+    assert!(!f.holds("engaged(woods_shot, east_horse)"));
+}
+
+/// §Optional Rule: Evade: "the evade move gets the unit out of contact with
+/// all enemy". Four light horse in the open, each charged frontally by
+/// horse (tvbd_evade_blocked.toml), the option on. Each may shoot point
+/// blank; only the one whose 3 TUM straight back is clear may evade:
+///
+/// - edge: the table's edge 0.5 TUM behind it (`room_behind` 1/2): no room
+///   for the 3 TUM;
+/// - flank: a second horse charged its right flank: it touches an enemy
+///   to its flank, which going back it would slide along (its way back is
+///   clear: `room_behind` 5, to the table's edge);
+/// - pike: a friendly pike+shot touches its rear, which light horse may not
+///   pass through;
+/// - support: a friendly horse touches its rear, aligned, which it may pass
+///   through: it evades, and in Step 3.5 goes back 3 TUM through the horse
+///   to stand 1 TUM beyond it.
+#[test]
+fn evade_only_when_the_move_gets_clear_of_every_enemy() {
+    let mut f = Figure::open_with("tvbd_evade_blocked.toml", 3, &[("evade", true)]);
+    f.decide("declare_charges", &[ATTACKER]);
+    f.decide("declare_charges", &[DEFENDER]);
+    f.decide("charge_moves", &[]);
+    assert_at(&f, "edge_horse", 5.0, 2.0, 180.0);
+    assert_at(&f, "flank_horse", 14.0, 6.5, 180.0);
+    assert_at(&f, "side_horse", 15.5, 6.25, 270.0);
+    assert_at(&f, "pike_horse", 23.0, 6.5, 180.0);
+    assert_at(&f, "support_charger", 32.0, 6.5, 180.0);
+    assert_eq!(
+        f.shown("position(flank_light_horse, side_horse)"),
+        "to_flank"
+    );
+    assert!(f.holds("engaged(flank_light_horse, side_horse)"));
+    assert_eq!(f.shown("position(pike_light_horse, pike_shot)"), "to_rear");
+    assert!(!f.holds("may_interpenetrate(pike_light_horse, backwards, pike_shot)"));
+    assert!(f.holds("may_interpenetrate(support_light_horse, backwards, support_horse)"));
+
+    for (unit, horse, room, clears) in [
+        ("edge_light_horse", "edge_horse", "1/2", false),
+        ("flank_light_horse", "flank_horse", "5", false),
+        ("pike_light_horse", "pike_horse", "5", false),
+        ("support_light_horse", "support_charger", "5", true),
+    ] {
+        assert!(
+            f.holds(&format!("may_shoot_point_blank({unit}, {horse})")),
+            "{unit}"
+        );
+        assert!(!f.holds(&format!("in_difficult({unit})")), "{unit}");
+        assert_eq!(f.shown(&format!("room_behind({unit})")), room, "{unit}");
+        assert_eq!(f.holds(&format!("evade_clears({unit})")), clears, "{unit}");
+        assert_eq!(
+            f.holds(&format!("may_evade({unit}, {horse})")),
+            clears,
+            "{unit}"
+        );
+    }
+    assert!(!f.holds("may_evade(flank_light_horse, side_horse)"));
+
+    step_3_3(&mut f, true);
+    assert_eq!(
+        f.runs_of("evade_charge"),
+        [vec![
+            "support_light_horse".to_string(),
+            "support_charger".to_string()
+        ]]
+    );
+    assert_eq!(
+        f.runs_of("point_blank_shot"),
+        [
+            vec!["edge_light_horse".to_string(), "edge_horse".to_string()],
+            vec!["flank_light_horse".to_string(), "flank_horse".to_string()],
+            vec!["pike_light_horse".to_string(), "pike_horse".to_string()],
+        ]
+    );
+    // Step 3.5: through the supporting horse, 3 TUM back.
+    f.decide("rally_back", &[ATTACKER]);
+    let moves = f.moves();
+    let support: Vec<&Moved> = moves
+        .iter()
+        .filter(|m| m.unit == "support_light_horse")
+        .collect();
+    assert_eq!(support.len(), 1, "{moves:?}");
+    assert_eq!(support[0].how, "falls back 3.0");
+    assert_at(&f, "support_light_horse", 32.0, 2.5, 0.0);
+    assert_at(&f, "support_horse", 32.0, 4.5, 0.0);
+    assert!(!f.holds("engaged(support_light_horse, support_charger)"));
     f.assert_no_overlaps();
 }
 

@@ -1,6 +1,7 @@
 //! Where one base lies as seen from another: its front, flank and rear
 //! zones (read as the [`super`] module doc says), "directly in front", an
-//! arc of fire, and the alignments of interpenetration and of a group.
+//! arc of fire, the room straight behind a base, and the alignments of
+//! interpenetration and of a group.
 
 use super::{bearing, norm_angle, Base, Pt, AREA_EPS, CONTACT, EPS, GROUP_FACING, SLACK};
 
@@ -220,6 +221,34 @@ impl Base {
         nearest - self.depth * 0.5 <= d + EPS
     }
 
+    /// How far this base could go straight back, facing kept, before it
+    /// came within [`CONTACT`] of `o` (TVBD §Optional Rule: Evade asks
+    /// whether an evade leaves the unit clear of every enemy): the
+    /// distance from its rear edge to the nearest part of `o` that lies on
+    /// or beyond the line of that edge and between the lines of its side
+    /// edges (or within [`CONTACT`] of them: the side of the base going
+    /// back would touch it), less [`CONTACT`], and never below 0. None
+    /// when no part of `o` lies there: going straight back never brings
+    /// it nearer.
+    pub fn room_behind_to(&self, o: &Base) -> Option<f64> {
+        let local = self.local_corners(o);
+        let (hd, hw) = (self.depth * 0.5, self.width * 0.5 + CONTACT);
+        // The clips keep a point when `u <= -hd`, `v >= -hw`, `v <= hw`:
+        // with every corner outside one of them, nothing is kept.
+        if local.iter().all(|q| q.x > -hd)
+            || local.iter().all(|q| q.y < -hw)
+            || local.iter().all(|q| q.y > hw)
+        {
+            return None;
+        }
+        let p = self.clipped(local, &[(-1.0, 0.0, hd), (0.0, 1.0, -hw), (0.0, -1.0, -hw)]);
+        if p.n == 0 {
+            return None;
+        }
+        let nearest = p.pts().iter().fold(f64::NEG_INFINITY, |m, q| m.max(q.x));
+        Some((-hd - nearest - CONTACT).max(0.0))
+    }
+
     /// Whether some part of `o` lies within the arc of `degrees` centred
     /// straight ahead of the middle of this base's front edge (Thistle's
     /// 90 degree arc of fire). Touching the arc's edge at one point is not
@@ -396,6 +425,108 @@ mod tests {
         assert!(!me.in_front_within(&unit(3.0, 2.5, 180.0), 3.0));
         // Exactly 3 away counts as within.
         assert!(me.in_front_within(&unit(0.0, 4.0, 180.0), 3.0));
+    }
+
+    // -- Room behind ------------------------------------------------------------
+
+    /// `room_behind_to`: how far a base goes straight back before it comes
+    /// within contact of another that lies behind it (on or beyond the
+    /// line of its rear edge), between the lines of its side edges (or
+    /// within contact of them); None for one it never nears going back.
+    #[test]
+    fn room_behind_a_base() {
+        let room = |me: &Base, o: &Base| me.room_behind_to(o);
+        let near = |r: Option<f64>, x: f64| r.is_some_and(|r| (r - x).abs() < 1e-9);
+        // Rear edge at y = -0.5, side edges on x = -1 and x = 1.
+        let me = unit(0.0, 0.0, 0.0);
+        // Directly behind, its near edge 3 from the rear edge.
+        assert!(near(room(&me, &unit(0.0, -4.0, 0.0)), 3.0 - CONTACT));
+        // Touching the rear edge, either way round: no room.
+        assert_eq!(room(&me, &unit(0.0, -1.0, 180.0)), Some(0.0));
+        assert_eq!(room(&me, &unit(0.0, -1.005, 0.0)), Some(0.0));
+        // Half across the line of the right side edge, 2 back.
+        assert!(near(room(&me, &unit(1.5, -3.0, 0.0)), 2.0 - CONTACT));
+        // Wholly beyond that line, within contact of it: going back, the
+        // side edge would touch it.
+        assert!(near(room(&me, &unit(2.005, -3.0, 0.0)), 2.0 - CONTACT));
+        // Further off the line than contact: never touched.
+        assert_eq!(room(&me, &unit(2.02, -3.0, 0.0)), None);
+        // Ahead, touching the front, or beside touching the flank a little
+        // ahead of level: going back takes it away from them.
+        assert_eq!(room(&me, &unit(0.0, 3.0, 180.0)), None);
+        assert_eq!(room(&me, &unit(0.0, 1.0, 180.0)), None);
+        assert_eq!(room(&me, &unit(2.0, 0.25, 0.0)), None);
+        // Beside touching the flank, level with it or further back: its
+        // rear edge is on the line of the rear edge or behind it, within
+        // contact of the side line, so going back slides along it, still
+        // touching: no room.
+        assert_eq!(room(&me, &unit(2.0, 0.0, 0.0)), Some(0.0));
+        assert_eq!(room(&me, &unit(2.0, -0.5, 0.0)), Some(0.0));
+        // Facing east (rear edge on x = -0.5): a base 1.5 to the west.
+        let east = unit(0.0, 0.0, 90.0);
+        assert!(near(room(&east, &unit(-3.0, 0.0, 0.0)), 1.5 - CONTACT));
+        assert_eq!(room(&east, &unit(0.0, -3.0, 0.0)), None);
+        // Turned 45 degrees behind: its nearest corner (1.5 / sqrt 2 ahead of
+        // its centre, a little to the left) is what the base would touch.
+        let turned = unit(0.0, -4.0, 45.0);
+        let corner = 3.5 - 1.5 * std::f64::consts::FRAC_1_SQRT_2;
+        assert!(near(room(&me, &turned), corner - CONTACT));
+    }
+
+    /// Going straight back its room, a base is still no nearer the other
+    /// than contact, and a contact further it touches it (when the room is
+    /// more than nothing); with no room reported, going back never brings
+    /// it nearer than it was, or within contact if it was not.
+    #[test]
+    fn room_behind_is_how_far_a_base_goes_before_touching() {
+        let mut r = Rng(17);
+        let (mut some, mut none) = (0, 0);
+        for _ in 0..cases() / 20 {
+            let size = |r: &mut Rng| {
+                if r.below(3) == 0 {
+                    (1.0, 1.0)
+                } else {
+                    (2.0, 1.0)
+                }
+            };
+            let facing = |r: &mut Rng| {
+                if r.below(2) == 0 {
+                    45.0 * r.below(8) as f64
+                } else {
+                    r.range(0.0, 360.0)
+                }
+            };
+            let ((w1, d1), (w2, d2)) = (size(&mut r), size(&mut r));
+            let a = Base::new(Pt::new(10.0, 10.0), facing(&mut r), w1, d1);
+            let at = Pt::new(r.quarter(6.0, 14.0), r.quarter(6.0, 14.0));
+            let b = Base::new(at, facing(&mut r), w2, d2);
+            if a.overlaps(&b) {
+                continue;
+            }
+            match a.room_behind_to(&b) {
+                Some(room) => {
+                    some += 1;
+                    if room > 0.0 {
+                        let there = a.advanced(-room).distance(&b);
+                        assert!(there >= CONTACT - 1e-9, "{a:?} {b:?} {room} {there}");
+                        let on = a.advanced(-(room + CONTACT)).distance(&b);
+                        assert!(on <= CONTACT + 1e-9, "{a:?} {b:?} {room} {on}");
+                    }
+                }
+                None => {
+                    none += 1;
+                    let was = a.distance(&b).min(CONTACT);
+                    for k in 1..=32 {
+                        let d = a.advanced(-0.25 * k as f64).distance(&b);
+                        assert!(d >= was - 1e-9, "{a:?} {b:?} back {k} quarters: {d}");
+                    }
+                }
+            }
+        }
+        assert!(
+            some > cases() / 400 && none > cases() / 400,
+            "{some} {none}"
+        );
     }
 
     // -- Interpenetration ------------------------------------------------------
