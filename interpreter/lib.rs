@@ -24,6 +24,7 @@ pub mod battle;
 pub mod battlefield;
 pub mod bytecode;
 pub mod closures;
+pub mod compare;
 pub mod compile;
 pub mod decisions;
 pub mod decks;
@@ -103,38 +104,11 @@ pub fn build_text(
 impl Build {
     /// Read a scenario file, or (with `None`) the ruleset's default scenario.
     pub fn scenario(&mut self, path: Option<&Path>) -> Result<scenario::Scenario, Vec<Diag>> {
-        let (file, shown) = match path {
-            Some(p) => (p.to_path_buf(), p.display().to_string()),
-            None => {
-                let Some((rel, span)) = self.ruleset.default_scenario.clone() else {
-                    return Err(vec![Diag::new(
-                        "muster::scenario",
-                        "the ruleset names no default scenario",
-                    )
-                    .help("give one with `--scenario FILE`, or declare `default_scenario \"FILE\"` in the ruleset")]);
-                };
-                // Relative to the file that declares it (a house rule
-                // extending a ruleset plays the ruleset's default).
-                let declared = std::path::Path::new(&self.sources.get(span.file).name)
-                    .parent()
-                    .map(|p| p.to_path_buf());
-                let base = match declared {
-                    Some(d) if d.join(&rel).exists() => d,
-                    _ => self.dir.clone().unwrap_or_default(),
-                };
-                let full = base.join(&rel);
-                if !full.exists() {
-                    return Err(vec![Diag::new(
-                        "muster::scenario",
-                        format!("the default scenario `{}` does not exist", full.display()),
-                    )
-                    .at(span, "declared here")
-                    .help("the path is relative to the ruleset's folder")]);
-                }
-                let shown = full.display().to_string();
-                (full, shown)
-            }
+        let file = match path {
+            Some(p) => p.to_path_buf(),
+            None => self.default_scenario()?,
         };
+        let shown = file.display().to_string();
         let text = std::fs::read_to_string(&file).map_err(|e| {
             vec![
                 Diag::new("muster::io", format!("cannot read `{shown}`: {e}"))
@@ -142,6 +116,39 @@ impl Build {
             ]
         })?;
         scenario::read(&self.ruleset, &shown, &text, &mut self.sources)
+    }
+
+    /// The file of the ruleset's default scenario (`default_scenario`),
+    /// found from the file that declares it.
+    pub fn default_scenario(&self) -> Result<std::path::PathBuf, Vec<Diag>> {
+        let Some((rel, span)) = self.ruleset.default_scenario.clone() else {
+            return Err(vec![Diag::new(
+                "muster::scenario",
+                "the ruleset names no default scenario",
+            )
+            .help(
+                "give one with `--scenario FILE`, or declare `default_scenario \"FILE\"` in the ruleset",
+            )]);
+        };
+        // Relative to the file that declares it (a house rule
+        // extending a ruleset plays the ruleset's default).
+        let declared = std::path::Path::new(&self.sources.get(span.file).name)
+            .parent()
+            .map(|p| p.to_path_buf());
+        let base = match declared {
+            Some(d) if d.join(&rel).exists() => d,
+            _ => self.dir.clone().unwrap_or_default(),
+        };
+        let full = base.join(&rel);
+        if !full.exists() {
+            return Err(vec![Diag::new(
+                "muster::scenario",
+                format!("the default scenario `{}` does not exist", full.display()),
+            )
+            .at(span, "declared here")
+            .help("the path is relative to the ruleset's folder")]);
+        }
+        Ok(full)
     }
 
     /// Read a situation file against this ruleset.

@@ -98,6 +98,37 @@ enum Command {
         #[arg(long = "option", value_name = "NAME=on|off")]
         options: Vec<String>,
     },
+    /// Play one scenario many times under two rulesets (two drafts, or a
+    /// book and a house rule) and show what moved, with 95% intervals.
+    Compare {
+        /// Ruleset A (the one compared against).
+        a: PathBuf,
+        /// Ruleset B.
+        b: PathBuf,
+        /// The scenario file (TOML) both play; default: A's own.
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        /// Games to play under each.
+        #[arg(long, default_value_t = 1_000)]
+        runs: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads (default: all cores). The result does not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long)]
+        json: bool,
+        /// Switch an optional rule under both (repeatable).
+        #[arg(long = "option", value_name = "NAME=on|off")]
+        options: Vec<String>,
+        /// Switch an optional rule under A only (repeatable).
+        #[arg(long = "option-a", value_name = "NAME=on|off")]
+        options_a: Vec<String>,
+        /// Switch an optional rule under B only (repeatable): `muster
+        /// compare R R --option-b evade=on` shows what the option does.
+        #[arg(long = "option-b", value_name = "NAME=on|off")]
+        options_b: Vec<String>,
+    },
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
     Army {
         ruleset: PathBuf,
@@ -274,24 +305,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let mut prep = muster::battle::Prepared::new(&b.ruleset, &sc)
                 .map_err(|d| report(&d, &b.sources))?;
             set_options(&b.ruleset, &mut prep.world, &options)?;
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads.unwrap_or(0))
-                .build()
-                .map_err(|e| {
-                    eprintln!("error: cannot start the threads: {e}");
-                    ExitCode::FAILURE
-                })?;
-            let bar = if runs >= 200 && !json {
-                indicatif::ProgressBar::new(runs)
-            } else {
-                indicatif::ProgressBar::hidden()
-            };
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:40} {pos}/{len} games ({per_sec}, {eta} left)",
-                )
-                .unwrap(),
-            );
+            let pool = thread_pool(threads)?;
+            let bar = progress_bar(runs, json);
             let start = std::time::Instant::now();
             let summary = pool
                 .install(|| muster::simulate::run(&prep, runs, seed, &|| bar.inc(1)))
@@ -312,6 +327,83 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     runs as f64 / secs.max(1e-9),
                     pool.current_num_threads()
                 );
+            }
+        }
+        Command::Compare {
+            a,
+            b,
+            scenario,
+            runs,
+            seed,
+            threads,
+            json,
+            options,
+            options_a,
+            options_b,
+        } => {
+            let mut ba = load(&a)?;
+            let mut bb = load(&b)?;
+            // Both play one file: the scenario given, else A's default.
+            let file = match scenario {
+                Some(f) => f,
+                None => ba.default_scenario().map_err(|d| report(&d, &ba.sources))?,
+            };
+            // Which of the two a diagnostic is about, before it.
+            let cannot = |which: &str, path: &Path, d: &[Diag], s: &Sources| {
+                eprintln!(
+                    "error: ruleset {which} ({}) cannot play the scenario {}:",
+                    path.display(),
+                    file.display()
+                );
+                report(d, s)
+            };
+            let sa = ba
+                .scenario(Some(&file))
+                .map_err(|d| cannot("A", &a, &d, &ba.sources))?;
+            let sb = bb
+                .scenario(Some(&file))
+                .map_err(|d| cannot("B", &b, &d, &bb.sources))?;
+            let mut pa = muster::battle::Prepared::new(&ba.ruleset, &sa)
+                .map_err(|d| cannot("A", &a, &d, &ba.sources))?;
+            let mut pb = muster::battle::Prepared::new(&bb.ruleset, &sb)
+                .map_err(|d| cannot("B", &b, &d, &bb.sources))?;
+            set_options(&ba.ruleset, &mut pa.world, &options)?;
+            set_options(&bb.ruleset, &mut pb.world, &options)?;
+            set_options(&ba.ruleset, &mut pa.world, &options_a)?;
+            set_options(&bb.ruleset, &mut pb.world, &options_b)?;
+            let pool = thread_pool(threads)?;
+            let bar = progress_bar(2 * runs, json);
+            let tick = || bar.inc(1);
+            let ga = pool
+                .install(|| muster::simulate::play(&pa, runs, seed, &tick))
+                .map_err(|d| {
+                    eprintln!("error: a game under ruleset A ({}) failed:", a.display());
+                    report(&[d], &ba.sources)
+                })?;
+            let gb = pool
+                .install(|| muster::simulate::play(&pb, runs, seed, &tick))
+                .map_err(|d| {
+                    eprintln!("error: a game under ruleset B ({}) failed:", b.display());
+                    report(&[d], &bb.sources)
+                })?;
+            bar.finish_and_clear();
+            let cmp = muster::compare::compare(&pa, &ga, &pb, &gb, seed)
+                .map_err(|d| report(&[d], &bb.sources))?;
+            if json {
+                let out = serde_json::json!({
+                    "a": a.display().to_string(),
+                    "b": b.display().to_string(),
+                    "scenario": file.display().to_string(),
+                    "comparison": cmp,
+                });
+                println!("{}", serde_json::to_string_pretty(&out).unwrap());
+            } else {
+                println!(
+                    "{} — {}",
+                    file.display(),
+                    sa.description.as_deref().unwrap_or("scenario")
+                );
+                print!("{cmp}");
             }
         }
         Command::Odds {
@@ -628,6 +720,34 @@ fn short_name(t: &str) -> String {
         .map(|c| c.to_ascii_uppercase().to_string())
         .collect::<Vec<_>>()
         .join(sep)
+}
+
+/// The threads to play on (0: all cores).
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ExitCode> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the threads: {e}");
+            ExitCode::FAILURE
+        })
+}
+
+/// A progress bar over `games`, shown for long runs and never with JSON
+/// output.
+fn progress_bar(games: u64, json: bool) -> indicatif::ProgressBar {
+    let bar = if games >= 200 && !json {
+        indicatif::ProgressBar::new(games)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} games ({per_sec}, {eta} left)",
+        )
+        .expect("a fixed template"),
+    );
+    bar
 }
 
 /// Apply `--option NAME=on|off` switches to a world.

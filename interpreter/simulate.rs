@@ -82,7 +82,19 @@ pub struct Summary {
 
 /// Play `n` games of a prepared scenario; `progress` is told after each game.
 pub fn run(p: &Prepared, n: u64, seed: u64, progress: &(dyn Fn() + Sync)) -> Result<Summary, Diag> {
-    let games: Vec<GameSummary> = (0..n)
+    let games = play(p, n, seed, progress)?;
+    Ok(summarise(p, &games, seed))
+}
+
+/// The `n` games of a run seeded `seed`, each as it ended, game `i` at
+/// index `i`; `progress` is told after each game.
+pub fn play(
+    p: &Prepared,
+    n: u64,
+    seed: u64,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<GameSummary>, Diag> {
+    (0..n)
         .into_par_iter()
         .map(|i| {
             let g = p.play(game_seed(seed, i), false).map_err(|mut d| {
@@ -96,11 +108,11 @@ pub fn run(p: &Prepared, n: u64, seed: u64, progress: &(dyn Fn() + Sync)) -> Res
             progress();
             g.map(|g| g.summary())
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(summarise(p, &games, seed))
+        .collect()
 }
 
-fn summarise(p: &Prepared, games: &[GameSummary], seed: u64) -> Summary {
+/// The summary of the games of a run seeded `seed` ([`play`]).
+pub fn summarise(p: &Prepared, games: &[GameSummary], seed: u64) -> Summary {
     let n = games.len() as u64;
     let mut wins = [0u64; 2];
     let (mut draws, mut limit) = (0u64, 0u64);
