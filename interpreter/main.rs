@@ -81,22 +81,8 @@ enum Command {
     /// Play many battles over all cores and summarise who wins and why.
     Simulate {
         ruleset: PathBuf,
-        /// The scenario file (TOML); default: the ruleset's own.
-        #[arg(long)]
-        scenario: Option<PathBuf>,
-        /// Games to play.
-        #[arg(long, default_value_t = 1_000)]
-        runs: u64,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Threads (default: all cores). The result does not depend on it.
-        #[arg(long)]
-        threads: Option<usize>,
-        #[arg(long)]
-        json: bool,
-        /// Switch an optional rule: `--option variable_army_morale=on` (repeatable).
-        #[arg(long = "option", value_name = "NAME=on|off")]
-        options: Vec<String>,
+        #[command(flatten)]
+        run: Runs,
     },
     /// Play one scenario many times under two rulesets (two drafts, or a
     /// book and a house rule) and show what moved, with 95% intervals.
@@ -105,22 +91,8 @@ enum Command {
         a: PathBuf,
         /// Ruleset B.
         b: PathBuf,
-        /// The scenario file (TOML) both play; default: A's own.
-        #[arg(long)]
-        scenario: Option<PathBuf>,
-        /// Games to play under each.
-        #[arg(long, default_value_t = 1_000)]
-        runs: u64,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Threads (default: all cores). The result does not depend on it.
-        #[arg(long)]
-        threads: Option<usize>,
-        #[arg(long)]
-        json: bool,
-        /// Switch an optional rule under both (repeatable).
-        #[arg(long = "option", value_name = "NAME=on|off")]
-        options: Vec<String>,
+        #[command(flatten)]
+        run: Runs,
         /// Switch an optional rule under A only (repeatable).
         #[arg(long = "option-a", value_name = "NAME=on|off")]
         options_a: Vec<String>,
@@ -149,6 +121,30 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// How many games `simulate` and `compare` play, and how.
+#[derive(clap::Args)]
+struct Runs {
+    /// The scenario file (TOML); default: the ruleset's own (compare: A's).
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Games to play (compare: under each ruleset).
+    #[arg(long, default_value_t = 1_000)]
+    runs: u64,
+    /// The run's seed: game i plays on a seed made from it and i.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Threads (default: all cores). The result does not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Switch an optional rule: `--option variable_army_morale=on`
+    /// (repeatable; compare: under both rulesets).
+    #[arg(long = "option", value_name = "NAME=on|off")]
+    options: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -291,12 +287,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         }
         Command::Simulate {
             ruleset,
-            scenario,
-            runs,
-            seed,
-            threads,
-            json,
-            options,
+            run:
+                Runs {
+                    scenario,
+                    runs,
+                    seed,
+                    threads,
+                    json,
+                    options,
+                },
         } => {
             let mut b = load(&ruleset)?;
             let sc = b
@@ -332,12 +331,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         Command::Compare {
             a,
             b,
-            scenario,
-            runs,
-            seed,
-            threads,
-            json,
-            options,
+            run:
+                Runs {
+                    scenario,
+                    runs,
+                    seed,
+                    threads,
+                    json,
+                    options,
+                },
             options_a,
             options_b,
         } => {
