@@ -83,7 +83,7 @@ pub fn paired(x: &[f64], y: &[f64]) -> (f64, f64, f64) {
 }
 
 /// A measure's value in one game played under one of the two rulesets.
-type PerGame<'a> = Box<dyn Fn(&GameSummary, Side) -> f64 + 'a>;
+type PerGame<'a> = Box<dyn Fn(&GameSummary, Which) -> f64 + 'a>;
 
 /// One measure, as a value per game.
 struct Measure<'a> {
@@ -94,7 +94,7 @@ struct Measure<'a> {
 
 /// Which of the two rulesets a game was played under.
 #[derive(Clone, Copy)]
-enum Side {
+enum Which {
     A,
     B,
 }
@@ -168,10 +168,10 @@ pub fn compare(
             measures.push(Measure {
                 name: format!("{name} loses {ty}"),
                 kind: Kind::Units,
-                of: Box::new(move |g, side| {
-                    let t = match side {
-                        Side::A => ta,
-                        Side::B => tb,
+                of: Box::new(move |g, which| {
+                    let t = match which {
+                        Which::A => ta,
+                        Which::B => tb,
                     };
                     t.and_then(|t| g.lost.get(army)?.get(t))
                         .map_or(0.0, |l| f64::from(*l))
@@ -182,8 +182,8 @@ pub fn compare(
     let shifts = measures
         .iter()
         .map(|m| {
-            let x: Vec<f64> = ga.iter().map(|g| (m.of)(g, Side::A)).collect();
-            let y: Vec<f64> = gb.iter().map(|g| (m.of)(g, Side::B)).collect();
+            let x: Vec<f64> = ga.iter().map(|g| (m.of)(g, Which::A)).collect();
+            let y: Vec<f64> = gb.iter().map(|g| (m.of)(g, Which::B)).collect();
             let (diff, low, high) = paired(&x, &y);
             let mean = |v: &[f64]| {
                 if v.is_empty() {

@@ -1204,6 +1204,17 @@ mod tests {
         Base::new(Pt::new(x, y), facing, 2.0, 1.0)
     }
 
+    /// A nameless unit of type 0 on side `side`, with no stats.
+    fn unit(side: u16) -> UnitInst {
+        UnitInst {
+            name: String::new(),
+            ty: 0,
+            quality: None,
+            side,
+            stats: Vec::new(),
+        }
+    }
+
     /// A big table (45 x 30) with these bases, no terrain, every unit of
     /// one command.
     fn table(bases: Vec<Base>) -> Field {
@@ -1351,13 +1362,6 @@ mod tests {
     /// rounded to 1/64 as every distance; 0 off the table.
     #[test]
     fn room_behind_counts_the_table_edge_and_the_enemy() {
-        let unit = |side| UnitInst {
-            name: String::new(),
-            ty: 0,
-            quality: None,
-            side,
-            stats: Vec::new(),
-        };
         // Unit 0 (side a) faces the far edge, its rear edge at y = 9.5;
         // unit 1, an enemy, 2 behind it (its near edge at y = 7.5); unit 2,
         // a friend, touching its rear; unit 3, an enemy, touching its flank
@@ -1410,13 +1414,6 @@ mod tests {
     /// change.
     #[test]
     fn the_nearest_is_the_first_of_those_equally_near() {
-        let unit = |side| UnitInst {
-            name: String::new(),
-            ty: 0,
-            quality: None,
-            side,
-            stats: Vec::new(),
-        };
         // Unit 0 (side a) between unit 1 (side c) 3 ahead and unit 2 (side
         // b) 3 behind; unit 3 (side b) 2 to its right; unit 4 its friend,
         // further off to its left.
