@@ -1677,6 +1677,25 @@ impl<'r> Game<'r> {
         Ok(())
     }
 
+    /// Play the step of the sequence called `step` now, as a turn plays
+    /// it: its hooks and every `do` of it, in order (tests use it to play
+    /// a step of a figure without naming each of its actions).
+    pub fn play_step_named(&mut self, step: &str) -> Result<(), Diag> {
+        let graph = self.rs.graph.as_ref().expect("checked in Prepared::new");
+        let Some(n) = graph.nodes.iter().find(|n| n.name == step) else {
+            return Err(Diag::new("muster::battle", format!("no step `{step}`")));
+        };
+        // The caller may have changed the world itself.
+        self.ev.forget();
+        self.step_hooks(&n.name, false, n.span)?;
+        for a in &n.actions {
+            self.action(a, &n.name, n.span)?;
+        }
+        self.step_hooks(&n.name, true, n.span)?;
+        self.sync_off_table();
+        Ok(())
+    }
+
     /// Run a procedure of the ruleset by name now, with `args`.
     pub fn perform_named(
         &mut self,

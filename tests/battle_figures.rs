@@ -56,18 +56,15 @@ struct Moved {
     to: [f64; 3],
 }
 
-impl Figure {
-    fn open(file: &str) -> Figure {
-        Figure::open_with_seed(file, 1)
-    }
+/// A figure's scenario set up once, to be started on many seeds (a
+/// sampled test plays one step thousands of times).
+struct Scene {
+    build: Build,
+    prep: Prepared<'static>,
+}
 
-    fn open_with_seed(file: &str, seed: u64) -> Figure {
-        Figure::open_with(file, seed, &[])
-    }
-
-    /// A figure with optional rules switched (`("evade", true)`), as
-    /// `--option` switches them.
-    fn open_with(file: &str, seed: u64, options: &[(&str, bool)]) -> Figure {
+impl Scene {
+    fn open(file: &str, options: &[(&str, bool)]) -> Scene {
         let mut build = match muster::build(Path::new(RULES)) {
             Ok(b) => b,
             Err((d, s)) => panic!("{}", render_plain(&d, &s)),
@@ -90,8 +87,13 @@ impl Figure {
                 .unwrap_or_else(|| panic!("no option `{name}`"));
             prep.world.options[o as usize] = *on;
         }
-        let mut game = prep.start(seed, true);
-        // Close up: the second army to where its figure has it.
+        Scene { build, prep }
+    }
+
+    /// The game on `seed`, not yet begun, the second army closed up to
+    /// where its figure has it.
+    fn start(&self, seed: u64, log: bool) -> Game<'static> {
+        let mut game = self.prep.start(seed, log);
         let w = &mut game.world;
         let field = w.field.as_mut().expect("a battle has a field");
         for (u, unit) in w.units.iter().enumerate() {
@@ -100,7 +102,43 @@ impl Figure {
                 field.bases[u].centre.y -= FIGURE_SHIFT;
             }
         }
-        let f = Figure { build, game };
+        game
+    }
+
+    /// The state `state` of unit `name` in `game`.
+    fn state(&self, game: &Game, name: &str, state: &str) -> Value {
+        let rs = &self.build.ruleset;
+        let u = game
+            .world
+            .units
+            .iter()
+            .position(|u| u.name == name)
+            .unwrap_or_else(|| panic!("no unit `{name}`"));
+        let s = rs
+            .state(state)
+            .unwrap_or_else(|| panic!("no state `{state}`")) as usize;
+        game.world.state[u * rs.states.len() + s]
+    }
+}
+
+impl Figure {
+    fn open(file: &str) -> Figure {
+        Figure::open_with_seed(file, 1)
+    }
+
+    fn open_with_seed(file: &str, seed: u64) -> Figure {
+        Figure::open_with(file, seed, &[])
+    }
+
+    /// A figure with optional rules switched (`("evade", true)`), as
+    /// `--option` switches them.
+    fn open_with(file: &str, seed: u64, options: &[(&str, bool)]) -> Figure {
+        let scene = Scene::open(file, options);
+        let game = scene.start(seed, true);
+        let f = Figure {
+            build: scene.build,
+            game,
+        };
         f.assert_no_overlaps();
         f
     }
@@ -166,6 +204,23 @@ impl Figure {
         if let Err(d) = self.game.decide_named(decision, args) {
             panic!("{decision}: {}", render_plain(&[d], &self.build.sources));
         }
+    }
+
+    /// Play the step of the ruleset's sequence called `name`, all of it.
+    fn step(&mut self, name: &str) {
+        if let Err(d) = self.game.play_step_named(name) {
+            panic!("{name}: {}", render_plain(&[d], &self.build.sources));
+        }
+    }
+
+    /// Step 3.4 Melee: who fought whom (each `engage` of the log, as
+    /// (unit, its opponent)).
+    fn melee(&mut self) -> Vec<[String; 2]> {
+        self.step("Step 3.4 Melee");
+        self.runs_of("engage")
+            .into_iter()
+            .map(|a| [a[0].clone(), a[1].clone()])
+            .collect()
     }
 
     /// The `Move` events of the log, in order.
@@ -306,14 +361,15 @@ fn figure_11a_both_horse_count_as_charging() {
         f.shown("melee_to_hit(imperialist_horse, weimarian_horse)"),
         "4"
     );
-    f.decide("fight_melees", &[]);
+    // Each fights the other, each the primary unit against the other.
     assert_eq!(
-        f.runs_of("melee"),
-        [vec![
-            "weimarian_horse".to_string(),
-            "imperialist_horse".to_string()
-        ]]
+        f.melee(),
+        [
+            ["weimarian_horse", "imperialist_horse"].map(String::from),
+            ["imperialist_horse", "weimarian_horse"].map(String::from),
+        ]
     );
+    assert!(!f.holds("secondary(weimarian_horse) or secondary(imperialist_horse)"));
 }
 
 /// §Step 3.2 Charge, Figure 11 (B): the French horse charges the Spanish
@@ -482,14 +538,12 @@ fn figure_11d_flank_charge_cancels_the_charge_on_the_guns() {
 
     // The melee step: the only melee is the Imperialist charge; the guns,
     // never contacted, are saved.
-    f.decide("fight_melees", &[]);
-    let melees = f.runs_of("melee");
     assert_eq!(
-        melees,
-        [vec![
-            "imperialist_pike_shot".to_string(),
-            "weimarian_pike_shot".to_string()
-        ]]
+        f.melee(),
+        [
+            ["weimarian_pike_shot", "imperialist_pike_shot"].map(String::from),
+            ["imperialist_pike_shot", "weimarian_pike_shot"].map(String::from),
+        ]
     );
     assert!(f.on_table("imperialist_cannons"));
     assert!(!f.holds("imperialist_cannons.routed"));
@@ -736,9 +790,9 @@ fn evade_light_horse_in_the_open_evades_a_horse_charge() {
 
     // Step 3.4: though in contact, the two do not fight.
     assert!(f.holds("engaged(spanish_light_horse, french_horse)"));
-    assert!(!f.holds("must_fight(french_horse, spanish_light_horse)"));
-    f.decide("fight_melees", &[]);
-    assert!(f.runs_of("melee").is_empty());
+    assert!(!f.holds("melee_foes(french_horse, spanish_light_horse)"));
+    assert!(f.melee().is_empty());
+    assert!(f.runs_of("strike").is_empty());
     assert_eq!(f.shown("french_horse.resolve"), "3");
     assert_eq!(f.shown("spanish_light_horse.resolve"), "2");
 
@@ -803,14 +857,13 @@ fn evade_off_the_light_horse_shoots_and_fights() {
 
     // Step 3.4: they fight. The horse, charging, rolls its 2 dice on 4+
     // and hits once; the light horse's 2 dice on 6 miss: it lost.
-    assert!(f.holds("must_fight(french_horse, spanish_light_horse)"));
-    f.decide("fight_melees", &[]);
+    assert!(f.holds("melee_foes(french_horse, spanish_light_horse)"));
     assert_eq!(
-        f.runs_of("melee"),
-        [vec![
-            "french_horse".to_string(),
-            "spanish_light_horse".to_string()
-        ]]
+        f.melee(),
+        [
+            ["french_horse", "spanish_light_horse"].map(String::from),
+            ["spanish_light_horse", "french_horse"].map(String::from),
+        ]
     );
     assert_eq!(f.shown("french_horse.resolve"), "2");
     assert_eq!(f.shown("spanish_light_horse.resolve"), "1");
@@ -829,7 +882,13 @@ fn evade_off_the_light_horse_shoots_and_fights() {
             "french_horse charges spanish_light_horse: (22.5, 9.0) facing 0 -> (22.5, 10.5) facing 0",
             "charged(french_horse, spanish_light_horse)",
             "point_blank_shot(spanish_light_horse, french_horse) rolls [6 1]: dice 2, hits 1",
-            "melee(french_horse, spanish_light_horse) rolls [5 1 1 5]: winner attacker, attacker_hits 1, defender_must_rally_back true",
+            "engage(french_horse, spanish_light_horse)",
+            "engage(spanish_light_horse, french_horse)",
+            "strike(french_horse) rolls [5 1]: dice 2, hits 1",
+            "strike(spanish_light_horse) rolls [1 5]: dice 2",
+            "melee_result(french_horse): result won",
+            "melee_result(spanish_light_horse): result lost",
+            "take_melee_hits(spanish_light_horse): hits 1",
             "spanish_light_horse falls back 3.0: (22.5, 11.5) facing 180 -> (22.5, 14.5) facing 180",
         ]
     );
@@ -902,12 +961,15 @@ fn evade_only_light_horse_in_the_open_or_foot_in_difficult_terrain() {
         ]
     );
     // Only the two that stood fight.
-    f.decide("fight_melees", &[]);
+    let mut fought = f.melee();
+    fought.sort();
     assert_eq!(
-        f.runs_of("melee"),
+        fought,
         [
-            vec!["west_horse".to_string(), "woods_light_horse".to_string()],
-            vec!["centre_horse".to_string(), "open_shot".to_string()],
+            ["centre_horse", "open_shot"].map(String::from),
+            ["open_shot", "centre_horse"].map(String::from),
+            ["west_horse", "woods_light_horse"].map(String::from),
+            ["woods_light_horse", "west_horse"].map(String::from),
         ]
     );
     // Step 3.5: the shot, which is not cavalry, rallies back as its evade.
@@ -1278,4 +1340,205 @@ fn uphill_of_on_a_hill() {
     }
     assert_eq!(f.shown("melee_dice(slope_horse, crest_pike_shot)"), "2");
     assert_eq!(f.shown("melee_dice(clear_shooter, clear_target)"), "4");
+}
+
+// ------------------------------------------------- melees of several units
+
+/// §Step 3.4, Figure 12 played on: the French horse, down to 2 resolve by
+/// the shot's point blank fire, has charged into both Spanish foot, so the
+/// melee is the horse against the pike+shot and the shot (seed 12).
+///
+/// - The horse fights the shot (its opponent): charging anything but the
+///   front of pike+shot it hits on 4-6 (Table 1 note 2), against 5-6 at
+///   the pike+shot.
+/// - Two Spanish units melee the horse, so one is primary: the pike+shot
+///   (4 dice at 5-6); the shot is secondary, 1 die at 6 (§Primary and
+///   secondary melee units).
+/// - The horse's 2 dice [5 2] hit once; the pike+shot's [6 5 6 3] three
+///   times; the shot's [2] misses. The horse's one hit routs no one, so the
+///   default policy puts it on the weaker enemy: the shot (3 resolve,
+///   against the pike+shot's 4).
+/// - Results per unit (§Step 3.5: a unit lost if it suffered more hits than
+///   it inflicted): the horse 1 against 3, lost, and routs (2 - 3); the
+///   pike+shot 3 against 0, won; the shot 0 against 1, lost (3 -> 2).
+#[test]
+fn figure_12_the_horse_fights_both_foot_it_charged() {
+    let mut f = Figure::open_with_seed("tvbd_fig12_point_blank.toml", 12);
+    f.perform("shoot", &["spanish_pike_shot", "french_pike_shot"]);
+    f.decide("declare_charges", &[ATTACKER]);
+    f.decide("declare_charges", &[DEFENDER]);
+    f.decide("charge_moves", &[]);
+    f.decide("point_blank", &[ATTACKER]);
+    f.decide("point_blank", &[DEFENDER]);
+    assert_eq!(f.shown("french_horse.resolve"), "2");
+    assert!(f.holds("melee_foes(french_horse, spanish_pike_shot)"));
+    assert!(f.holds("melee_foes(french_horse, spanish_shot)"));
+    assert_eq!(f.shown("melee_to_hit(french_horse, spanish_shot)"), "4");
+    assert_eq!(
+        f.shown("melee_to_hit(french_horse, spanish_pike_shot)"),
+        "5"
+    );
+
+    assert_eq!(
+        f.melee(),
+        [
+            ["french_horse", "spanish_shot"].map(String::from),
+            ["spanish_pike_shot", "french_horse"].map(String::from),
+            ["spanish_shot", "french_horse"].map(String::from),
+        ]
+    );
+    assert!(f.holds("secondary(spanish_shot)"));
+    assert!(!f.holds("secondary(spanish_pike_shot) or secondary(french_horse)"));
+    assert_eq!(f.shown("spanish_shot.scored"), "0");
+    assert_eq!(f.shown("spanish_pike_shot.scored"), "3");
+    assert_eq!(f.shown("french_horse.scored"), "1");
+    assert_eq!(
+        f.runs_of("give_hits"),
+        [vec!["french_horse".to_string(), "spanish_shot".to_string()]]
+    );
+    assert!(f.holds("french_horse.routed and french_horse.lost_melee"));
+    assert!(f.holds("spanish_pike_shot.held_melee and not spanish_pike_shot.lost_melee"));
+    assert!(f.holds("won_melee_against(spanish_pike_shot, french_horse)"));
+    assert!(f.holds("hit_in_melee(spanish_pike_shot, french_horse)"));
+    assert!(f.holds("hit_in_melee(french_horse, spanish_shot)"));
+    assert!(!f.holds("hit_in_melee(spanish_shot, french_horse)"));
+    assert_eq!(f.shown("spanish_shot.resolve"), "2");
+    assert!(f.holds("spanish_shot.lost_melee"));
+    assert_eq!(f.shown("spanish_pike_shot.resolve"), "4");
+    insta::assert_snapshot!("figure_12_melee_narrative", f.narrative());
+}
+
+/// §Primary and secondary melee units: two horse touching one pike+shot's
+/// front. The first to take it as its opponent is primary (3 dice), the
+/// other secondary (1 die); the pike+shot, attacked only from its front,
+/// rolls its 4 (seed 1: what each rolled is in the narrative).
+#[test]
+fn two_on_one_the_second_unit_rolls_one_die() {
+    let mut f = Figure::open("tvbd_two_horse_on_one_pike.toml");
+    assert_eq!(f.shown("position(pike_shot, horse_a)"), "to_front");
+    assert_eq!(f.shown("position(pike_shot, horse_b)"), "to_front");
+    assert!(f.holds("locked_in_melee(horse_a) and locked_in_melee(pike_shot)"));
+    assert_eq!(
+        f.melee(),
+        [
+            ["horse_a", "pike_shot"].map(String::from),
+            ["horse_b", "pike_shot"].map(String::from),
+            ["pike_shot", "horse_a"].map(String::from),
+        ]
+    );
+    let dice: Vec<(String, String)> = f
+        .game
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            Event::Procedure {
+                name,
+                args,
+                outcomes,
+                ..
+            } if name == "strike" => {
+                let d = outcomes.iter().find(|(o, _)| o == "dice").unwrap();
+                Some((args[0].clone(), d.1.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let want = [("horse_a", "3"), ("horse_b", "1"), ("pike_shot", "4")];
+    assert_eq!(
+        dice,
+        want.map(|(u, d)| (u.to_string(), d.to_string())),
+        "{}",
+        f.narrative()
+    );
+}
+
+/// The same melee played on 6,000 seeds against a closed form. The horse
+/// throw 3 + 1 dice at 5-6, the pike+shot 4 at 5-6, so the hits each side
+/// suffers are Binomial(4, 1/3), and the pike+shot wins when its hits
+/// exceed the horse's: P = (1 - P(tie)) / 2, with P(tie) = sum over k of
+/// C(4,k)^2 2^(8-2k) / 3^8 = 1921/6561, so P = 2320/6561 (0.354). Were the
+/// second horse primary too, its hits would be Binomial(6, 1/3) and the
+/// pike+shot would win 0.218 of the time.
+#[test]
+fn two_on_one_against_its_closed_form() {
+    let scene = Scene::open("tvbd_two_horse_on_one_pike.toml", &[]);
+    let n = 6_000u64;
+    let mut won = 0u64;
+    let mut lost = [0u64; 5];
+    for seed in 0..n {
+        let mut g = scene.start(seed, false);
+        g.play_step_named("Step 3.4 Melee").unwrap();
+        let int = |state: &str| match scene.state(&g, "pike_shot", state) {
+            Value::Int(r) => r,
+            v => panic!("{state}: {v:?}"),
+        };
+        // Its hits suffered are the resolve it lost (at most its 4).
+        let suffered = 4 - int("resolve");
+        if int("scored") > suffered {
+            won += 1;
+            assert_eq!(
+                scene.state(&g, "pike_shot", "held_melee"),
+                Value::Bool(true)
+            );
+        }
+        lost[suffered as usize] += 1;
+    }
+    let within = |count: u64, p: f64, what: &str| {
+        let got = count as f64 / n as f64;
+        let se = (p * (1.0 - p) / n as f64).sqrt();
+        assert!(
+            (got - p).abs() < 4.5 * se,
+            "{what}: {got:.4} against {p:.4}"
+        );
+    };
+    within(won, 2320.0 / 6561.0, "the pike+shot wins");
+    let choose = [1.0, 4.0, 6.0, 4.0, 1.0];
+    for (k, c) in choose.iter().enumerate() {
+        let p = c * (1.0f64 / 3.0).powi(k as i32) * (2.0f64 / 3.0).powi(4 - k as i32);
+        within(lost[k], p, &format!("the pike+shot loses {k} resolve"));
+    }
+}
+
+/// §Step 3.4: "If a unit is fighting a melee with more than one enemy unit
+/// the player can choose to divide his hits". The pike+shot touches both
+/// horse; horse_a is down to 1 resolve. Given 4 hits, the default policy
+/// routs horse_a with 1 and horse_b with the other 3; given 2, it routs
+/// horse_a and puts the last on horse_b.
+#[test]
+fn hits_are_divided_to_rout_the_enemies_they_can() {
+    for (hits, b_resolve, b_routed) in [(4, "0", true), (2, "2", false)] {
+        let mut f = Figure::open("tvbd_two_horse_on_one_pike.toml");
+        f.set_state("horse_a", "resolve", Value::Int(1));
+        f.decide("melee_opponents", &[ATTACKER]);
+        f.decide("melee_opponents", &[DEFENDER]);
+        // The dice as if rolled: the horse miss, the pike+shot hits `hits`.
+        f.set_state("pike_shot", "scored", Value::Int(hits));
+        f.set_state("pike_shot", "to_give", Value::Int(hits));
+        f.decide("divide_hits", &[ATTACKER]);
+        f.decide("divide_hits", &[DEFENDER]);
+        let given: Vec<Vec<String>> = f.runs_of("give_hits");
+        assert_eq!(
+            given,
+            [
+                vec!["pike_shot".to_string(), "horse_a".to_string()],
+                vec!["pike_shot".to_string(), "horse_b".to_string()],
+            ]
+        );
+        assert_eq!(f.shown("horse_a.given"), "1");
+        assert_eq!(f.shown("horse_b.given"), (hits - 1).to_string());
+        for u in ["horse_a", "horse_b", "pike_shot"] {
+            f.perform("melee_result", &[u]);
+        }
+        for u in ["horse_a", "horse_b", "pike_shot"] {
+            f.perform("take_melee_hits", &[u]);
+        }
+        assert!(f.holds("horse_a.routed"));
+        assert_eq!(f.shown("horse_b.resolve"), b_resolve);
+        assert_eq!(f.holds("horse_b.routed"), b_routed);
+        assert!(f.holds("pike_shot.held_melee"));
+        assert!(f.holds("horse_a.lost_melee and horse_b.lost_melee"));
+        assert!(f.holds(
+            "won_melee_against(pike_shot, horse_a) and won_melee_against(pike_shot, horse_b)"
+        ));
+    }
 }

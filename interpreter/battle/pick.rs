@@ -706,7 +706,7 @@ mod tests {
         let sides = |name: &str| split(rs, name).sides;
         assert_eq!(sides("shooting"), Some(false));
         assert_eq!(sides("declare_charges"), Some(false));
-        assert_eq!(sides("fight_melees"), Some(false));
+        assert_eq!(sides("melee_opponents"), Some(false));
         assert_eq!(sides("heroics"), Some(false));
         assert_eq!(sides("point_blank"), None);
     }
@@ -732,7 +732,7 @@ mod tests {
         let rs = &ruleset("rules/tillys_very_bad_day.muster");
         let contact = |name: &str| split(rs, name).contact;
         assert_eq!(contact("point_blank"), Some(false));
-        assert_eq!(contact("fight_melees"), Some(false));
+        assert_eq!(contact("melee_opponents"), Some(false));
         assert_eq!(contact("shooting"), None);
         assert_eq!(contact("declare_charges"), None);
         let engaged = fact_id(rs, "engaged");
@@ -772,7 +772,7 @@ mod tests {
         let b = bound(rs, "declare_charges").expect("charges are bounded");
         assert_eq!((b.first, b.pre.len(), b.swapped), (0, 0, false));
         assert!(matches!(b.limit, Ex::Const(Value::Int(3))), "{:?}", b.limit);
-        for name in ["point_blank", "fight_melees"] {
+        for name in ["point_blank", "melee_opponents"] {
             assert!(bound(rs, name).is_none(), "{name}");
         }
         // A wheel that may fail (arithmetic on a stat), or may not be a
