@@ -1,7 +1,7 @@
 //! Tilly's Very Bad Day v1 played on the table: the book's figures of
 //! charges, point blank shooting and rallying back (Figures 11, 12 and 14),
-//! the optional evade (which has no figure: small scenes built from the
-//! book's words), and the facts the table measures (command range, zones of
+//! the optional evade and melees of several units (which have no figure:
+//! small scenes built from the book's words), and the facts the table measures (command range, zones of
 //! control, position, blocking terrain, difficult terrain, hills), each run through
 //! the ruleset's own decisions and procedures on a scenario of its own
 //! (tests/scenarios/tvbd_*.toml).
