@@ -1106,11 +1106,7 @@ impl<'r> Game<'r> {
                 let (phase, step) = (n.phase.clone(), n.name.clone());
                 self.note(|_| Event::Step { phase, step });
             }
-            self.step_hooks(&n.name, false, n.span)?;
-            for a in &n.actions {
-                self.action(a, &n.name, n.span)?;
-            }
-            self.step_hooks(&n.name, true, n.span)?;
+            self.play_node(n)?;
             if node == graph.turn_end {
                 self.snapshot();
             }
@@ -1687,13 +1683,18 @@ impl<'r> Game<'r> {
         };
         // The caller may have changed the world itself.
         self.ev.forget();
+        self.play_node(n)?;
+        self.sync_off_table();
+        Ok(())
+    }
+
+    /// A step's own play: its `before` hooks, its actions, its `after` hooks.
+    fn play_node(&mut self, n: &crate::phase_graph::Node) -> Result<(), Diag> {
         self.step_hooks(&n.name, false, n.span)?;
         for a in &n.actions {
             self.action(a, &n.name, n.span)?;
         }
-        self.step_hooks(&n.name, true, n.span)?;
-        self.sync_off_table();
-        Ok(())
+        self.step_hooks(&n.name, true, n.span)
     }
 
     /// Run a procedure of the ruleset by name now, with `args`.
