@@ -373,10 +373,10 @@ struct BattleCode {
     /// Per `move` decision: the [`Bound`] of its `control` condition, with
     /// the mover first and the enemy second.
     controls: Vec<Option<Bound>>,
-    /// Per `move` decision: whether its `manoeuvre` condition reads only
-    /// the unit and the manoeuvre, and nothing of the world that changes
-    /// (TVBD's `may_manoeuvre(u, m)`, by type and quality): its answers
-    /// then hold for the whole game.
+    /// Per `move` decision: whether its `manoeuvre` condition (and its
+    /// `finish` condition) reads only the unit and the manoeuvres, and
+    /// nothing of the world that changes (TVBD's `may_manoeuvre(u, m)`, by
+    /// type and quality): its answers then hold for the whole game.
     fixed_manoeuvres: Vec<bool>,
 }
 
@@ -397,9 +397,16 @@ impl BattleCode {
                 fixed_manoeuvres.push(false);
                 continue;
             };
-            fixed_manoeuvres.push(ch.manoeuvre.as_ref().is_some_and(|(m, ok)| {
+            // The `finish` condition too, when there is one: it reads the
+            // unit, the manoeuvre and the finishing change.
+            let n = ch.finish.as_ref().map(|(n, _)| *n);
+            let fixed = |ok: &Ex, m: u16| {
                 crate::eval::reads_only_fixed(rs, ok)
-                    && (0..width as u16).all(|s| s == ch.vars[0] || s == *m || !reads_local(ok, s))
+                    && (0..width as u16)
+                        .all(|s| s == ch.vars[0] || s == m || Some(s) == n || !reads_local(ok, s))
+            };
+            fixed_manoeuvres.push(ch.manoeuvre.as_ref().is_some_and(|(m, ok)| {
+                fixed(ok, *m) && ch.finish.as_ref().is_none_or(|(_, fin)| fixed(fin, *m))
             }));
             controls.push(
                 ch.control
@@ -471,10 +478,16 @@ fn choice_exprs(ch: &ChoiceDef) -> Vec<&Ex> {
         .flatten(),
     );
     out.extend(
-        [&ch.manoeuvre, &ch.control, &ch.through, &ch.together]
-            .into_iter()
-            .flatten()
-            .map(|(_, e)| e),
+        [
+            &ch.manoeuvre,
+            &ch.finish,
+            &ch.control,
+            &ch.through,
+            &ch.together,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|(_, e)| e),
     );
     if let Some((_, args, unless)) = &ch.check {
         out.extend(args);
@@ -945,9 +958,10 @@ pub struct Game<'r> {
     in_opening: bool,
     /// The answers of `manoeuvre` conditions that hold for the whole game
     /// (see `BattleCode::fixed_manoeuvres`), by decision, unit and
-    /// manoeuvre, as they are found (forgotten if the sides change:
+    /// manoeuvre: refused, or allowed with the changes of direction that
+    /// may finish the move (`finish`), as they are found (forgotten if the sides change:
     /// [`Game::sides_changed`]).
-    manoeuvres_known: rustc_hash::FxHashMap<(Id, u16, u32), bool>,
+    manoeuvres_known: rustc_hash::FxHashMap<(Id, u16, u32), Option<moves::Finishes>>,
 }
 
 /// Every answer the rules gave a game's engine, in the order it asked: a

@@ -16,7 +16,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
         "must" => matches!(kind, Pick | Retire),
         "by" => matches!(kind, Pick | Charge | Place),
         "reach" | "wheel" => kind == Charge,
-        "allowance" | "buffer" | "manoeuvre" | "control" => kind == Move,
+        "allowance" | "buffer" | "manoeuvre" | "finish" | "control" => kind == Move,
         "check" => matches!(kind, Pick | Move | Retire),
         "through" => matches!(kind, Move | Retire),
         "together" => matches!(kind, Move | Retire | Charge),
@@ -146,6 +146,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         distance: None,
         turn_about: None,
         manoeuvre: None,
+        finish: None,
         control: None,
         through: None,
         together: None,
@@ -155,6 +156,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         span: ch.span,
     };
     let mut seen: Vec<&str> = Vec::new();
+    let mut finish_span = None;
     for cl in &ch.clauses {
         let (word, span) = match cl {
             Clause::Expr(k, _) | Clause::Bound(k, _, _) => (k.text.as_str(), k.span),
@@ -167,7 +169,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     .at(span, "not a clause of this kind of decision")
                     .help(match ch.kind {
                         ChoiceKind::Pick => "`pick` takes `must`, `by`, `check` and `then`",
-                        ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
+                        ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `finish n:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `together g:` and `then`",
                         ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Place => "`place` takes `by` and `then`",
@@ -187,6 +189,9 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
             continue;
         }
         seen.push(word);
+        if word == "finish" {
+            finish_span = Some(span);
+        }
         match cl {
             Clause::Expr(k, e) => {
                 let want = if k.text == "must" || k.text == "turn_about" {
@@ -211,14 +216,14 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                 *slot = Some(ex);
             }
             Clause::Bound(k, v, e) => {
-                let ty = if k.text == "manoeuvre" {
+                let ty = if k.text == "manoeuvre" || k.text == "finish" {
                     match c.lookup_def("manoeuvre") {
                         Some(Def::Enum(en)) => Ty::Enum(en),
                         _ => {
                             c.err(
                                 Diag::new(
                                     "muster::unknown_name",
-                                    "`manoeuvre` needs the enum `manoeuvre`",
+                                    format!("`{}` needs the enum `manoeuvre`", k.text),
                                 )
                                 .at(k.span, "no `enum manoeuvre` is declared")
                                 .help("add `import battle` near the top of the ruleset"),
@@ -236,6 +241,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                 };
                 let target = match k.text.as_str() {
                     "manoeuvre" => &mut def.manoeuvre,
+                    "finish" => &mut def.finish,
                     "control" => &mut def.control,
                     "together" => &mut def.together,
                     _ => &mut def.through,
@@ -299,6 +305,16 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                 }),
             );
         }
+    }
+    if let (Some(span), Some(_)) = (finish_span, &def.together) {
+        c.err(
+            Diag::new(
+                "muster::decision",
+                "a move `together` has no `finish` clause",
+            )
+            .at(span, "a group ends its move as it made it")
+            .help("a second change of direction is for units that move alone: drop `finish` or `together`"),
+        );
     }
     def.slots = sc.max;
     c.rs.decisions[id as usize].choice = Some(def);

@@ -292,6 +292,10 @@ pub struct ChoiceDef {
     pub turn_about: Option<Ex>,
     /// `manoeuvre m: OK`: which manoeuvres a unit may use (slot of m).
     pub manoeuvre: Option<(u16, Ex)>,
+    /// `finish n: OK`: the change of direction n (a wheel, an about face or
+    /// a turn) a unit may make at the end of a move made with manoeuvre m,
+    /// after its straight part (slot of n).
+    pub finish: Option<(u16, Ex)>,
     /// `control e: COND`: enemy e holds the unit in its zone of control.
     pub control: Option<(u16, Ex)>,
     /// `through f: OK`: the unit may pass through friend f.

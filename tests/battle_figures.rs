@@ -1221,6 +1221,185 @@ fn in_a_zone_of_control_a_unit_may_close_up_to_the_buffer() {
     );
 }
 
+// ---------------------------------------------------------------- unit quality
+
+/// What a wheel of 45 degrees costs a 2 TUM wide base: the chord its
+/// outside corner travels, 2 x 2 x sin 22.5 (§Change of direction).
+fn wheel_45_cost() -> f64 {
+    4.0 * (22.5f64).to_radians().sin()
+}
+
+/// The moves unit `name` is offered in the attacker's move step.
+fn offered(f: &mut Figure, name: &str) -> Vec<(String, Base)> {
+    let u = f.u(name);
+    f.game.offered_moves("move", &[ATTACKER], u).expect("moves")
+}
+
+/// Whether `offered` holds a move told as `how`, ending at (x, y) facing
+/// `facing`.
+fn offers(offered: &[(String, Base)], how: &str, x: f64, y: f64, facing: f64) -> bool {
+    offered.iter().any(|(h, b)| {
+        h == how
+            && (b.centre.x - x).abs() <= TOL
+            && (b.centre.y - y).abs() <= TOL
+            && norm_angle(b.facing - facing).abs() <= 0.01
+    })
+}
+
+/// §Optional Rule: Unit Quality: "Superior units can make two turns, wheels,
+/// and/or about faces in a turn, one at the start of their move and one at
+/// the end". A superior horse (move 6) may advance the whole 6 TUM and then
+/// about face or turn (in place, costing nothing); a wheel at the end comes
+/// out of the same allowance, so it advances 6 - 1.531 = 4.469 TUM and then
+/// wheels 45, or wheels 45 at the start and at the end, with 6 - 2 x 1.531
+/// = 2.939 TUM between. A superior pike+shot (move 3) advances 1.469 and
+/// wheels. No finishing move costs more than the allowance. Ordinary and
+/// inferior units end as the move left them, and so does the superior one
+/// when the optional rule is off.
+#[test]
+fn a_superior_unit_changes_direction_again_at_the_end_of_its_move() {
+    let mut f = Figure::open("tvbd_superior_finish.toml");
+    let w = wheel_45_cost();
+    assert!((w - 1.5307).abs() < 1e-4);
+
+    let veteran = offered(&mut f, "veteran_horse");
+    let told = |o: &[(String, Base)]| o.iter().map(|(h, _)| h.clone()).collect::<Vec<_>>();
+    assert!(
+        offers(
+            &veteran,
+            "advances 6.0, then about faces",
+            12.0,
+            14.0,
+            180.0
+        ),
+        "{:?}",
+        told(&veteran)
+    );
+    assert!(offers(
+        &veteran,
+        "advances 6.0, then turns +90",
+        12.0,
+        14.0,
+        90.0
+    ));
+    assert!(offers(
+        &veteran,
+        "advances 6.0, then turns -90",
+        12.0,
+        14.0,
+        270.0
+    ));
+    // Advance 4.469, then wheel right about the front-right corner, (13, 8 +
+    // 4.469 + 0.5): the centre ends 1 TUM left of and 0.5 behind the corner
+    // along the new facing.
+    let wheel_end =
+        |x: f64, y: f64, facing: f64| Base::new(Pt { x, y }, facing, 2.0, 1.0).wheeled(45.0);
+    let end = wheel_end(12.0, 8.0 + 6.0 - w, 0.0);
+    assert!(
+        offers(
+            &veteran,
+            "advances 4.5, then wheels +45",
+            end.centre.x,
+            end.centre.y,
+            45.0
+        ),
+        "{:?}",
+        told(&veteran)
+    );
+    // Wheel left 45, advance 2.939 along the new facing, then wheel right 45.
+    let start = Base::new(Pt { x: 12.0, y: 8.0 }, 0.0, 2.0, 1.0);
+    let first = start.wheeled(-45.0).advanced(6.0 - 2.0 * w);
+    let end = first.wheeled(45.0);
+    assert!(
+        offers(
+            &veteran,
+            "wheels -45 and advances 2.9, then wheels +45",
+            end.centre.x,
+            end.centre.y,
+            0.0
+        ),
+        "{:?}",
+        told(&veteran)
+    );
+    // No finishing wheel after the whole allowance: it would cost 6 + 1.531.
+    assert!(!veteran
+        .iter()
+        .any(|(h, _)| h.starts_with("advances 6.0, then wheels")));
+    // Every finishing move stays within 6 TUM of its start (a turn in place
+    // costs nothing; the wheel's chord is at least what its centre travels).
+    for (h, b) in veteran.iter().filter(|(h, _)| h.contains(", then ")) {
+        assert!(
+            b.centre.dist(Pt { x: 12.0, y: 8.0 }) <= 6.0 + TOL,
+            "`{h}` ends {b:?}"
+        );
+    }
+
+    // The same horse with a wood 2.5 TUM ahead: any move into it goes at
+    // most 3 TUM, wheel included. Half the room a finishing wheel leaves in
+    // the open (2.234, then 1.531) goes into the wood and costs 3.77; an
+    // advance of 3 then an about face costs 3.
+    assert!(veteran
+        .iter()
+        .any(|(h, _)| h == "advances 2.2, then wheels +45"));
+    let wood = offered(&mut f, "wood_veteran");
+    assert!(
+        offers(&wood, "advances 3.0, then about faces", 5.0, 11.0, 180.0),
+        "{:?}",
+        told(&wood)
+    );
+    assert!(
+        !wood
+            .iter()
+            .any(|(h, _)| h.starts_with("advances") && h.contains(", then wheels")),
+        "{:?}",
+        told(&wood)
+    );
+
+    let pike = offered(&mut f, "veteran_pike");
+    let end = wheel_end(27.0, 8.0 + 3.0 - w, 0.0);
+    assert!(
+        offers(
+            &pike,
+            "advances 1.5, then wheels +45",
+            end.centre.x,
+            end.centre.y,
+            45.0
+        ),
+        "{:?}",
+        told(&pike)
+    );
+    assert!(offers(
+        &pike,
+        "advances 3.0, then about faces",
+        27.0,
+        11.0,
+        180.0
+    ));
+
+    for name in ["ordinary_horse", "recruit_horse"] {
+        let o = offered(&mut f, name);
+        assert!(
+            o.iter().any(|(h, _)| h == "advances 6.0"),
+            "{name}: {:?}",
+            told(&o)
+        );
+        assert!(
+            !o.iter().any(|(h, _)| h.contains(", then ")),
+            "{name}: {:?}",
+            told(&o)
+        );
+    }
+
+    let mut off = Figure::open_with("tvbd_superior_finish.toml", 1, &[("unit_quality", false)]);
+    let o = offered(&mut off, "veteran_horse");
+    assert!(o.iter().any(|(h, _)| h == "advances 6.0"));
+    assert!(
+        !o.iter().any(|(h, _)| h.contains(", then ")),
+        "{:?}",
+        told(&o)
+    );
+}
+
 // ---------------------------------------------------------------- difficult going
 
 /// Table 1 note 1 and §Movement allowance: "3 TUM in difficult terrain".

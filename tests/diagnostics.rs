@@ -773,6 +773,68 @@ decision shooting(side: side) \"pick targets\" {
     insta::assert_snapshot!("together_in_a_pick_decision", r);
 }
 
+/// `finish n:` (a second change of direction at the end of a move) is a
+/// clause of `move` alone, and not of a move `together`: a charge has no
+/// second change of direction (TVBD §Optional Rule: Unit Quality, "not in a
+/// Charge step"), and a group ends its move as it made it.
+#[test]
+fn finish_only_in_a_move_of_one_unit() {
+    let (d, r) = rejected(
+        "finish_charge.muster",
+        ruleset!(
+            "import battle
+procedure charged(c: unit, t: unit) { }
+decision charges() \"charge\" {
+  charge c onto t where c != t
+  reach 3
+  finish n: n is wheel
+  then charged(c, t)
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::decision"]);
+    assert!(
+        r.contains("a `charge` decision has no `finish` clause"),
+        "{r}"
+    );
+    insta::assert_snapshot!("finish_in_a_charge_decision", r);
+    let (d, r) = rejected(
+        "finish_together.muster",
+        ruleset!(
+            "import battle
+decision move(side: side) \"move\" {
+  move u where u.side == side
+  manoeuvre m: m is straight
+  finish n: n is about_face
+  allowance 3
+  together g: g != u
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::decision"]);
+    assert!(
+        r.contains("a move `together` has no `finish` clause"),
+        "{r}"
+    );
+    insta::assert_snapshot!("finish_in_a_move_together", r);
+    // Alone, the same move compiles, and `finish` reads the move's manoeuvre.
+    build_ok(
+        "finish_alone.muster",
+        ruleset!(
+            "import battle
+decision move(side: side) \"move\" {
+  move u where u.side == side
+  manoeuvre m: m is straight | wheel
+  finish n: m is straight and n is about_face
+  allowance 3
+}
+"
+        ),
+    );
+}
+
 #[test]
 fn together_given_twice_or_not_a_condition() {
     let (d, r) = rejected(

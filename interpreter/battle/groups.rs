@@ -188,7 +188,7 @@ impl Game<'_> {
             |end: &Base| -> Vec<Base> { (0..body.len()).map(|i| body.part_at(i, end)).collect() };
         let mut path = Vec::new();
         for m in all {
-            let Some(allowance) = self.manoeuvre_allowance(ch, d, m, frame)? else {
+            let Some((allowance, _)) = self.manoeuvre_allowance(ch, d, m, frame)? else {
                 continue;
             };
             let target = self.target_for(u, &group[1..], m);

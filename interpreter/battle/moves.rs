@@ -15,6 +15,14 @@ use crate::field::{to_len, Field};
 use crate::ir::{ChoiceDef, Id};
 use crate::value::Value;
 
+/// A candidate move before the rules' checks: how the log tells it, where
+/// it ends, the way there.
+pub(super) type Candidate = (How, Base, Way);
+
+/// A legal move: how the log tells it, the change of direction that ends it
+/// (if any), where it ends, and its manoeuvre.
+pub(super) type Legal = (How, Option<Finish>, Base, u32);
+
 impl<'r> Game<'r> {
     pub(super) fn on_table(&self, b: &Base) -> bool {
         self.field().holds(b)
@@ -162,7 +170,7 @@ impl<'r> Game<'r> {
         b: &Base,
         allowance: f64,
         target: Option<Pt>,
-    ) -> Vec<(How, Base, Way)> {
+    ) -> Vec<Candidate> {
         let mm = self.m;
         let mut out = Vec::new();
         let two = |to: Base| (to, Way::Two(to));
@@ -257,6 +265,40 @@ impl<'r> Game<'r> {
         out
     }
 
+    /// Candidate moves with manoeuvre `m` that end with a change of
+    /// direction (`finishes`): each of [`Game::candidates`]' moves, then an
+    /// about face or a turn in place; and the same moves made within what
+    /// the allowance leaves after a finishing wheel's cost, then the wheel.
+    pub(super) fn finished(
+        &self,
+        m: u32,
+        b: &Base,
+        allowance: f64,
+        target: Option<Pt>,
+        finishes: Finishes,
+    ) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        let mut firsts: Vec<(f64, Vec<Candidate>)> = Vec::new();
+        for finish in Finish::all(finishes) {
+            let spare = allowance - finish.cost(b);
+            if finish.cost(b) > 0.0 && spare <= 1e-9 {
+                continue;
+            }
+            let i = match firsts.iter().position(|(s, _)| *s == spare) {
+                Some(i) => i,
+                None => {
+                    firsts.push((spare, self.candidates(m, b, spare, target)));
+                    firsts.len() - 1
+                }
+            };
+            for (how, end, way) in &firsts[i].1 {
+                let way = Way::Finished(Box::new(way.clone()), finish);
+                out.push((*how, finish.end(end), way));
+            }
+        }
+        out
+    }
+
     /// Where a unit heads with a pivot (to face the nearest enemy) or a free
     /// move (just behind the rear edge of the wider friendly base nearest
     /// the enemy). Known limit: this target is the engine's choice, not the
@@ -326,7 +368,7 @@ impl<'r> Game<'r> {
         d: Id,
         m: u32,
         frame: &mut [Value],
-    ) -> Result<Option<f64>, Diag> {
+    ) -> Result<Option<(f64, Finishes)>, Diag> {
         let Some((m_slot, m_ok)) = &ch.manoeuvre else {
             return Ok(None);
         };
@@ -336,19 +378,23 @@ impl<'r> Game<'r> {
             Value::Unit(u) if fixed => Some((d, u, m)),
             _ => None,
         };
-        let ok = match key.and_then(|k| self.manoeuvres_known.get(&k)) {
-            Some(ok) => *ok,
+        let known = match key.and_then(|k| self.manoeuvres_known.get(&k)) {
+            Some(known) => *known,
             None => {
-                let ok = self.eval(m_ok, frame)?.as_bool();
+                let known = if self.eval(m_ok, frame)?.as_bool() {
+                    Some(self.finishes(ch, frame)?)
+                } else {
+                    None
+                };
                 if let Some(k) = key {
-                    self.manoeuvres_known.insert(k, ok);
+                    self.manoeuvres_known.insert(k, known);
                 }
-                ok
+                known
             }
         };
-        if !ok {
+        let Some(finishes) = known else {
             return Ok(None);
-        }
+        };
         let Some(allowance) = ch
             .allowance
             .as_ref()
@@ -362,7 +408,24 @@ impl<'r> Game<'r> {
         if allowance <= 1e-9 && !turns_only {
             return Ok(None);
         }
-        Ok(Some(allowance))
+        Ok(Some((allowance, finishes)))
+    }
+
+    /// Which changes of direction the `finish n:` condition lets end a move
+    /// (the manoeuvre already bound in `frame`): none without the clause.
+    fn finishes(&mut self, ch: &ChoiceDef, frame: &mut [Value]) -> Result<Finishes, Diag> {
+        let Some((n_slot, ok)) = &ch.finish else {
+            return Ok(Finishes::default());
+        };
+        let mut may = |n: u32, game: &mut Self| -> Result<bool, Diag> {
+            frame[*n_slot as usize] = Value::Sym(n);
+            Ok(game.eval(ok, frame)?.as_bool())
+        };
+        Ok(Finishes {
+            wheel: may(self.m.wheel, self)?,
+            about_face: may(self.m.about_face, self)?,
+            turn: may(self.m.turn, self)?,
+        })
     }
 
     #[inline(never)]
@@ -372,7 +435,7 @@ impl<'r> Game<'r> {
         d: Id,
         u: u16,
         frame: &mut [Value],
-    ) -> Result<Vec<(How, Base, u32)>, Diag> {
+    ) -> Result<Vec<Legal>, Diag> {
         let mut out = Vec::new();
         if ch.manoeuvre.is_none() {
             return Ok(out);
@@ -401,15 +464,17 @@ impl<'r> Game<'r> {
         };
         let mut allowed = Vec::new();
         for m in all {
-            if let Some(allowance) = self.manoeuvre_allowance(ch, d, m, frame)? {
-                allowed.push((m, allowance));
+            if let Some((allowance, finishes)) = self.manoeuvre_allowance(ch, d, m, frame)? {
+                allowed.push((m, allowance, finishes));
             }
         }
         // No centre of any path below moves further than the allowance and
         // a wheel about a corner (twice the base's radius): the units further
         // than that, the bases' sizes and the buffer zone, with room to
         // spare, can neither block a path nor be too close at its end.
-        let reach = allowed.iter().fold(0.0f64, |r, (_, a)| r.max(*a)) + 2.0 * start.radius();
+        // (A finishing change of direction stays within the same bound: a
+        // wheel's cost comes out of the allowance, a turn is in place.)
+        let reach = allowed.iter().fold(0.0f64, |r, (_, a, _)| r.max(*a)) + 2.0 * start.radius();
         let near = self
             .field()
             .near(u as usize, &start, reach, buffer.max(0.0));
@@ -419,14 +484,30 @@ impl<'r> Game<'r> {
         // terrain when the unit standing is.
         let terrain = self.field().terrain_within(&start, reach);
         let mut path = Vec::new();
-        for (m, allowance) in allowed {
+        // The moves that end with a second change of direction come after
+        // every other (a second pass): a policy that scores two moves the
+        // same takes the first, so a unit makes the second change only when
+        // it gains something by it.
+        let finishing: Vec<_> = allowed
+            .iter()
+            .filter(|(_, _, fins)| fins.any())
+            .map(|&(m, allowance, fins)| (m, allowance, Some(fins)))
+            .collect();
+        let passes = allowed
+            .into_iter()
+            .map(|(m, a, _)| (m, a, None))
+            .chain(finishing);
+        for (m, allowance, finishes) in passes {
             let Some((m_slot, _)) = &ch.manoeuvre else {
                 unreachable!("a manoeuvre was allowed")
             };
             frame[*m_slot as usize] = Value::Sym(m);
             let target = self.target_for(u, &[], m);
-            let mut cands = self.candidates(m, &start, allowance, target);
-            if m == self.m.straight {
+            let mut cands = match finishes {
+                None => self.candidates(m, &start, allowance, target),
+                Some(fins) => self.finished(m, &start, allowance, target, fins),
+            };
+            if m == self.m.straight && finishes.is_none() {
                 // As far ahead as the unit may go (up to the enemy buffer
                 // zone, a friend, the table's edge), in quarters of the measure.
                 cands.extend(advance_as_far(
@@ -458,12 +539,22 @@ impl<'r> Game<'r> {
                 if self.ends_on_someone(u, &end, &near) {
                     continue;
                 }
-                way.lay(&start, &mut path);
+                let finish = way.finish();
+                let first = way.lay(&start, &mut path);
                 debug_assert!(path.last() == Some(&end), "{how:?}");
                 debug_assert!(path
                     .iter()
                     .all(|b| b.centre.dist(start.centre) <= reach + 1e-9));
                 if !self.path_clear_near(ch, u, &path, frame, &near)? {
+                    continue;
+                }
+                // A finishing change of direction passes through nobody,
+                // friend or not (a unit passes through a friend only moving
+                // straight: `through` speaks for the move before it).
+                if path[first..]
+                    .iter()
+                    .any(|b| self.ends_on_someone(u, b, &near))
+                {
                     continue;
                 }
                 // The allowance again, now that the path is known (the
@@ -485,11 +576,12 @@ impl<'r> Game<'r> {
                     };
                     allowed_now?.and_then(to_len).unwrap_or(0.0)
                 };
-                let cost = path_cost(&path, m == self.m.wheel);
+                let cost = path_cost(&path[..first], m == self.m.wheel)
+                    + finish.map_or(0.0, |f| f.cost(&start));
                 if cost > allowed_now + 1e-6 && cost > 1e-9 {
                     continue;
                 }
-                out.push((how, end, m));
+                out.push((how, finish, end, m));
             }
         }
         Ok(out)
@@ -541,8 +633,8 @@ impl<'r> Game<'r> {
             let start = self.field().bases[u as usize];
             let stand = self.field().stand(u as usize);
             let stay = self.score(prefer, &mut frame)?;
-            let mut best: Option<(Value, How, Base, u32)> = None;
-            for (how, end, m) in moves {
+            let mut best: Option<(Value, How, Option<Finish>, Base, u32)> = None;
+            for (how, finish, end, m) in moves {
                 frame[*m_slot as usize] = Value::Sym(m);
                 self.set_base(u as usize, end);
                 let s = self.score(prefer, &mut frame);
@@ -552,10 +644,10 @@ impl<'r> Game<'r> {
                     .as_ref()
                     .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
                 {
-                    best = Some((s, how, end, m));
+                    best = Some((s, how, finish, end, m));
                 }
             }
-            let Some((s, how, end, m)) = best else {
+            let Some((s, how, finish, end, m)) = best else {
                 continue;
             };
             if s.num_cmp(stay) != Some(std::cmp::Ordering::Greater) {
@@ -569,7 +661,10 @@ impl<'r> Game<'r> {
             let unit = self.world.units[u as usize].name.clone();
             self.note(|_| Event::Move {
                 unit,
-                how: how.to_string(),
+                how: match finish {
+                    Some(f) => format!("{how}, {f}"),
+                    None => how.to_string(),
+                },
                 from: place(&start),
                 to: place(&end),
                 with: Vec::new(),
@@ -620,7 +715,10 @@ impl<'r> Game<'r> {
         Ok(self
             .legal_moves(ch, d as Id, u, &mut frame)?
             .into_iter()
-            .map(|(how, end, _)| (how.to_string(), end))
+            .map(|(how, finish, end, _)| match finish {
+                Some(f) => (format!("{how}, {f}"), end),
+                None => (how.to_string(), end),
+            })
             .collect())
     }
 }
@@ -628,6 +726,7 @@ impl<'r> Game<'r> {
 /// The way a candidate move goes from its start (laid out as a path only
 /// for a move whose end passes the first checks: most are turned down by
 /// the end alone).
+#[derive(Clone)]
 pub(super) enum Way {
     /// Straight to this end.
     Two(Base),
@@ -641,13 +740,16 @@ pub(super) enum Way {
     Oblique(f64, f64),
     /// A path already laid out.
     Laid(Vec<Base>),
+    /// A way, then a change of direction at its end.
+    Finished(Box<Way>, Finish),
 }
 
 impl Way {
     /// The path from `b`, start first, laid into `out` (emptied first: one
     /// buffer serves every candidate of a move). Its last base is the end
-    /// [`Game::candidates`] gave, bit for bit.
-    pub(super) fn lay(&self, b: &Base, out: &mut Vec<Base>) {
+    /// [`Game::candidates`] gave, bit for bit. Returns where the finishing
+    /// change of direction starts in `out` (its length when there is none).
+    pub(super) fn lay(&self, b: &Base, out: &mut Vec<Base>) -> usize {
         out.clear();
         match self {
             Way::Two(end) => out.extend([*b, *end]),
@@ -665,7 +767,102 @@ impl Way {
             }
             Way::Oblique(a, d) => out.extend(b.oblique_bases(*a, *d)),
             Way::Laid(path) => out.extend_from_slice(path),
+            Way::Finished(way, finish) => {
+                let first = way.lay(b, out);
+                finish.lay(out);
+                return first;
+            }
         }
+        out.len()
+    }
+
+    /// The change of direction that ends this way, if any.
+    fn finish(&self) -> Option<Finish> {
+        match self {
+            Way::Finished(_, f) => Some(*f),
+            _ => None,
+        }
+    }
+}
+
+/// A change of direction at the end of a move, after its straight part
+/// (a `move` decision's `finish n:` clause): TVBD's superior units
+/// (§Optional Rule: Unit Quality).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Finish {
+    /// A wheel of this many degrees about a front corner, costing what its
+    /// outside corner travels.
+    Wheel(f64),
+    /// An about face in place, costing nothing.
+    AboutFace,
+    /// A turn of this many degrees (+-90) in place, costing nothing.
+    Turn(f64),
+}
+
+impl Finish {
+    /// Every finish the engine offers, each with the manoeuvre it is.
+    fn all(fins: Finishes) -> impl Iterator<Item = Finish> {
+        let wheels = [-45.0, -22.5, 22.5, 45.0].map(Finish::Wheel);
+        let turns = [-90.0, 90.0].map(Finish::Turn);
+        (wheels.into_iter().filter(move |_| fins.wheel))
+            .chain(
+                [Finish::AboutFace]
+                    .into_iter()
+                    .filter(move |_| fins.about_face),
+            )
+            .chain(turns.into_iter().filter(move |_| fins.turn))
+    }
+
+    /// The base a unit standing at `b` ends at.
+    fn end(self, b: &Base) -> Base {
+        match self {
+            Finish::Wheel(w) => b.wheel_end(w),
+            Finish::AboutFace => b.pivoted(180.0),
+            Finish::Turn(a) => b.pivoted(a),
+        }
+    }
+
+    /// The bases it passes through after the last of `out`, laid onto it.
+    fn lay(self, out: &mut Vec<Base>) {
+        let from = *out.last().expect("a path has an end");
+        match self {
+            Finish::Wheel(w) => out.extend(from.wheel_bases(w).skip(1)),
+            _ => out.push(self.end(&from)),
+        }
+    }
+
+    /// What it costs a base the size of `b` against the allowance.
+    pub(super) fn cost(self, b: &Base) -> f64 {
+        match self {
+            Finish::Wheel(w) => b.wheel_cost(w),
+            _ => 0.0,
+        }
+    }
+}
+
+impl std::fmt::Display for Finish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Finish::Wheel(w) => write!(f, "then wheels {w:+.0}"),
+            Finish::AboutFace => write!(f, "then about faces"),
+            Finish::Turn(a) => write!(f, "then turns {a:+.0}"),
+        }
+    }
+}
+
+/// Which changes of direction may end a move (`finish n:`), found once
+/// per unit and manoeuvre.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Finishes {
+    pub wheel: bool,
+    pub about_face: bool,
+    pub turn: bool,
+}
+
+impl Finishes {
+    /// Whether any change of direction may end the move.
+    pub(super) fn any(self) -> bool {
+        self.wheel || self.about_face || self.turn
     }
 }
 
@@ -677,7 +874,7 @@ pub(super) fn advance_as_far<E>(
     allowance: f64,
     shortfall: impl FnMut(f64) -> Option<f64>,
     mut clear: impl FnMut(&[Base]) -> Result<bool, E>,
-) -> Result<Option<(How, Base, Way)>, E> {
+) -> Result<Option<Candidate>, E> {
     let found = furthest_advance(allowance, shortfall, |d| {
         let path = start.straight_path(d);
         Ok(clear(&path)?.then_some(path))
