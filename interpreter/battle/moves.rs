@@ -280,8 +280,9 @@ impl<'r> Game<'r> {
         let mut out = Vec::new();
         let mut firsts: Vec<(f64, Vec<Candidate>)> = Vec::new();
         for finish in Finish::all(finishes) {
-            let spare = allowance - finish.cost(b);
-            if finish.cost(b) > 0.0 && spare <= 1e-9 {
+            let cost = finish.cost(b);
+            let spare = allowance - cost;
+            if cost > 0.0 && spare <= 1e-9 {
                 continue;
             }
             let i = match firsts.iter().position(|(s, _)| *s == spare) {
@@ -351,17 +352,10 @@ impl<'r> Game<'r> {
         best.map(|(_, p)| p)
     }
 
-    /// `move`: every legal unit of the side may move; the policy scores
-    /// where each candidate move would leave it against staying put.
-    /// Every move the rules allow unit `u` (with `frame` holding the
-    /// decision's arguments): (description, path, manoeuvre). Each has been
-    /// checked against the table's edges, other units (friends only where
-    /// `through` allows), the enemy buffer zone, an enemy zone of control
-    /// holding the unit (stand, close, or move directly away) and the
-    /// allowance over its actual path.
-    /// How far the mover may go with manoeuvre `m` (bound in `frame`), or
-    /// None when the rules refuse it: the `manoeuvre` clause does not hold,
-    /// or the allowance is 0 for anything but a turn in place.
+    /// How far the mover may go with manoeuvre `m` (bound in `frame`), and
+    /// which changes of direction may finish the move; or None when the
+    /// rules refuse it: the `manoeuvre` clause does not hold, or the
+    /// allowance is 0 for anything but a turn in place.
     pub(super) fn manoeuvre_allowance(
         &mut self,
         ch: &ChoiceDef,
@@ -428,6 +422,11 @@ impl<'r> Game<'r> {
         })
     }
 
+    /// Every move the rules allow unit `u` (with `frame` holding the
+    /// decision's arguments). Each has been checked against the table's
+    /// edges, other units (friends only where `through` allows), the enemy
+    /// buffer zone, an enemy zone of control holding the unit (stand,
+    /// close, or move directly away) and the allowance over its actual path.
     #[inline(never)]
     pub(super) fn legal_moves(
         &mut self,
@@ -661,10 +660,7 @@ impl<'r> Game<'r> {
             let unit = self.world.units[u as usize].name.clone();
             self.note(|_| Event::Move {
                 unit,
-                how: match finish {
-                    Some(f) => format!("{how}, {f}"),
-                    None => how.to_string(),
-                },
+                how: told(how, finish),
                 from: place(&start),
                 to: place(&end),
                 with: Vec::new(),
@@ -715,11 +711,17 @@ impl<'r> Game<'r> {
         Ok(self
             .legal_moves(ch, d as Id, u, &mut frame)?
             .into_iter()
-            .map(|(how, finish, end, _)| match finish {
-                Some(f) => (format!("{how}, {f}"), end),
-                None => (how.to_string(), end),
-            })
+            .map(|(how, finish, end, _)| (told(how, finish), end))
             .collect())
+    }
+}
+
+/// A move as the log tells it: how, then the change of direction that
+/// finishes it, if any ("advances 4.5, then wheels +45").
+fn told(how: How, finish: Option<Finish>) -> String {
+    match finish {
+        Some(f) => format!("{how}, {f}"),
+        None => how.to_string(),
     }
 }
 
@@ -800,7 +802,8 @@ pub(super) enum Finish {
 }
 
 impl Finish {
-    /// Every finish the engine offers, each with the manoeuvre it is.
+    /// Every finish the engine offers of the kinds `fins` allows: wheels of
+    /// 22.5 and 45 degrees either way, the about face, turns either way.
     fn all(fins: Finishes) -> impl Iterator<Item = Finish> {
         let wheels = [-45.0, -22.5, 22.5, 45.0].map(Finish::Wheel);
         let turns = [-90.0, 90.0].map(Finish::Turn);
