@@ -44,12 +44,12 @@ enum Command {
         #[arg(long)]
         situation: PathBuf,
         /// Sample this many times instead of computing exactly.
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         samples: Option<u64>,
         /// Seed for sampling.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Threads for sampling (default: all cores).
+        /// Threads for sampling (default, or 0: all cores).
         #[arg(long)]
         threads: Option<usize>,
         /// Print JSON instead of a table.
@@ -130,12 +130,12 @@ struct Runs {
     #[arg(long)]
     scenario: Option<PathBuf>,
     /// Games to play (compare: under each ruleset).
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
     runs: u64,
     /// The run's seed: game i plays on a seed made from it and i.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Threads (default: all cores). The result does not depend on it.
+    /// Threads (default, or 0: all cores). The result does not depend on it.
     #[arg(long)]
     threads: Option<usize>,
     /// Print JSON instead of text.

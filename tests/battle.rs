@@ -448,3 +448,34 @@ override procedure moved(u: unit, m: manoeuvre) {
     );
     assert!(out.contains("broken_draft.muster"), "{out}");
 }
+
+/// `--runs 0` (simulate, compare) and `--samples 0` (odds) are refused by
+/// the command line, exit 2, rather than summarised as zero games (whose
+/// win rates and intervals would mean nothing).
+#[test]
+fn no_games_and_no_samples_are_refused() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let tvbd = "rules/tillys_very_bad_day.muster";
+    for args in [
+        vec!["simulate", tvbd, "--runs", "0"],
+        vec!["compare", tvbd, tvbd, "--runs", "0"],
+        vec![
+            "odds",
+            tvbd,
+            "--situation",
+            "rules/situations/tvbd_horse_charges_pike.toml",
+            "--samples",
+            "0",
+        ],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+            .args(&args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("invalid value '0'"), "{args:?}: {err}");
+    }
+}
