@@ -1754,7 +1754,7 @@ impl<'r> Game<'r> {
                 }
             }
         }
-        list.sort_by(|a, b| a.0.num_cmp(b.0).unwrap_or(std::cmp::Ordering::Equal));
+        list.sort_by(|a, b| a.0.sort_cmp(b.0));
         let mut moved: Vec<u16> = Vec::new();
         // Members of a group that has had its charge (made or not): they
         // are not offered one of their own (kept only with `together`).
@@ -1866,7 +1866,7 @@ impl<'r> Game<'r> {
     /// point goes back off the table.
     #[inline(never)]
     fn place(&mut self, ch: &ChoiceDef, prefer: Prefer, mut frame: Vec<Value>) -> Result<(), Diag> {
-        use std::cmp::Ordering::{Equal, Greater};
+        use std::cmp::Ordering::Greater;
         let u_slot = ch.vars[0] as usize;
         let mut todo: Vec<(Value, u16)> = Vec::new();
         for u in 0..self.world.units.len() as u16 {
@@ -1880,7 +1880,7 @@ impl<'r> Game<'r> {
             };
             todo.push((order, u));
         }
-        todo.sort_by(|a, b| a.0.num_cmp(b.0).unwrap_or(Equal));
+        todo.sort_by(|a, b| a.0.sort_cmp(b.0));
         let (w, d) = (self.field().width, self.field().depth);
         // LEGAL's first part, when it reads nothing of where the unit
         // stands but how far it is from its own edge (`from_own_edge(u) +

@@ -237,6 +237,17 @@ pub fn pool_dist(
     result
 }
 
+/// The most dice one pool may have. A rule that computes more (a stat
+/// mistyped as 1000000) gets a diagnostic instead of a roll that would
+/// take minutes and record gigabytes.
+pub const MAX_POOL: i64 = 10_000;
+
+/// What is wrong with a pool of `n` dice, if it has more than [`MAX_POOL`].
+pub fn pool_too_big(n: i64) -> Option<String> {
+    (n > MAX_POOL)
+        .then(|| format!("a pool of {n} dice: more than the {MAX_POOL} one roll may have"))
+}
+
 /// Roll a pool of `n` dice with the generator (or a scripted source).
 pub fn roll_pool(
     die: &DieDef,
@@ -245,6 +256,9 @@ pub fn roll_pool(
     n: i64,
     src: &mut dyn DiceSource,
 ) -> Result<i64, String> {
+    if let Some(m) = pool_too_big(n) {
+        return Err(m);
+    }
     let mut total = 0i64;
     for _ in 0..n.max(0) {
         let mut f = src.face(die)?;
@@ -344,6 +358,19 @@ mod tests {
         let seven = d.iter().find(|(v, _)| *v == 7).unwrap().1;
         assert_eq!(seven.fraction(), Some((1, 6)));
         assert_eq!(d.len(), 11);
+    }
+
+    #[test]
+    fn a_pool_of_more_than_max_pool_dice_is_refused() {
+        let mut rng = crate::rng::Rng::new(1);
+        let r = roll_pool(&d6(), &Reading::Sum, None, MAX_POOL, &mut rng);
+        let total = r.unwrap();
+        assert!((MAX_POOL..=6 * MAX_POOL).contains(&total), "{total}");
+        let r = roll_pool(&d6(), &Reading::Sum, None, MAX_POOL + 1, &mut rng);
+        assert_eq!(
+            r,
+            Err("a pool of 10001 dice: more than the 10000 one roll may have".to_string())
+        );
     }
 
     #[test]

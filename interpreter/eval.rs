@@ -490,7 +490,7 @@ impl Reads {
     }
 }
 
-fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
+pub(crate) fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
     EvalError::Fault(Box::new(Diag::new("muster::runtime", msg).help(help)))
 }
 
@@ -1198,6 +1198,9 @@ impl<'r> Eval<'r> {
         n: i64,
         dice: &mut dyn DiceSource,
     ) -> R<Value> {
+        if let Some(m) = dice::pool_too_big(n) {
+            return Err(fault(m, "check the number of dice the rule computes"));
+        }
         let d = &self.rs.dice[die as usize];
         let v = dice::roll_pool(d, reading, reroll, n, dice).map_err(|m| {
             fault(

@@ -538,6 +538,12 @@ impl Field {
         }
     }
 
+    /// The longest straight move whose end can be on the table, from
+    /// anywhere on it: the table's diagonal.
+    pub fn longest_move(&self) -> f64 {
+        self.width.hypot(self.depth)
+    }
+
     /// Does the table hold the whole base?
     pub fn holds(&self, b: &Base) -> bool {
         b.corners().iter().all(|p| {

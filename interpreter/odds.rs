@@ -732,6 +732,12 @@ impl Run<'_> {
                 };
                 for (n, pn) in &counts {
                     let n = self.ev.num(*n, "the number of dice").map_err(fault_of)?;
+                    if let Some(m) = dice::pool_too_big(n) {
+                        return Err(fault_of(crate::eval::fault(
+                            m,
+                            "check the number of dice the rule computes",
+                        )));
+                    }
                     for (t, pt) in &targets {
                         let reading = match mode {
                             DiceMode::Sum => dice::Reading::Sum,

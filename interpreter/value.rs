@@ -86,7 +86,7 @@ impl Value {
                 '-' => a.checked_sub(b).map(Value::Int),
                 '*' => a.checked_mul(b).map(Value::Int),
                 _ if b == 0 => None,
-                _ => Some(Value::frac(a, b)),
+                _ => fitted(a, b),
             };
         }
         let (a, b) = self.as_frac()?;
@@ -104,7 +104,29 @@ impl Value {
             _ if c == 0 => return None,
             _ => (a.checked_mul(d)?, b.checked_mul(c)?),
         };
-        Some(Value::frac(n, m))
+        fitted(n, m)
+    }
+
+    /// Order values for sorting: numbers by value, before anything that is
+    /// not a number (`none`), which sort as equal among themselves. A
+    /// total order, as a sort needs (`num_cmp` has none between a number
+    /// and `none`).
+    pub fn sort_cmp(self, other: Value) -> Ordering {
+        match (self.as_frac().is_some(), other.as_frac().is_some()) {
+            (true, true) => self.num_cmp(other).unwrap_or(Ordering::Equal),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => Ordering::Equal,
+        }
+    }
+}
+
+/// `n / d` as a value, or None when it does not fit one (a fraction's
+/// terms are 32-bit): arithmetic overflow, not `none`.
+fn fitted(n: i64, d: i64) -> Option<Value> {
+    match Value::frac(n, d) {
+        Value::None => None,
+        v => Some(v),
     }
 }
 
@@ -129,6 +151,65 @@ impl std::fmt::Display for Value {
             Value::Sym(s) => write!(f, "symbol #{s}"),
             Value::Unit(u) => write!(f, "unit #{u}"),
             Value::Side(s) => write!(f, "side #{s}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fraction whose terms do not fit 32 bits is an overflow (None,
+    /// which the evaluator reports), not the value `none`.
+    #[test]
+    fn arithmetic_that_does_not_fit_overflows() {
+        let big = Value::Int(1_999_999_999_993);
+        assert_eq!(
+            big.arith('+', Value::Int(1)),
+            Some(Value::Int(1_999_999_999_994))
+        );
+        assert_eq!(big.arith('+', Value::frac(1, 2)), None);
+        assert_eq!(big.arith('/', Value::Int(2)), None);
+        assert_eq!(
+            Value::Int(7).arith('/', Value::Int(2)),
+            Some(Value::Frac(7, 2))
+        );
+        assert_eq!(Value::Int(3).arith('/', Value::Int(0)), None);
+        assert_eq!(
+            Value::frac(1, 3).arith('+', Value::frac(1, 6)),
+            Some(Value::Frac(1, 2))
+        );
+    }
+
+    /// `sort_cmp` orders numbers by value and puts `none` after them all:
+    /// a total order (a sort of orders with `none` among them used to
+    /// panic).
+    #[test]
+    fn sort_order_is_total_with_none_last() {
+        let mut v = vec![
+            Value::Int(3),
+            Value::None,
+            Value::frac(1, 2),
+            Value::Int(-2),
+            Value::None,
+            Value::Int(3),
+        ];
+        v.sort_by(|a, b| a.sort_cmp(*b));
+        assert_eq!(
+            v,
+            [
+                Value::Int(-2),
+                Value::Frac(1, 2),
+                Value::Int(3),
+                Value::Int(3),
+                Value::None,
+                Value::None
+            ]
+        );
+        for a in &v {
+            for b in &v {
+                assert_eq!(a.sort_cmp(*b), b.sort_cmp(*a).reverse());
+            }
         }
     }
 }

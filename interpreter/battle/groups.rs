@@ -199,6 +199,7 @@ impl Game<'_> {
                 cands.extend(advance_as_far(
                     &start,
                     allowance,
+                    self.field().longest_move(),
                     |d| {
                         self.group_buffer_shortfall(
                             group,
@@ -214,6 +215,10 @@ impl Game<'_> {
                 // The checks that need only the ends first, as for one
                 // unit ([`Game::legal_moves`]).
                 let ends = ends_at(&end);
+                // Ends off the table: not clear, and not laid (as for one unit).
+                if !ends.iter().all(|b| self.on_table(b)) {
+                    continue;
+                }
                 if self
                     .group_buffer_shortfall(group, &body, &ends, buffer)
                     .is_some()

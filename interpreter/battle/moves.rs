@@ -512,6 +512,7 @@ impl<'r> Game<'r> {
                 cands.extend(advance_as_far(
                     &start,
                     allowance,
+                    self.field().longest_move(),
                     |d| {
                         let end = start.advanced(d);
                         self.buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
@@ -536,6 +537,12 @@ impl<'r> Game<'r> {
                     }
                 }
                 if self.ends_on_someone(u, &end, &near) {
+                    continue;
+                }
+                // A path that ends off the table is not clear: turned away
+                // before it is laid (a rule's huge allowance would lay one
+                // of millions of bases).
+                if !self.on_table(&end) {
                     continue;
                 }
                 let finish = way.finish();
@@ -875,10 +882,14 @@ impl Finishes {
 pub(super) fn advance_as_far<E>(
     start: &Base,
     allowance: f64,
+    longest: f64,
     shortfall: impl FnMut(f64) -> Option<f64>,
     mut clear: impl FnMut(&[Base]) -> Result<bool, E>,
 ) -> Result<Option<Candidate>, E> {
-    let found = furthest_advance(allowance, shortfall, |d| {
+    // No advance longer than `longest` ends on the table, so the search
+    // starts there: the same quarters, without the millions a rule's huge
+    // allowance would have it try first.
+    let found = furthest_advance(allowance.min(longest), shortfall, |d| {
         let path = start.straight_path(d);
         Ok(clear(&path)?.then_some(path))
     })?;

@@ -166,9 +166,11 @@ fn may_pay(floor: Option<f64>, wheel_cost: f64, allowance: f64, best: Option<Cha
 
 /// The wheels a charge tries before going straight: none, those that
 /// square the front edge to an edge of the target, and every
-/// [`WHEEL_STEP`] degrees out to `max_wheel` either way.
+/// [`WHEEL_STEP`] degrees out to `max_wheel` either way. A wheel of more
+/// than 180 degrees one way is one of less the other, so `max_wheel` is
+/// taken as at most 180 (a rule's 1e12 would otherwise ask for 4e11 wheels).
 fn charge_wheels(unit: &Base, target: &Base, max_wheel: f64) -> Vec<f64> {
-    let max_wheel = max_wheel.abs();
+    let max_wheel = max_wheel.abs().min(180.0);
     let mut cands = vec![0.0];
     for k in 0..4 {
         let w = norm_angle(target.facing + 90.0 * k as f64 + 180.0 - unit.facing);
