@@ -4,7 +4,7 @@
 //! The shipped rulesets are mutated (cut short, a word swapped for another
 //! of the file, a line deleted, a digit replaced by an extreme number);
 //! each mutant is compiled and, when it compiles, plays one logged game of
-//! its default scenario. Four mutants that once broke the engine are kept
+//! its default scenario. Five mutants that once broke the engine are kept
 //! as tests of their own.
 
 #![allow(clippy::result_large_err)]
@@ -143,6 +143,39 @@ fn a_pool_of_a_million_dice_is_a_diagnostic() {
         ),
         other => panic!("{other:?}"),
     }
+}
+
+/// Matchlocks' leader risk after a million kills rolls 999,997 dice: exact
+/// and sampled odds both stop with a diagnostic. The sampled run used to
+/// unroll the pool into machine code, a die at a time, and ran out of
+/// memory compiling it.
+#[test]
+fn odds_of_a_million_dice_are_a_diagnostic() {
+    let mut b = muster::build(Path::new(&format!(
+        "{RULES}never_mind_the_matchlocks.muster"
+    )))
+    .unwrap_or_else(|_| panic!("Matchlocks builds"));
+    let text = with(
+        &shipped("situations/matchlocks_leader_risk.toml"),
+        "[args]\nkills = 5",
+        "[args]\nkills = 1000000",
+    );
+    let s = b
+        .situation("leader.toml", &text)
+        .expect("the situation reads");
+    let exact = b.exact(&s).map(|_| ()).unwrap_err();
+    assert_eq!(
+        exact.message,
+        "a pool of 999997 dice: more than the 10000 one roll may have"
+    );
+    let sampled = b.sampled(&s, 1_000, 1).map(|_| ()).unwrap_err();
+    assert!(
+        sampled
+            .message
+            .contains("more than the 10000 one roll may have"),
+        "{}",
+        sampled.message
+    );
 }
 
 /// A small value-stable generator for the mutations (xorshift).

@@ -309,9 +309,16 @@ impl Builder<'_> {
     }
 }
 
-/// A pool the situation has fixed: a constant number of dice scoring a
-/// constant T+ with no reroll, on a die whose faces rise in value. Returns the
-/// count, the die, and the index of the first face that scores.
+/// The most dice a fixed pool has: the machine-code tier unrolls one, a
+/// roll a die. A larger constant pool is rolled as any other pool (and one
+/// over [`crate::dice::MAX_POOL`] stops with its diagnostic, where an
+/// unrolled million dice took gigabytes to compile).
+const MAX_FIXED_POOL: i64 = 64;
+
+/// A pool the situation has fixed: a constant number of dice (at most
+/// [`MAX_FIXED_POOL`]) scoring a constant T+ with no reroll, on a die whose
+/// faces rise in value. Returns the count, the die, and the index of the
+/// first face that scores.
 pub(crate) fn fixed_pool(rs: &Ruleset, e: &Ex) -> Option<(u32, Id, u32)> {
     let Ex::Dice {
         count,
@@ -326,6 +333,9 @@ pub(crate) fn fixed_pool(rs: &Ruleset, e: &Ex) -> Option<(u32, Id, u32)> {
     let (Ex::Const(Value::Int(n)), Ex::Const(Value::Int(score))) = (&**count, &**t) else {
         return None;
     };
+    if *n > MAX_FIXED_POOL {
+        return None;
+    }
     let faces = &rs.dice[*die as usize].faces;
     if !faces.windows(2).all(|w| w[0].1 <= w[1].1) {
         return None;

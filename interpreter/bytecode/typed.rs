@@ -523,10 +523,15 @@ impl Typed {
     fn native_error(&self, code: i64) -> Diag {
         match code {
             super::native::OVERFLOW => overflow(),
-            super::native::POOL_ERROR => {
-                Diag::new("muster::runtime", "a pool of dice could not be rolled")
-                    .help("check the number of dice and the score needed")
-            }
+            // Rolled with the generator, a pool fails only for its size.
+            super::native::POOL_ERROR => Diag::new(
+                "muster::runtime",
+                format!(
+                    "a pool of dice could not be rolled: more than the {} one roll may have",
+                    crate::dice::MAX_POOL
+                ),
+            )
+            .help("check the number of dice the rule computes"),
             k => {
                 let (m, span) = &self.messages[(k - 1) as usize];
                 Diag::new("muster::requirement", format!("the situation breaks a rule: {m}"))
