@@ -62,24 +62,34 @@ fn with(text: &str, from: &str, to: &str) -> String {
     text.replace(from, to)
 }
 
+/// The fate of shipped ruleset `file` with `from` replaced by `to`.
+fn fate_of_mutant(file: &str, from: &str, to: &str) -> Result<Fate, String> {
+    fate(&with(&shipped(file), from, to))
+}
+
+/// The diagnostic that stopped the game of `file` with `from` replaced by
+/// `to` (a panic if it did not stop on one).
+fn stopped_with(file: &str, from: &str, to: &str) -> String {
+    match fate_of_mutant(file, from, to) {
+        Ok(Fate::Played(Err(m))) => m,
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Thistle's charge reach allows a wheel of 45 degrees. Written as 10^12,
 /// the wheel is taken as 180 (a wheel of more than half a turn one way is
 /// one of less the other): the same game as with 180 written, where the
 /// engine used to ask for 4e11 candidate wheels and ran out of memory.
 #[test]
 fn a_huge_charge_wheel_is_half_a_turn() {
-    let text = shipped("thistle_lily_and_rose.muster");
+    let thistle = "thistle_lily_and_rose.muster";
     let wheel = "group_reachable(c, t, group_move(c), 45)";
-    let huge = fate(&with(
-        &text,
+    let huge = fate_of_mutant(
+        thistle,
         wheel,
         "group_reachable(c, t, group_move(c), 999999999995)",
-    ));
-    let half = fate(&with(
-        &text,
-        wheel,
-        "group_reachable(c, t, group_move(c), 180)",
-    ));
+    );
+    let half = fate_of_mutant(thistle, wheel, "group_reachable(c, t, group_move(c), 180)");
     let Ok(Fate::Played(Ok((log, turns)))) = &huge else {
         panic!("{huge:?}")
     };
@@ -93,13 +103,11 @@ fn a_huge_charge_wheel_is_half_a_turn() {
 /// took minutes a move, and gigabytes of path). The game plays to its end.
 #[test]
 fn a_huge_move_allowance_plays() {
-    let text = shipped("thistle_lily_and_rose.muster");
-    let mutant = with(
-        &text,
+    match fate_of_mutant(
+        "thistle_lily_and_rose.muster",
         "\"Light artillery\" : artillery        = 6,",
         "\"Light artillery\" : artillery        = 1000000,",
-    );
-    match fate(&mutant) {
+    ) {
         Ok(Fate::Played(Ok((_, turns)))) => assert!(turns > 0),
         other => panic!("{other:?}"),
     }
@@ -111,18 +119,12 @@ fn a_huge_move_allowance_plays() {
 /// numbers made the sort panic ("does not implement a total order").
 #[test]
 fn overflowing_arithmetic_is_a_diagnostic() {
-    let text = shipped("never_mind_the_matchlocks.muster");
-    let mutant = with(
-        &text,
+    let m = stopped_with(
+        "never_mind_the_matchlocks.muster",
         "x.out_scouted => 100 + 2 * (command_number(u) + 1)",
         "x.out_scouted => 1999999999990 + 2 * (command_number(u) + 1)",
     );
-    match fate(&mutant) {
-        Ok(Fate::Played(Err(m))) => {
-            assert!(m.starts_with("arithmetic overflow: 19999999999"), "{m}")
-        }
-        other => panic!("{other:?}"),
-    }
+    assert!(m.starts_with("arithmetic overflow: 19999999999"), "{m}");
 }
 
 /// A horse of a million resolve shoots a million dice: a diagnostic (a
@@ -130,19 +132,15 @@ fn overflowing_arithmetic_is_a_diagnostic() {
 /// until memory ran out.
 #[test]
 fn a_pool_of_a_million_dice_is_a_diagnostic() {
-    let text = shipped("tillys_very_bad_day.muster");
-    let mutant = with(
-        &text,
+    let m = stopped_with(
+        "tillys_very_bad_day.muster",
         "Horse         : cavalry   = 6, 2,         6,    5,    3",
         "Horse         : cavalry   = 6, 2,         6,    5,    1000000",
     );
-    match fate(&mutant) {
-        Ok(Fate::Played(Err(m))) => assert_eq!(
-            m,
-            "a pool of 1000000 dice: more than the 10000 one roll may have (turn 1)"
-        ),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(
+        m,
+        "a pool of 1000000 dice: more than the 10000 one roll may have (turn 1)"
+    );
 }
 
 /// Matchlocks' leader risk after a million kills rolls 999,997 dice: exact
