@@ -1198,15 +1198,16 @@ impl<'r> Eval<'r> {
         n: i64,
         dice: &mut dyn DiceSource,
     ) -> R<Value> {
-        if let Some(m) = dice::pool_too_big(n) {
-            return Err(fault(m, "check the number of dice the rule computes"));
-        }
         let d = &self.rs.dice[die as usize];
+        // A roll fails for its size (dice::MAX_POOL) or, scripted, for
+        // want of rolls: the help says which.
         let v = dice::roll_pool(d, reading, reroll, n, dice).map_err(|m| {
-            fault(
-                m,
-                "give one scripted roll for every die the procedure rolls",
-            )
+            let help = if dice::pool_too_big(n).is_some() {
+                "check the number of dice the rule computes"
+            } else {
+                "give one scripted roll for every die the procedure rolls"
+            };
+            fault(m, help)
         })?;
         Ok(Value::Int(v))
     }

@@ -5,6 +5,8 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use muster::battle::{Event, Prepared, Result_};
 use muster::diagnostic::render_plain;
 use muster::Build;
@@ -468,11 +470,7 @@ fn no_games_and_no_samples_are_refused() {
             "0",
         ],
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-            .args(&args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
+        let out = common::muster_in(Path::new(dir), &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);

@@ -19,6 +19,8 @@
 //! `Prepared::new` has checked the deployment (writing the bases of
 //! `game.world.field`), before anything is played.
 
+mod common;
+
 use muster::battle::{Event, Game, Prepared};
 use muster::battlefield::{bearing, norm_angle, Base, Pt};
 use muster::diagnostic::render_plain;
@@ -1757,19 +1759,15 @@ type = "Horse"
 type = "{defender}"
 "#
         );
-        let s = match scene.build.situation("test.toml", &text) {
-            Ok(s) => s,
-            Err(d) => panic!("{}", render_plain(&d, &scene.build.sources)),
-        };
-        let exact = scene.build.exact(&s).expect("the melee's exact odds");
-        let sym = |name: &str| {
-            let rs = &scene.build.ruleset;
-            Value::Sym(rs.symbols.iter().position(|s| s == name).unwrap() as u32)
-        };
-        let names = ["winner", "attacker_hits", "defender_hits"];
-        let names = names
-            .into_iter()
-            .chain(["attacker_routed", "defender_routed"]);
+        let exact = common::exact(&mut scene.build, &text);
+        let sym = |name: &str| common::sym(&scene.build, name);
+        let names = [
+            "winner",
+            "attacker_hits",
+            "defender_hits",
+            "attacker_routed",
+            "defender_routed",
+        ];
         let mut seen: Vec<(&str, Value, u64)> = Vec::new();
         for seed in 0..n {
             let mut g = scene.start(seed, false);
@@ -1807,7 +1805,7 @@ type = "{defender}"
                 Value::Bool(bool("horse", "routed")),
                 Value::Bool(bool(target, "routed")),
             ];
-            for (name, v) in names.clone().zip(got) {
+            for (name, v) in names.into_iter().zip(got) {
                 match seen.iter_mut().find(|(n, w, _)| *n == name && *w == v) {
                     Some((.., c)) => *c += 1,
                     None => seen.push((name, v, 1)),
@@ -1815,7 +1813,7 @@ type = "{defender}"
             }
         }
         let mut compared = 0;
-        for name in names.clone() {
+        for name in names {
             let o = exact.get(name).expect("an outcome of melee");
             for (v, p) in &o.values {
                 let p = p.to_f64();

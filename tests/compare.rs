@@ -178,18 +178,17 @@ fn runs_of_different_lengths_are_refused() {
 /// data.
 #[test]
 fn the_command_line() {
-    let dir = env!("CARGO_MANIFEST_DIR");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-        .args([
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = common::muster_in(
+        dir,
+        &[
             "compare",
             "rules/tillys_very_bad_day.muster",
             "rules/thistle_lily_and_rose.muster",
             "--runs",
             "2",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(!out.status.success());
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -198,8 +197,9 @@ fn the_command_line() {
         "{err}"
     );
     assert!(err.contains("unknown unit type `Horse`"), "{err}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-        .args([
+    let out = common::muster_in(
+        dir,
+        &[
             "compare",
             "rules/tillys_very_bad_day.muster",
             "rules/tillys_very_bad_day.muster",
@@ -208,33 +208,25 @@ fn the_command_line() {
             "--option-b",
             "variable_army_morale=on",
             "--json",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&common::succeeded(out)).unwrap();
     assert_eq!(j["comparison"]["games"], 3);
     assert_eq!(j["comparison"]["shifts"].as_array().unwrap().len(), 17);
     assert!(j["scenario"]
         .as_str()
         .unwrap()
         .ends_with("tvbd_default.toml"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-        .args([
+    let out = common::muster_in(
+        dir,
+        &[
             "compare",
             "rules/tillys_very_bad_day.muster",
             "rules/tillys_very_bad_day.muster",
             "--option-b",
             "no_such_rule=on",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no option `no_such_rule`"));
 }

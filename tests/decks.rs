@@ -9,6 +9,8 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use muster::battle::{Event, Game, Prepared};
 use muster::diagnostic::render_plain;
 use muster::scenario::Scenario;
@@ -818,19 +820,7 @@ sequence {{
     );
     std::fs::write(dir.join("decks.muster"), rules).unwrap();
     std::fs::write(dir.join("decks.toml"), SCENARIO.replace("TURNS", "3")).unwrap();
-    let muster = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let muster = |args: &[&str]| common::succeeded(common::muster_in(&dir, args));
     let check = muster(&["check", "decks.muster"]);
     assert!(check.contains("2 decks"), "{check}");
     let graph = muster(&["graph", "decks.muster"]);

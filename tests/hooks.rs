@@ -4,6 +4,8 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use muster::battle::Prepared;
 use muster::diagnostic::render_plain;
 use muster::value::Value;
@@ -120,17 +122,11 @@ fn a_hook_s_outcome_appears_in_odds_json() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("gun.muster"), format!("{GUN}{MISFIRE}")).unwrap();
     std::fs::write(dir.join("s.toml"), SITUATION).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-        .args(["odds", "gun.muster", "--situation", "s.toml", "--json"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::muster_in(
+        &dir,
+        &["odds", "gun.muster", "--situation", "s.toml", "--json"],
     );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&common::succeeded(out)).unwrap();
     let misfired = &j["outcomes"]["misfired"];
     assert!(misfired.is_object(), "{j}");
     let p = misfired["true"].as_f64().unwrap();
@@ -401,15 +397,15 @@ hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move
     )
     .unwrap();
     let svg = dir.join("svg");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-        .args([
+    let out = common::muster_in(
+        &dir,
+        &[
             "battle",
             file.to_str().unwrap(),
             "--svg",
             svg.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(!out.status.success());
     assert!(
         out.stdout.is_empty(),

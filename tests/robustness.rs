@@ -9,7 +9,10 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use muster::battle::Prepared;
+use muster::rng::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -149,18 +152,13 @@ fn a_pool_of_a_million_dice_is_a_diagnostic() {
 /// memory compiling it.
 #[test]
 fn odds_of_a_million_dice_are_a_diagnostic() {
-    let mut b = muster::build(Path::new(&format!(
-        "{RULES}never_mind_the_matchlocks.muster"
-    )))
-    .unwrap_or_else(|_| panic!("Matchlocks builds"));
+    let mut b = common::ruleset("rules/never_mind_the_matchlocks.muster");
     let text = with(
         &shipped("situations/matchlocks_leader_risk.toml"),
         "[args]\nkills = 5",
         "[args]\nkills = 1000000",
     );
-    let s = b
-        .situation("leader.toml", &text)
-        .expect("the situation reads");
+    let s = common::situation(&mut b, &text);
     let exact = b.exact(&s).map(|_| ()).unwrap_err();
     assert_eq!(
         exact.message,
@@ -176,16 +174,9 @@ fn odds_of_a_million_dice_are_a_diagnostic() {
     );
 }
 
-/// A small value-stable generator for the mutations (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
+/// A pick in `0..n` from the project's value-stable generator.
+fn below(rng: &mut Rng, n: usize) -> usize {
+    rng.below(n as u64) as usize
 }
 
 /// `i`'s mutant of `text`: cut short, a word swapped for another word of
@@ -195,7 +186,7 @@ fn mutant(text: &str, i: usize, rng: &mut Rng) -> String {
     let mut t = text.to_string();
     match i % 4 {
         0 => {
-            let mut p = rng.below(t.len());
+            let mut p = below(rng, t.len());
             while !t.is_char_boundary(p) {
                 p -= 1;
             }
@@ -211,13 +202,13 @@ fn mutant(text: &str, i: usize, rng: &mut Rng) -> String {
                 })
                 .filter(|(_, w)| !w.is_empty())
                 .collect();
-            let (at, old) = words[rng.below(words.len())];
-            let (_, new) = words[rng.below(words.len())];
+            let (at, old) = words[below(rng, words.len())];
+            let (_, new) = words[below(rng, words.len())];
             t.replace_range(at..at + old.len(), new);
         }
         2 => {
             let lines: Vec<&str> = text.lines().collect();
-            let k = rng.below(lines.len());
+            let k = below(rng, lines.len());
             t = lines
                 .iter()
                 .enumerate()
@@ -231,8 +222,8 @@ fn mutant(text: &str, i: usize, rng: &mut Rng) -> String {
                 .match_indices(|c: char| c.is_ascii_digit())
                 .map(|(p, _)| p)
                 .collect();
-            let p = digits[rng.below(digits.len())];
-            let extreme = ["0", "-1", "99999999999", "1000000", "0.5", "none"][rng.below(6)];
+            let p = digits[below(rng, digits.len())];
+            let extreme = ["0", "-1", "99999999999", "1000000", "0.5", "none"][below(rng, 6)];
             t.replace_range(p..p + 1, extreme);
         }
     }
@@ -255,7 +246,7 @@ fn mutated_rulesets_never_panic() {
     .enumerate()
     {
         let text = shipped(file);
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1));
+        let mut rng = Rng::new(k as u64 + 1);
         let (mut built, mut played) = (0, 0);
         for i in 0..n {
             let t = mutant(&text, i, &mut rng);

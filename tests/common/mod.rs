@@ -68,3 +68,24 @@ pub fn binomial(n: usize, q: f64) -> Vec<f64> {
     }
     d
 }
+
+/// The `muster` binary run with `args`, in folder `dir` (relative paths
+/// in `args` are read from there).
+pub fn muster_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// The binary's standard output, having asserted that it succeeded (else
+/// its standard error is the failure's message).
+pub fn succeeded(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
