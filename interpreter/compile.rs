@@ -150,8 +150,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
 type T = Option<Ty>;
 
 /// A callable in the call graph: (kind, id, what it calls, name, where).
-type CallNode = (u8, Id, Vec<(u8, Id)>, String, Span);
-
 /// Builds the call of a fact, define, table or quantity.
 type MakeCall = fn(Id, Vec<Ex>) -> Ex;
 
@@ -739,7 +737,7 @@ impl Compiler {
         if !sequence_failed {
             crate::decks::check_shuffled(self);
         }
-        self.check_cycles();
+        crate::call_graph::check(self);
         self.hook_scripts(items, hooks);
         self.check_notes_of_derived_facts();
     }
@@ -1381,6 +1379,24 @@ impl Compiler {
         let f = &self.rs.tables[id];
         let (params, want) = (f.params.clone(), f.ty.clone());
         let mut scope = Self::scope_for(&params, false);
+        // Rows compile to a chain of `if`s a row deep: one longer than any
+        // expression may go is refused before it is built.
+        if t.rows.len() > crate::nesting::MAX_EXPANDED_DEPTH {
+            self.err(
+                Diag::new(
+                    "muster::nesting",
+                    format!(
+                        "table `{}` has {} rows, more than the {} a table may have",
+                        t.name.text,
+                        t.rows.len(),
+                        crate::nesting::MAX_EXPANDED_DEPTH
+                    ),
+                )
+                .at(t.name.span, "too many rows")
+                .help("rows are tried in order, a level each; split the table in two, the second its first's `otherwise`"),
+            );
+            return;
+        }
         let body = tables::compile_table(self, t, &params, &want, &mut scope);
         if let Some(b) = body {
             self.rs.tables[id].body = b;
@@ -1501,144 +1517,6 @@ impl Compiler {
         }
     }
 
-    /// Report recursion among defines, tables and quantities, and among
-    /// procedures: the odds engine inlines calls, so a loop could never end.
-    fn check_cycles(&mut self) {
-        fn calls(e: &Ex, out: &mut Vec<(u8, Id)>) {
-            match e {
-                Ex::Define(i, _) => out.push((0, *i)),
-                Ex::Table(i, _) => out.push((1, *i)),
-                Ex::Quantity(i, _) => out.push((2, *i)),
-                _ => {}
-            }
-            e.any_child(&mut |c| {
-                calls(c, out);
-                false
-            });
-        }
-        let mut funcs: Vec<CallNode> = Vec::new();
-        for (i, f) in self.rs.defines.iter().enumerate() {
-            let mut v = Vec::new();
-            calls(&f.body, &mut v);
-            funcs.push((0, i as Id, v, f.name.clone(), f.span));
-        }
-        for (i, f) in self.rs.tables.iter().enumerate() {
-            let mut v = Vec::new();
-            calls(&f.body, &mut v);
-            funcs.push((1, i as Id, v, f.name.clone(), f.span));
-        }
-        for (i, q) in self.rs.quantities.iter().enumerate() {
-            let mut v = Vec::new();
-            calls(&q.func.body, &mut v);
-            for m in &q.modifiers {
-                let md = &self.rs.modifiers[*m as usize];
-                calls(&md.amount, &mut v);
-                if let Some(w) = &md.when {
-                    calls(w, &mut v);
-                }
-            }
-            funcs.push((2, i as Id, v, q.func.name.clone(), q.func.span));
-        }
-        let idx =
-            |k: u8, i: Id, funcs: &[CallNode]| funcs.iter().position(|f| f.0 == k && f.1 == i);
-        let edges: Vec<Vec<usize>> = funcs
-            .iter()
-            .map(|f| {
-                f.2.iter()
-                    .filter_map(|(k, i)| idx(*k, *i, &funcs))
-                    .collect()
-            })
-            .collect();
-        let names: Vec<(String, Span)> = funcs.iter().map(|f| (f.3.clone(), f.4)).collect();
-        self.report_cycles(&edges, &names, "muster::recursion", "calls itself");
-        // Procedures.
-        fn proc_calls(b: &[St], out: &mut Vec<usize>) {
-            for s in b {
-                match s {
-                    St::Call(p, _, _) => out.push(*p as usize),
-                    St::If(_, a, b) => {
-                        proc_calls(a, out);
-                        proc_calls(b, out)
-                    }
-                    St::For(_, _, _, a) => proc_calls(a, out),
-                    _ => {}
-                }
-            }
-        }
-        let edges: Vec<Vec<usize>> = self
-            .rs
-            .procedures
-            .iter()
-            .map(|p| {
-                let mut v = Vec::new();
-                proc_calls(&p.body, &mut v);
-                v
-            })
-            .collect();
-        let names: Vec<(String, Span)> = self
-            .rs
-            .procedures
-            .iter()
-            .map(|p| (p.name.clone(), p.span))
-            .collect();
-        self.report_cycles(&edges, &names, "muster::recursion", "calls itself");
-    }
-
-    fn report_cycles(
-        &mut self,
-        edges: &[Vec<usize>],
-        names: &[(String, Span)],
-        code: &'static str,
-        what: &str,
-    ) {
-        // Colour-marking DFS; report each node that closes a cycle once.
-        let n = edges.len();
-        let mut state = vec![0u8; n];
-        let mut reported = vec![false; n];
-        fn dfs(
-            u: usize,
-            e: &[Vec<usize>],
-            st: &mut [u8],
-            path: &mut Vec<usize>,
-            found: &mut Vec<Vec<usize>>,
-        ) {
-            st[u] = 1;
-            path.push(u);
-            for &v in &e[u] {
-                if st[v] == 1 {
-                    let start = path.iter().position(|x| *x == v).unwrap();
-                    found.push(path[start..].to_vec());
-                } else if st[v] == 0 {
-                    dfs(v, e, st, path, found);
-                }
-            }
-            path.pop();
-            st[u] = 2;
-        }
-        for u in 0..n {
-            if state[u] == 0 {
-                let mut found = Vec::new();
-                dfs(u, edges, &mut state, &mut Vec::new(), &mut found);
-                for cyc in found {
-                    if reported[cyc[0]] {
-                        continue;
-                    }
-                    reported[cyc[0]] = true;
-                    let chain: Vec<&str> = cyc
-                        .iter()
-                        .chain(std::iter::once(&cyc[0]))
-                        .map(|i| names[*i].0.as_str())
-                        .collect();
-                    self.err(
-                        Diag::new(code, format!("`{}` {what}: {}", names[cyc[0]].0, chain.join(" -> ")))
-                            .at(names[cyc[0]].1, "part of a loop")
-                            .help("rules are evaluated, not iterated: break the loop by computing the value from facts and state directly"),
-                    );
-                }
-            }
-        }
-    }
-
     // ------------------------------------------------------------ expressions
 
     pub fn expect(&mut self, got: &Ty, want: &Ty, span: Span, what: &str) -> bool {
@@ -1662,7 +1540,18 @@ impl Compiler {
 
     /// Compile an expression; `want` guides how bare names resolve (enum
     /// values and outcome symbols). `None` means an error was reported.
+    /// Compile an expression (on a stack with room for it: see
+    /// [`crate::nesting`]).
     pub fn expr(
+        &mut self,
+        e: &syntax::Expr,
+        sc: &mut Scope,
+        want: Option<&Ty>,
+    ) -> Option<(Ex, Ty)> {
+        crate::nesting::guarded(|| self.expr_here(e, sc, want))
+    }
+
+    fn expr_here(
         &mut self,
         e: &syntax::Expr,
         sc: &mut Scope,
@@ -2311,6 +2200,10 @@ impl Compiler {
     }
 
     fn stmt(&mut self, s: &Stmt, sc: &mut Scope, outcomes: &[OutcomeDef]) -> Option<St> {
+        crate::nesting::guarded(|| self.stmt_here(s, sc, outcomes))
+    }
+
+    fn stmt_here(&mut self, s: &Stmt, sc: &mut Scope, outcomes: &[OutcomeDef]) -> Option<St> {
         match s {
             Stmt::Let(n, e) => {
                 let (ex, ty) = self.expr(e, sc, None)?;

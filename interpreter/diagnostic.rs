@@ -4,7 +4,7 @@
 
 use crate::source::Sources;
 use crate::syntax::Span;
-use miette::{LabeledSpan, NamedSource, SourceSpan};
+use miette::{LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use std::fmt;
 
 /// One problem found in a ruleset, a situation or a run.
@@ -47,10 +47,6 @@ impl Diag {
 
     /// Attach the source text so that miette can render the diagnostic.
     pub fn report(&self, sources: &Sources) -> Rendered {
-        let source = self.span.map(|s| {
-            let src = sources.get(s.file);
-            NamedSource::new(src.name.clone(), src.text.to_string())
-        });
         // A note in the same file and near the primary span is drawn in
         // the same snippet; one far away (miette would print every line in
         // between) or in another file is named in the help instead.
@@ -65,26 +61,31 @@ impl Diag {
             self.span
                 .is_some_and(|s| n.file == s.file && line_of(*n).abs_diff(line_of(s)) <= NEAR_LINES)
         };
-        let mut labels = Vec::new();
+        let mut spans = Vec::new();
         if let Some(s) = self.span {
-            labels.push(LabeledSpan::new_primary_with_span(
-                Some(self.label.clone()),
-                to_source_span(s),
-            ));
+            spans.push((s, self.label.clone(), true));
             for (n, l) in &self.notes {
                 if near(n) {
-                    labels.push(LabeledSpan::new_with_span(
-                        Some(l.clone()),
-                        to_source_span(*n),
-                    ));
+                    spans.push((*n, l.clone(), false));
                 }
             }
         }
+        let (source, labels) = match self.span {
+            Some(s) => {
+                let src = sources.get(s.file);
+                let (excerpt, labels) = Excerpt::of(&src.name, &src.text, &spans);
+                (Some(excerpt), labels)
+            }
+            None => (None, Vec::new()),
+        };
         let mut help = self.help.clone();
         for (n, l) in &self.notes {
             if !near(n) {
                 let src = sources.get(n.file);
-                let line = src.text[..n.start as usize].matches('\n').count() + 1;
+                let line = src.text[..(n.start as usize).min(src.text.len())]
+                    .matches('\n')
+                    .count()
+                    + 1;
                 let extra = format!("{} (see {}:{})", l, src.name, line);
                 help = Some(match help {
                     Some(h) => format!("{h}\n{extra}"),
@@ -106,8 +107,191 @@ impl Diag {
 /// drawn in its snippet.
 const NEAR_LINES: usize = 8;
 
-fn to_source_span(s: Span) -> SourceSpan {
-    SourceSpan::new((s.start as usize).into(), s.len())
+/// Lines around the places a diagnostic points at, as miette draws them:
+/// the lines in between kept whole, and a line too long to read (a
+/// generated file, a line of a million characters) cut to a window around
+/// what is pointed at, with `…` where it was cut. Line and column numbers
+/// stay those of the file. Only these lines are copied, not the file.
+#[derive(Debug)]
+pub struct Excerpt {
+    name: String,
+    text: String,
+    /// The file's line number (from 0) of the excerpt's first line.
+    first_line: usize,
+    /// Per line of the excerpt: its offset in the excerpt, and what to add
+    /// to a byte column of it to make the file's (0 for a line kept whole).
+    lines: Vec<(usize, isize)>,
+}
+
+/// A line longer than this many bytes is cut to a window.
+const LONG_LINE: usize = 400;
+/// The bytes of a cut line kept on either side of what is pointed at.
+const WINDOW_MARGIN: usize = 40;
+/// The most of one label's text shown on a cut line.
+const WINDOW_WIDTH: usize = 100;
+/// Lines kept above and below the places pointed at (miette shows one).
+const EXCERPT_CONTEXT: usize = 3;
+/// Where a line was cut.
+const CUT: &str = "…";
+
+impl Excerpt {
+    /// The excerpt of `text` around `spans` (a primary and near notes, all
+    /// in this file), and miette's labels pointing into it.
+    fn of(name: &str, text: &str, spans: &[(Span, String, bool)]) -> (Excerpt, Vec<LabeledSpan>) {
+        // A span's ends, in the text and on character boundaries (a span
+        // may end inside a character: one byte of a longer one).
+        let span_start = |s: &Span| floor_boundary(text, (s.start as usize).min(text.len()));
+        let span_end = |s: &Span| ceil_boundary(text, (s.end as usize).min(text.len()));
+        let line_start = |o: usize| text[..o].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = |o: usize| text[o..].find('\n').map_or(text.len(), |i| o + i);
+        let line_no = |o: usize| text[..o].matches('\n').count();
+        let lo = spans.iter().map(|(s, ..)| span_start(s)).min().unwrap_or(0);
+        let hi = spans.iter().map(|(s, ..)| span_end(s)).max().unwrap_or(0);
+        // Whole lines from EXCERPT_CONTEXT above the first place to as many
+        // below the last.
+        let mut from = line_start(lo);
+        let mut first_line = line_no(from);
+        for _ in 0..EXCERPT_CONTEXT {
+            if from == 0 {
+                break;
+            }
+            from = line_start(from - 1);
+            first_line -= 1;
+        }
+        let mut to = line_end(hi.max(lo));
+        for _ in 0..EXCERPT_CONTEXT {
+            if to >= text.len() {
+                break;
+            }
+            to = line_end(to + 1);
+        }
+        // Each line of [from, to): kept whole, or cut to a window.
+        let mut out = String::new();
+        let mut lines = Vec::new();
+        // (start, end, window start) of each line in the file.
+        let mut windows: Vec<(usize, usize, usize, usize)> = Vec::new();
+        let mut at = from;
+        loop {
+            let end = line_end(at);
+            let body = text[at..end].trim_end_matches('\r');
+            let offset = out.len();
+            if body.len() > LONG_LINE {
+                // The window: around what is pointed at on this line.
+                let on: Vec<(usize, usize)> = spans
+                    .iter()
+                    .map(|(s, ..)| (span_start(s), span_end(s)))
+                    .filter(|(a, b)| *a <= end && *b >= at)
+                    .collect();
+                let a = on.iter().map(|x| x.0.max(at)).min().unwrap_or(at);
+                let b = on.iter().map(|x| x.1.min(end)).max().unwrap_or(at);
+                let w0 = floor_boundary(text, a.saturating_sub(WINDOW_MARGIN).max(at));
+                let w1 = floor_boundary(text, (b.min(a + WINDOW_WIDTH) + WINDOW_MARGIN).min(end));
+                let mut shown = String::new();
+                if w0 > at {
+                    shown.push_str(CUT);
+                }
+                let inner = shown.len();
+                shown.push_str(&text[w0..w1]);
+                if w1 < end {
+                    shown.push_str(CUT);
+                }
+                lines.push((offset, (w0 - at) as isize - inner as isize));
+                windows.push((at, end, w0, offset + inner));
+                let window_end = w1;
+                out.push_str(&shown);
+                windows.last_mut().expect("just pushed").1 = window_end;
+            } else {
+                lines.push((offset, 0));
+                windows.push((at, end, at, offset));
+                out.push_str(&text[at..end]);
+            }
+            if end >= to || end >= text.len() {
+                break;
+            }
+            out.push('\n');
+            at = end + 1;
+        }
+        // A file offset, as an offset into the excerpt.
+        let map = |o: usize| -> usize {
+            let k = windows
+                .iter()
+                .rposition(|(start, ..)| *start <= o)
+                .unwrap_or(0);
+            let (_, end, w0, x) = windows[k];
+            x + o.clamp(w0, end) - w0
+        };
+        let labels = spans
+            .iter()
+            .map(|(s, label, primary)| {
+                let a = map(span_start(s));
+                let b = map(span_end(s)).max(a);
+                let span = SourceSpan::new(a.into(), b - a);
+                if *primary {
+                    LabeledSpan::new_primary_with_span(Some(label.clone()), span)
+                } else {
+                    LabeledSpan::new_with_span(Some(label.clone()), span)
+                }
+            })
+            .collect();
+        (
+            Excerpt {
+                name: name.to_string(),
+                text: out,
+                first_line,
+                lines,
+            },
+            labels,
+        )
+    }
+}
+
+/// The nearest character boundary at or before `i`.
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The nearest character boundary at or after `i`.
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self.text.as_str().read_span(span, before, after)?;
+        // The excerpt's line of the span's start, for its cut columns.
+        let k = self
+            .lines
+            .iter()
+            .rposition(|(offset, _)| *offset <= span.offset())
+            .unwrap_or(0);
+        // A column is given only for a span read without lines above it.
+        let column = if before == 0 && inner.line() == k {
+            inner.column().saturating_add_signed(self.lines[k].1)
+        } else {
+            inner.column()
+        };
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.first_line,
+            column,
+            // Counted from the start of the text, as miette counts it for
+            // a whole file (it decides from this which snippets to join).
+            inner.line_count() + self.first_line,
+        )))
+    }
 }
 
 /// A [`Diag`] with its source attached: a miette diagnostic.
@@ -115,7 +299,7 @@ fn to_source_span(s: Span) -> SourceSpan {
 pub struct Rendered {
     code: &'static str,
     message: String,
-    source: Option<NamedSource<String>>,
+    source: Option<Excerpt>,
     labels: Vec<LabeledSpan>,
     help: Option<String>,
 }

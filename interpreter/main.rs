@@ -9,8 +9,22 @@ use muster::diagnostic::Diag;
 use muster::odds::{self, Method, Odds};
 use muster::source::Sources;
 use muster::Build;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Write to standard output; a failed write (a full disk, a closed pipe)
+/// ends the command with a message and a non-zero exit, never a panic.
+macro_rules! out {
+    ($($t:tt)*) => { emit(format_args!($($t)*))? };
+}
+macro_rules! outln {
+    ($($t:tt)*) => { emit(format_args!("{}\n", format_args!($($t)*)))? };
+}
+/// Write to standard error; if even that fails there is no one to tell.
+macro_rules! errln {
+    ($($t:tt)*) => { let _ = writeln!(std::io::stderr(), $($t)*); };
+}
 
 #[derive(Parser)]
 #[command(
@@ -159,6 +173,14 @@ enum GraphFormat {
     Mermaid,
 }
 
+/// The stack of the thread that runs a command, and of each worker thread.
+/// Rules nest only as deep as the compiler allows (muster::nesting), and
+/// the parser and compiler move to a new stack segment when one runs low;
+/// a large stack is the margin behind those bounds for evaluating rules.
+/// Only the pages used are ever taken from memory.
+const STACK: usize = 256 * 1024 * 1024;
+const WORKER_STACK: usize = 64 * 1024 * 1024;
+
 fn main() -> ExitCode {
     // Output piped into `head` and the like: stop quietly when the reader
     // goes away, as command-line tools do, instead of panicking on the write.
@@ -168,18 +190,49 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(code) => code,
+    let work = std::thread::Builder::new()
+        .name("muster".into())
+        .stack_size(STACK)
+        .spawn(move || {
+            // What is still buffered is written too, and a failure reported
+            // (once: after a failed write, nothing more is tried).
+            run(cli).and_then(|()| std::io::stdout().flush().map_err(output_failed))
+        });
+    match work.map(|w| w.join()) {
+        Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
+        Ok(Ok(Err(code))) => code,
+        // A panic has printed its message already.
+        Ok(Err(_)) => ExitCode::from(101),
+        Err(e) => {
+            errln!("error: cannot start the program's thread: {e}");
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// Write to standard output (see `out!`).
+fn emit(args: std::fmt::Arguments) -> Result<(), ExitCode> {
+    std::io::stdout()
+        .lock()
+        .write_fmt(args)
+        .map_err(output_failed)
+}
+
+/// A failed write to standard output: quietly when the reader has gone (a
+/// closed pipe), with the reason otherwise (a full disk).
+fn output_failed(e: std::io::Error) -> ExitCode {
+    if e.kind() != std::io::ErrorKind::BrokenPipe {
+        errln!("error: cannot write the output: {e}");
+    }
+    ExitCode::FAILURE
 }
 
 fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
     for d in diags {
-        eprintln!("{:?}", miette::Report::new(d.report(sources)));
+        errln!("{:?}", miette::Report::new(d.report(sources)));
     }
     let n = diags.len();
-    eprintln!("error: {n} problem{} found", if n == 1 { "" } else { "s" });
+    errln!("error: {n} problem{} found", if n == 1 { "" } else { "s" });
     ExitCode::FAILURE
 }
 
@@ -198,7 +251,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                         let n = |k: usize, what: &str| {
                             format!("{k} {what}{}", if k == 1 { "" } else { "s" })
                         };
-                        println!(
+                        outln!(
                             "{}: ok ({}, {}, {}, {}, {}, {}, {})",
                             r.display(),
                             n(rs.unit_types.len(), "unit type"),
@@ -223,7 +276,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         Command::Graph { ruleset, format } => {
             let b = load(&ruleset)?;
             let Some(g) = &b.ruleset.graph else {
-                eprintln!("error: {} has no `sequence` of play", ruleset.display());
+                errln!("error: {} has no `sequence` of play", ruleset.display());
                 return Err(ExitCode::FAILURE);
             };
             let rs = &b.ruleset;
@@ -231,7 +284,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 GraphFormat::Dot => muster::phase_graph::Format::Dot,
                 GraphFormat::Mermaid => muster::phase_graph::Format::Mermaid,
             };
-            print!(
+            out!(
                 "{}",
                 g.render(fmt, |a| muster::phase_graph::describe(rs, a))
             );
@@ -254,25 +307,31 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let game = prep
                 .play(seed, true)
                 .map_err(|d| report(&[d], &b.sources))?;
-            // Pictures first, into a temporary folder renamed into place, so
-            // that a failure leaves no half-written output.
+            // Pictures first: a failure to write them stops before the log.
             if let Some(dir) = &svg {
-                write_svgs(dir, &b.ruleset, &sc, &prep, &game).map_err(|e| {
-                    eprintln!(
-                        "error: cannot write the pictures into {}: {e}",
-                        dir.display()
+                let w = write_svgs(dir, &b.ruleset, &sc, &prep, &game)
+                    .map_err(|d| report(&[d], &b.sources))?;
+                if !w.left.is_empty() {
+                    errln!(
+                        "note: {} also holds {} from an earlier run, left as {}",
+                        dir.display(),
+                        w.left.join(", "),
+                        if w.left.len() == 1 {
+                            "it was"
+                        } else {
+                            "they were"
+                        }
                     );
-                    ExitCode::FAILURE
-                })?;
+                }
             }
             match log {
                 LogFormat::Text => {
-                    println!(
+                    outln!(
                         "{} — {} (seed {seed})",
                         b.ruleset.title,
                         sc.description.as_deref().unwrap_or("scenario")
                     );
-                    print!("{}", game.narrative());
+                    out!("{}", game.narrative());
                 }
                 LogFormat::Json => {
                     let out = serde_json::json!({
@@ -281,7 +340,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                         "events": game.log,
                         "summary": game.summary(),
                     });
-                    println!("{}", serde_json::to_string_pretty(&out).unwrap());
+                    outln!("{}", serde_json::to_string_pretty(&out).unwrap());
                 }
             }
         }
@@ -313,15 +372,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             bar.finish_and_clear();
             let secs = start.elapsed().as_secs_f64();
             if json {
-                println!("{}", serde_json::to_string_pretty(&summary).unwrap());
+                outln!("{}", serde_json::to_string_pretty(&summary).unwrap());
             } else {
-                println!(
+                outln!(
                     "{} — {}",
                     b.ruleset.title,
                     sc.description.as_deref().unwrap_or("scenario")
                 );
-                print!("{summary}");
-                println!(
+                out!("{summary}");
+                outln!(
                     "({:.0} games/s on {} threads)",
                     runs as f64 / secs.max(1e-9),
                     pool.current_num_threads()
@@ -352,7 +411,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             };
             // Which of the two a diagnostic is about, before it.
             let cannot = |which: &str, path: &Path, d: &[Diag], s: &Sources| {
-                eprintln!(
+                errln!(
                     "error: ruleset {which} ({}) cannot play the scenario {}:",
                     path.display(),
                     file.display()
@@ -379,13 +438,13 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let ga = pool
                 .install(|| muster::simulate::play(&pa, runs, seed, &tick))
                 .map_err(|d| {
-                    eprintln!("error: a game under ruleset A ({}) failed:", a.display());
+                    errln!("error: a game under ruleset A ({}) failed:", a.display());
                     report(&[d], &ba.sources)
                 })?;
             let gb = pool
                 .install(|| muster::simulate::play(&pb, runs, seed, &tick))
                 .map_err(|d| {
-                    eprintln!("error: a game under ruleset B ({}) failed:", b.display());
+                    errln!("error: a game under ruleset B ({}) failed:", b.display());
                     report(&[d], &bb.sources)
                 })?;
             bar.finish_and_clear();
@@ -398,14 +457,14 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     "scenario": file.display().to_string(),
                     "comparison": cmp,
                 });
-                println!("{}", serde_json::to_string_pretty(&out).unwrap());
+                outln!("{}", serde_json::to_string_pretty(&out).unwrap());
             } else {
-                println!(
+                outln!(
                     "{} — {}",
                     file.display(),
                     sa.description.as_deref().unwrap_or("scenario")
                 );
-                print!("{cmp}");
+                out!("{cmp}");
             }
         }
         Command::Odds {
@@ -417,14 +476,12 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             json,
             options,
         } => {
-            if let Some(t) = threads {
-                let _ = rayon::ThreadPoolBuilder::new()
-                    .num_threads(t.max(1))
-                    .build_global();
-            }
+            // Sampling runs on rayon's global pool: its threads, with room
+            // on their stacks.
+            let _ = pool_builder(threads).build_global();
             let mut b = load(&ruleset)?;
             let text = std::fs::read_to_string(&situation).map_err(|e| {
-                eprintln!("error: cannot read {}: {e}", situation.display());
+                errln!("error: cannot read {}: {e}", situation.display());
                 ExitCode::FAILURE
             })?;
             let mut s = b
@@ -441,7 +498,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 match odds::exact(rs, &prog) {
                     Ok(o) => Ok(o),
                     Err(odds::ExactError::TooManyBranches) => {
-                        eprintln!("note: too many branches to compute exactly; sampling 1,000,000 games instead");
+                        errln!("note: too many branches to compute exactly; sampling 1,000,000 games instead");
                         sample(rs, &prog, 1_000_000, seed, json)
                     }
                     Err(odds::ExactError::Fault(d)) => Err(d),
@@ -450,12 +507,12 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let o = result.map_err(|d| report(&[b.locate(&s, d)], &b.sources))?;
             let pname = &rs.procedures[s.procedure.unwrap_or(0) as usize].name;
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&to_json(rs, &prog.world, pname, &o)).unwrap()
                 );
             } else {
-                print!(
+                out!(
                     "{}",
                     to_table(rs, &prog.world, pname, s.description.as_deref(), &o)
                 );
@@ -468,7 +525,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         } => {
             let mut b = load(&ruleset)?;
             let text = std::fs::read_to_string(&roster).map_err(|e| {
-                eprintln!("error: cannot read {}: {e}", roster.display());
+                errln!("error: cannot read {}: {e}", roster.display());
                 ExitCode::FAILURE
             })?;
             let r = muster::army::check(
@@ -487,9 +544,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     "commands": r.commands.iter().map(|(n, u, p)| serde_json::json!({"name": n, "units": u, "points": p})).collect::<Vec<_>>(),
                     "problems": r.problems.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
                 });
-                println!("{}", serde_json::to_string_pretty(&v).unwrap());
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
-                println!(
+                outln!(
                     "{} (army list `{}`): {} units, {} points",
                     r.name.as_deref().unwrap_or("roster"),
                     r.army,
@@ -497,7 +554,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     r.points
                 );
                 for (n, u, p) in &r.commands {
-                    println!("  {n}: {u} units, {p} points");
+                    outln!("  {n}: {u} units, {p} points");
                 }
             }
             if !r.problems.is_empty() {
@@ -512,7 +569,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         } => {
             let mut b = load(&ruleset)?;
             let text = std::fs::read_to_string(&situation).map_err(|e| {
-                eprintln!("error: cannot read {}: {e}", situation.display());
+                errln!("error: cannot read {}: {e}", situation.display());
                 ExitCode::FAILURE
             })?;
             let s = b
@@ -524,11 +581,11 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 if json {
                     out.insert(e.clone(), serde_json::Value::String(shown));
                 } else {
-                    println!("{e} = {shown}");
+                    outln!("{e} = {shown}");
                 }
             }
             if json {
-                println!("{}", serde_json::to_string_pretty(&out).unwrap());
+                outln!("{}", serde_json::to_string_pretty(&out).unwrap());
             }
         }
     }
@@ -645,20 +702,15 @@ fn to_json(
     Value::Object(root)
 }
 
-/// Draw the table after every turn: `DIR/turn-NN.svg`. Written into a
-/// temporary folder first and renamed into place.
+/// Draw the table after every turn into the folder `dir` as
+/// `turn-NN.svg` (see muster::output: nothing else there is touched).
 fn write_svgs(
     dir: &Path,
     rs: &muster::ir::Ruleset,
     sc: &muster::scenario::Scenario,
     prep: &muster::battle::Prepared,
     game: &muster::battle::Game,
-) -> std::io::Result<()> {
-    let tmp = dir.with_extension("partial");
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp)?;
-    }
-    std::fs::create_dir_all(&tmp)?;
+) -> Result<muster::output::Written, Diag> {
     let features: Vec<muster::svg::Feature> = sc
         .terrain
         .iter()
@@ -674,6 +726,7 @@ fn write_svgs(
         .iter()
         .map(|u| short_name(&rs.unit_types[u.ty as usize].name))
         .collect();
+    let mut files = Vec::new();
     for snap in &game.snapshots {
         let units: Vec<muster::svg::UnitMark> = game
             .world
@@ -696,12 +749,16 @@ fn write_svgs(
             format!("{} — end of turn {}", rs.title, snap.turn)
         };
         let svg = muster::svg::render(&title, sc.width, sc.depth, &features, &units);
-        std::fs::write(tmp.join(format!("turn-{:02}.svg", snap.turn)), svg)?;
+        files.push((format!("turn-{:02}.svg", snap.turn), svg));
     }
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)?;
-    }
-    std::fs::rename(&tmp, dir)
+    muster::output::write_into(dir, &files, is_turn_picture)
+}
+
+/// A name `write_svgs` writes: `turn-` and digits, `.svg`.
+fn is_turn_picture(name: &str) -> bool {
+    name.strip_prefix("turn-")
+        .and_then(|n| n.strip_suffix(".svg"))
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A short label for a unit type: initials of a name of several words
@@ -724,15 +781,34 @@ fn short_name(t: &str) -> String {
         .join(sep)
 }
 
-/// The threads to play on (0: all cores).
+/// The most threads a command starts, per core: more only wait on each
+/// other (the results never depend on the count).
+const THREADS_PER_CORE: usize = 4;
+
+/// The threads to play on (0 or none: all cores), with room on their
+/// stacks; a count beyond [`THREADS_PER_CORE`] a core is cut to that, with a note.
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ExitCode> {
+    pool_builder(threads).build().map_err(|e| {
+        errln!("error: cannot start the threads: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+fn pool_builder(threads: Option<usize>) -> rayon::ThreadPoolBuilder {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = THREADS_PER_CORE * cores;
+    let n = match threads.unwrap_or(0) {
+        t if t > most => {
+            errln!(
+                "note: --threads {t} is more than {most} ({THREADS_PER_CORE} a core on the {cores} cores here); using {most}"
+            );
+            most
+        }
+        t => t,
+    };
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| {
-            eprintln!("error: cannot start the threads: {e}");
-            ExitCode::FAILURE
-        })
+        .num_threads(n)
+        .stack_size(WORKER_STACK)
 }
 
 /// A progress bar over `games`, shown for long runs and never with JSON
@@ -764,7 +840,7 @@ fn set_options(
             "on" | "true" => true,
             "off" | "false" => false,
             _ => {
-                eprintln!("error: `--option {o}`: the value must be on or off");
+                errln!("error: `--option {o}`: the value must be on or off");
                 return Err(ExitCode::FAILURE);
             }
         };
@@ -772,7 +848,7 @@ fn set_options(
             Some(i) => world.options[i as usize] = on,
             None => {
                 let names: Vec<&str> = rs.options.iter().map(|x| x.name.as_str()).collect();
-                eprintln!(
+                errln!(
                     "error: the ruleset has no option `{name}` (its options: {})",
                     names.join(", ")
                 );

@@ -2,9 +2,11 @@
 //! [`crate::syntax`] nodes with spans. Parse errors become [`Diag`]s.
 
 use crate::diagnostic::Diag;
+use crate::nesting::{self, guarded, MAX_EXPR_DEPTH};
 use crate::syntax::*;
 use pest::iterators::Pair;
 use pest::Parser;
+use std::cell::{Cell, RefCell};
 
 #[derive(pest_derive::Parser)]
 #[grammar = "grammar/muster.pest"]
@@ -14,23 +16,28 @@ type P<'a> = Pair<'a, Rule>;
 
 /// Parse a whole ruleset file.
 pub fn parse_file(text: &str, file: FileId) -> Result<File, Diag> {
-    let mut pairs = MusterParser::parse(Rule::file, text).map_err(|e| syntax_error(e, file))?;
-    let b = Builder { file };
-    Ok(b.file(pairs.next().unwrap()))
+    nesting::scan(text, file, 0)?;
+    let mut pairs = guarded(|| MusterParser::parse(Rule::file, text))
+        .map_err(|e| syntax_error(e, file, text))?;
+    let b = Builder::new(file);
+    let f = b.file(pairs.next().unwrap());
+    b.finish(f)
 }
 
 /// Parse one expression (as a situation file writes its facts).
 pub fn parse_expr(text: &str, file: FileId, offset: usize) -> Result<Expr, Diag> {
+    nesting::scan(text, file, offset)?;
     // Parse against the full text so spans line up with the situation file.
     let padded: String = " ".repeat(offset) + text;
-    let mut pairs =
-        MusterParser::parse(Rule::expr_only, &padded).map_err(|e| syntax_error(e, file))?;
-    let b = Builder { file };
+    let mut pairs = guarded(|| MusterParser::parse(Rule::expr_only, &padded))
+        .map_err(|e| syntax_error(e, file, &padded))?;
+    let b = Builder::new(file);
     let p = pairs.next().unwrap();
-    Ok(b.expr(p.into_inner().next().unwrap()))
+    let e = b.expr(p.into_inner().next().unwrap());
+    b.finish(e)
 }
 
-fn syntax_error(e: pest::error::Error<Rule>, file: FileId) -> Diag {
+fn syntax_error(e: pest::error::Error<Rule>, file: FileId, text: &str) -> Diag {
     let (start, end) = match e.location {
         pest::error::InputLocation::Pos(p) => (p, p + 1),
         pest::error::InputLocation::Span((a, b)) => (a, b),
@@ -42,15 +49,31 @@ fn syntax_error(e: pest::error::Error<Rule>, file: FileId) -> Diag {
             names.dedup();
             names
         }
-        pest::error::ErrorVariant::CustomError { message } => vec![message.clone()],
+        pest::error::ErrorVariant::CustomError { message } => {
+            // The grammar's own guards ("stack limit reached", "call limit
+            // reached"): only text the nesting scan measured wrongly gets here.
+            if message.contains("limit reached") {
+                return nesting::too_deep(
+                    Span::new(file, start, start + 1),
+                    "the grammar ran out of room here",
+                );
+            }
+            vec![message.clone()]
+        }
     };
     let label = if expected.is_empty() {
         "unexpected text here".to_string()
     } else {
         format!("expected {}", expected.join(", "))
     };
-    // Point at a single character, however long the failing span.
-    let end = end.max(start + 1).min(start + 1);
+    // Point at a single character, however long the failing span (a
+    // whole character: it may take several bytes).
+    let _ = end;
+    let end = start
+        + text
+            .get(start..)
+            .and_then(|t| t.chars().next())
+            .map_or(1, char::len_utf8);
     Diag::new("muster::syntax", "the ruleset does not parse here")
         .at(Span::new(file, start, end), label)
         .help("check the construct against docs/LANGUAGE.md; a missing `{`, `}`, `=>` or `,` is the usual cause")
@@ -104,6 +127,11 @@ fn rule_name(r: &Rule) -> String {
 
 struct Builder {
     file: FileId,
+    /// How deep the expression `expr` last returned is.
+    depth: Cell<usize>,
+    /// The first problem met while building (the tree is built on, so that
+    /// the caller gets one diagnostic, not a panic).
+    fault: RefCell<Option<Diag>>,
 }
 
 fn unquote(p: P) -> String {
@@ -115,6 +143,58 @@ fn unquote(p: P) -> String {
 }
 
 impl Builder {
+    fn new(file: FileId) -> Self {
+        Builder {
+            file,
+            depth: Cell::new(0),
+            fault: RefCell::new(None),
+        }
+    }
+
+    /// What was built, unless building met a problem.
+    fn finish<T>(&self, built: T) -> Result<T, Diag> {
+        match self.fault.take() {
+            Some(d) => Err(d),
+            None => Ok(built),
+        }
+    }
+
+    /// Note a problem (the first one is reported).
+    fn fail(&self, d: Diag) {
+        let mut f = self.fault.borrow_mut();
+        if f.is_none() {
+            *f = Some(d);
+        }
+    }
+
+    /// An expression and how deep it is.
+    fn sub(&self, p: P) -> (Expr, usize) {
+        let e = self.expr(p);
+        (e, self.depth.get())
+    }
+
+    /// A node `depth` deep. Past [`MAX_EXPR_DEPTH`] the problem is noted at
+    /// `at` and a leaf stands in, so that no tree grows deeper than the
+    /// bound (later passes, and dropping the tree, recurse over it).
+    fn node(&self, kind: ExprKind, span: Span, depth: usize, at: Span) -> Expr {
+        if depth > MAX_EXPR_DEPTH {
+            self.fail(nesting::expr_too_deep(at));
+            self.depth.set(1);
+            return Expr {
+                kind: ExprKind::Int(0),
+                span,
+            };
+        }
+        self.depth.set(depth);
+        Expr { kind, span }
+    }
+
+    /// A leaf node.
+    fn leaf(&self, kind: ExprKind, span: Span) -> Expr {
+        self.depth.set(1);
+        Expr { kind, span }
+    }
+
     /// A node's span, without the whitespace pest may leave at its end.
     fn span(&self, p: &P) -> Span {
         let s = p.as_span();
@@ -149,10 +229,25 @@ impl Builder {
     }
 
     fn int(&self, p: &P) -> i64 {
-        p.as_str()
-            .trim_start_matches('+')
-            .parse()
-            .unwrap_or(i64::MAX)
+        self.number(p.as_str(), self.span(p))
+    }
+
+    /// A whole number as written (`+3`, `-2`, `12`); one too large for 64
+    /// bits is a diagnostic, never a silently different number.
+    fn number(&self, text: &str, span: Span) -> i64 {
+        let text = text.trim();
+        text.trim_start_matches('+').parse().unwrap_or_else(|_| {
+            self.fail(
+                Diag::new("muster::number", format!("`{text}` is too large a number"))
+                    .at(span, "does not fit in 64 bits")
+                    .help(format!(
+                        "numbers are whole and lie between {} and {}",
+                        i64::MIN,
+                        i64::MAX
+                    )),
+            );
+            0
+        })
     }
 
     fn file(&self, p: P) -> File {
@@ -627,7 +722,7 @@ impl Builder {
                     let v = match x.as_str() {
                         "none" => StatValue::None,
                         "unlimited" => StatValue::Unlimited,
-                        n => StatValue::Int(n.trim_start_matches('+').parse().unwrap_or(i64::MAX)),
+                        n => StatValue::Int(self.number(n, s)),
                     };
                     values.push((v, s));
                 }
@@ -933,7 +1028,7 @@ impl Builder {
                     if s.is_empty() {
                         None
                     } else {
-                        s.trim_start_matches('+').parse().ok()
+                        Some(self.number(s, span))
                     }
                 };
                 KeyPattern::Range(parse(a), parse(b), span)
@@ -1007,7 +1102,12 @@ impl Builder {
         p.into_inner().map(|s| self.stmt(s)).collect()
     }
 
+    /// A statement, on a stack with room for it (blocks nest).
     fn stmt(&self, p: P) -> Stmt {
+        guarded(|| self.stmt_here(p))
+    }
+
+    fn stmt_here(&self, p: P) -> Stmt {
         let span = self.span(&p);
         let rule = p.as_rule();
         let mut it = p.into_inner();
@@ -1072,7 +1172,12 @@ impl Builder {
         p.into_inner().map(|e| self.expr(e)).collect()
     }
 
+    /// An expression, on a stack with room for it (see [`nesting`]).
     fn expr(&self, p: P) -> Expr {
+        guarded(|| self.expr_here(p))
+    }
+
+    fn expr_here(&self, p: P) -> Expr {
         let span = self.span(&p);
         match p.as_rule() {
             Rule::expr => self.expr(p.into_inner().next().unwrap()),
@@ -1083,15 +1188,20 @@ impl Builder {
                     BinOp::And
                 };
                 let mut it = p.into_inner();
-                let mut acc = self.expr(it.next().unwrap());
+                let (mut acc, mut d) = self.sub(it.next().unwrap());
                 for x in it {
-                    let r = self.expr(x);
+                    let (r, dr) = self.sub(x);
                     let s = acc.span.to(r.span);
-                    acc = Expr {
-                        kind: ExprKind::Binary(op, Box::new(acc), Box::new(r)),
-                        span: s,
-                    };
+                    let at = r.span;
+                    acc = self.node(
+                        ExprKind::Binary(op, Box::new(acc), Box::new(r)),
+                        s,
+                        1 + d.max(dr),
+                        at,
+                    );
+                    d = self.depth.get();
                 }
+                self.depth.set(d);
                 acc
             }
             Rule::not_expr => {
@@ -1100,31 +1210,35 @@ impl Builder {
                 for x in p.into_inner() {
                     match x.as_rule() {
                         Rule::not_kw => nots += 1,
-                        _ => inner = Some(self.expr(x)),
+                        _ => inner = Some(self.sub(x)),
                     }
                 }
-                let mut e = inner.unwrap();
+                let (mut e, mut d) = inner.unwrap();
                 for _ in 0..nots {
-                    e = Expr {
-                        kind: ExprKind::Not(Box::new(e)),
-                        span,
-                    };
+                    e = self.node(ExprKind::Not(Box::new(e)), span, d + 1, span);
+                    d = self.depth.get();
                 }
+                self.depth.set(d);
                 e
             }
             Rule::cmp_expr => {
                 let mut it = p.into_inner();
-                let lhs = self.expr(it.next().unwrap());
+                let (lhs, dl) = self.sub(it.next().unwrap());
                 match it.next() {
-                    None => lhs,
+                    None => {
+                        self.depth.set(dl);
+                        lhs
+                    }
                     Some(op) if op.as_rule() == Rule::is_op => {
                         let negated = op.into_inner().any(|x| x.as_rule() == Rule::not_kw);
                         let rhs = it.next().unwrap();
                         let names = rhs.into_inner().map(|n| self.name(n)).collect();
-                        Expr {
-                            kind: ExprKind::Is(Box::new(lhs), names, negated),
+                        self.node(
+                            ExprKind::Is(Box::new(lhs), names, negated),
                             span,
-                        }
+                            dl + 1,
+                            span,
+                        )
                     }
                     Some(op) => {
                         let op = match op.as_str() {
@@ -1135,17 +1249,19 @@ impl Builder {
                             ">" => BinOp::Gt,
                             _ => BinOp::Ge,
                         };
-                        let rhs = self.expr(it.next().unwrap());
-                        Expr {
-                            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                        let (rhs, dr) = self.sub(it.next().unwrap());
+                        self.node(
+                            ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
                             span,
-                        }
+                            1 + dl.max(dr),
+                            span,
+                        )
                     }
                 }
             }
             Rule::add_expr | Rule::mul_expr => {
                 let mut it = p.into_inner();
-                let mut acc = self.expr(it.next().unwrap());
+                let (mut acc, mut d) = self.sub(it.next().unwrap());
                 while let Some(op) = it.next() {
                     let op = match op.as_str() {
                         "+" => BinOp::Add,
@@ -1153,19 +1269,27 @@ impl Builder {
                         "*" => BinOp::Mul,
                         _ => BinOp::Div,
                     };
-                    let r = self.expr(it.next().unwrap());
+                    let (r, dr) = self.sub(it.next().unwrap());
                     let s = acc.span.to(r.span);
-                    acc = Expr {
-                        kind: ExprKind::Binary(op, Box::new(acc), Box::new(r)),
-                        span: s,
-                    };
+                    let at = r.span;
+                    acc = self.node(
+                        ExprKind::Binary(op, Box::new(acc), Box::new(r)),
+                        s,
+                        1 + d.max(dr),
+                        at,
+                    );
+                    d = self.depth.get();
                 }
+                self.depth.set(d);
                 acc
             }
             Rule::dice_expr => {
                 let mut it = p.into_inner().peekable();
-                let first = self.expr(it.next().unwrap());
-                let Some(next) = it.peek() else { return first };
+                let (first, d0) = self.sub(it.next().unwrap());
+                let Some(next) = it.peek() else {
+                    self.depth.set(d0);
+                    return first;
+                };
                 let (count, die) = if next.as_rule() == Rule::die_ref {
                     let d = it.next().unwrap();
                     (first, self.name(d.into_inner().next().unwrap()))
@@ -1184,13 +1308,16 @@ impl Builder {
                     };
                     (one, die)
                 };
+                let mut d = d0;
                 let mut scoring = None;
                 let mut counting = Vec::new();
                 let mut reroll = None;
                 for x in it {
                     match x.as_rule() {
                         Rule::scoring => {
-                            scoring = Some(Box::new(self.expr(x.into_inner().next().unwrap())))
+                            let (e, ds) = self.sub(x.into_inner().next().unwrap());
+                            d = d.max(ds);
+                            scoring = Some(Box::new(e))
                         }
                         Rule::counting => counting = x.into_inner().map(|n| self.name(n)).collect(),
                         Rule::reroll => {
@@ -1204,8 +1331,8 @@ impl Builder {
                         _ => {}
                     }
                 }
-                Expr {
-                    kind: ExprKind::Dice {
+                self.node(
+                    ExprKind::Dice {
                         count: Box::new(count),
                         die,
                         scoring,
@@ -1213,17 +1340,16 @@ impl Builder {
                         reroll,
                     },
                     span,
-                }
+                    d + 1,
+                    span,
+                )
             }
             Rule::unary => {
                 let mut it = p.into_inner();
                 let first = it.next().unwrap();
                 if first.as_rule() == Rule::neg {
-                    let e = self.expr(it.next().unwrap());
-                    Expr {
-                        kind: ExprKind::Neg(Box::new(e)),
-                        span,
-                    }
+                    let (e, d) = self.sub(it.next().unwrap());
+                    self.node(ExprKind::Neg(Box::new(e)), span, d + 1, span)
                 } else {
                     self.expr(first)
                 }
@@ -1231,13 +1357,15 @@ impl Builder {
             Rule::postfix => self.postfix(p),
             Rule::if_expr => {
                 let mut it = p.into_inner();
-                let c = self.expr(it.next().unwrap());
-                let a = self.expr(it.next().unwrap());
-                let b = self.expr(it.next().unwrap());
-                Expr {
-                    kind: ExprKind::If(Box::new(c), Box::new(a), Box::new(b)),
+                let (c, dc) = self.sub(it.next().unwrap());
+                let (a, da) = self.sub(it.next().unwrap());
+                let (b, db) = self.sub(it.next().unwrap());
+                self.node(
+                    ExprKind::If(Box::new(c), Box::new(a), Box::new(b)),
                     span,
-                }
+                    1 + dc.max(da).max(db),
+                    span,
+                )
             }
             Rule::quant_expr => {
                 let mut it = p.into_inner();
@@ -1254,70 +1382,75 @@ impl Builder {
                 let mut coll = None;
                 let mut body = None;
                 let mut value = None;
+                let mut d = 0;
                 for x in it {
                     match x.as_rule() {
                         Rule::ident => coll = Some(self.name(x)),
                         Rule::of_kw => {}
-                        _ if body.is_none() => body = Some(self.expr(x)),
-                        _ => value = Some(Box::new(self.expr(x))),
+                        _ if body.is_none() => {
+                            let (e, de) = self.sub(x);
+                            d = d.max(de);
+                            body = Some(e)
+                        }
+                        _ => {
+                            let (e, de) = self.sub(x);
+                            d = d.max(de);
+                            value = Some(Box::new(e))
+                        }
                     }
                 }
-                Expr {
-                    kind: ExprKind::Quant(q, var, coll, Box::new(body.unwrap()), value),
+                self.node(
+                    ExprKind::Quant(q, var, coll, Box::new(body.unwrap()), value),
                     span,
-                }
+                    d + 1,
+                    span,
+                )
             }
             Rule::original_expr => {
                 let e = self.postfix(p.into_inner().next().unwrap());
-                Expr {
-                    kind: ExprKind::Original(Box::new(e)),
-                    span,
-                }
+                let d = self.depth.get();
+                self.node(ExprKind::Original(Box::new(e)), span, d + 1, span)
             }
-            Rule::int => Expr {
-                kind: ExprKind::Int(self.int(&p)),
-                span,
-            },
-            Rule::bool_lit => Expr {
-                kind: ExprKind::Bool(p.as_str().starts_with("true")),
-                span,
-            },
-            Rule::none_lit => Expr {
-                kind: ExprKind::None,
-                span,
-            },
-            Rule::unlimited_lit => Expr {
-                kind: ExprKind::Unlimited,
-                span,
-            },
+            Rule::int => self.leaf(ExprKind::Int(self.int(&p)), span),
+            Rule::bool_lit => self.leaf(ExprKind::Bool(p.as_str().starts_with("true")), span),
+            Rule::none_lit => self.leaf(ExprKind::None, span),
+            Rule::unlimited_lit => self.leaf(ExprKind::Unlimited, span),
             Rule::call => {
                 let mut it = p.into_inner();
                 let n = self.name(it.next().unwrap());
-                let args = self.args(it.next().unwrap());
-                Expr {
-                    kind: ExprKind::Call(n, args),
-                    span,
-                }
+                let (args, d) = self.args_deep(it.next().unwrap());
+                self.node(ExprKind::Call(n, args), span, d + 1, span)
             }
-            Rule::ident => Expr {
-                kind: ExprKind::Name(self.name(p)),
-                span,
-            },
+            Rule::ident => self.leaf(ExprKind::Name(self.name(p)), span),
             r => unreachable!("grammar rule {r:?} is not an expression"),
         }
     }
 
+    /// A call's arguments and the depth of the deepest.
+    fn args_deep(&self, p: P) -> (Vec<Expr>, usize) {
+        let mut d = 0;
+        let args = p
+            .into_inner()
+            .map(|e| {
+                let (e, de) = self.sub(e);
+                d = d.max(de);
+                e
+            })
+            .collect();
+        (args, d)
+    }
+
     fn postfix(&self, p: P) -> Expr {
         let mut it = p.into_inner();
-        let mut e = self.expr(it.next().unwrap());
+        let (mut e, mut d) = self.sub(it.next().unwrap());
         for f in it {
             let n = self.name(f);
             let s = e.span.to(n.span);
-            e = Expr {
-                kind: ExprKind::Field(Box::new(e), n),
-                span: s,
-            };
+            let at = n.span;
+            e = self.node(ExprKind::Field(Box::new(e), n), s, d + 1, at);
+            d = self.depth.get();
         }
+        self.depth.set(d);
         e
     }
 }

@@ -548,6 +548,5 @@ mod tests {
             &units,
         );
         assert_eq!(s.matches(r#"class="terrain""#).count(), 4);
-        std::fs::write("/tmp/svg_check.svg", &s).unwrap();
     }
 }
