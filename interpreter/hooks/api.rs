@@ -145,7 +145,7 @@ fn read_state(side: bool, who: u16, name: &str) -> Res<Dynamic> {
                 env.ev.rs.states.len()
             };
             if (side && d.side_states[id]) || (!side && d.states[id]) {
-                return Err(NOT_STATIC.into());
+                return Err(halt(Stop::NotStatic));
             }
         }
         let v = if side { c.side_state[i] } else { c.state[i] };
