@@ -639,8 +639,9 @@ procedure check(gun: unit) outcomes {{ ok: bool }} {{
 }
 
 /// Sixteen nested hook calls, each with a script at its limit of call
-/// depth, fit the 2 MiB stack of a sampling thread: each call that finds
-/// the stack low runs on a new segment.
+/// depth (about 160 KiB of stack each), fit the 2 MiB stack of a sampling
+/// thread: each call that finds the stack low runs on a new segment. (Ten
+/// chunks of samples, so that the pool's threads run them.)
 #[test]
 fn nested_hooks_at_their_call_depth_limit_do_not_overflow_the_stack() {
     let text = format!(
@@ -657,7 +658,7 @@ fn nested_hooks_at_their_call_depth_limit_do_not_overflow_the_stack() {
                 "--situation",
                 "s.toml",
                 "--samples",
-                "10",
+                "40960",
             ],
         ),
         &[CYCLE_MESSAGE, "deep(30, gun);"],
