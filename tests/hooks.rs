@@ -138,9 +138,7 @@ fn a_hook_s_outcome_appears_in_odds_json() {
 #[test]
 fn a_hook_that_loops_forever_stops_at_its_limit() {
     let text = format!("{GUN}hook spin after shoot {{\n  let n = 0;\n  loop {{ n += 1; }}\n}}\n");
-    let mut b = built(&text);
-    let s = b.situation("s.toml", SITUATION).unwrap();
-    let d = b.exact(&s).unwrap_err();
+    let (b, s, d) = exact_stops(&text);
     assert_eq!(d.code, "muster::hook");
     assert!(
         d.message.contains(
@@ -285,9 +283,7 @@ fn a_script_error_names_the_hook_and_its_line() {
     let text = format!(
         "{GUN}hook grumpy after shoot {{\n  let a = 1;\n  if sixes >= 0 {{ throw \"the gunners refuse\"; }}\n}}\n"
     );
-    let mut b = built(&text);
-    let s = b.situation("s.toml", SITUATION).unwrap();
-    let d = b.exact(&s).unwrap_err();
+    let (b, _, d) = exact_stops(&text);
     let out = render_plain(&[d], &b.sources);
     assert!(
         out.contains("hook `grumpy` of ruleset `gun` failed: the gunners refuse"),
@@ -497,6 +493,21 @@ fn stopped_with(what: &str, run: (bool, String, String), want: &[&str]) {
     for w in want {
         assert!(err.contains(w), "{what}: no `{w}` in\n{err}");
     }
+}
+
+/// The ruleset `text` in the plain situation, and the diagnostic its exact
+/// odds stop with.
+fn exact_stops(
+    text: &str,
+) -> (
+    Build,
+    muster::situation::Situation,
+    muster::diagnostic::Diag,
+) {
+    let mut b = built(text);
+    let s = b.situation("s.toml", SITUATION).unwrap();
+    let d = b.exact(&s).expect_err("exact odds should have stopped");
+    (b, s, d)
 }
 
 /// A replacing hook that performs its own procedure runs itself until the
@@ -748,9 +759,7 @@ fn a_hook_that_rolls_without_bound_is_sampled_instead() {
     let text = format!(
         "{GUN}hook sixes_run after shoot {{\n  let n = 0;\n  while roll(\"d6\") == 6 {{ n += 1; }}\n  set_outcome(\"hits\", n);\n}}\n"
     );
-    let mut b = built(&text);
-    let s = b.situation("s.toml", SITUATION).unwrap();
-    let d = b.exact(&s).unwrap_err();
+    let (_, _, d) = exact_stops(&text);
     assert_eq!(d.code, "muster::exact");
     assert_eq!(
         d.message,
@@ -811,9 +820,7 @@ fn exact_odds_stop_when_their_hooks_work_too_much_in_all() {
     let text = format!(
         "{GUN}hook eight after shoot {{\n  let r = roll(8, \"d6\");\n  let n = 0;\n  while n < 1000 {{ n += 1; }}\n  set_outcome(\"hits\", r[0]);\n}}\n"
     );
-    let mut b = built(&text);
-    let s = b.situation("s.toml", SITUATION).unwrap();
-    let d = b.exact(&s).unwrap_err();
+    let (b, s, d) = exact_stops(&text);
     assert_eq!(d.code, "muster::exact");
     assert_eq!(
         d.message,
@@ -856,9 +863,7 @@ hook fan_out after shoot {{
 "#
     );
     let want = "hook `fan_out` of ruleset `gun` failed: it ran past its limit of 100000 operations, counting the hooks it ran through `perform` and `fact`: `fan_out` (after `shoot`) → `branch_count` (replaces `branch`)";
-    let mut b = built(&wide);
-    let s = b.situation("s.toml", SITUATION).unwrap();
-    let d = b.exact(&s).unwrap_err();
+    let (b, s, d) = exact_stops(&wide);
     assert!(d.message.contains(want), "{}", d.message);
     let d = b.sampled(&s, 100, 1).unwrap_err();
     assert!(d.message.contains(want), "{}", d.message);
@@ -877,9 +882,7 @@ hook root after shoot {{
 }}
 "#
     );
-    let mut b = built(&split);
-    let s = b.situation("s.toml", SITUATION).unwrap();
-    let d = b.exact(&s).unwrap_err();
+    let (_, _, d) = exact_stops(&split);
     assert!(
         d.message.contains("hook `fan` of ruleset `gun` failed: it runs itself again and again, more than 16 deep: `fan` (replaces `split`) → `fan`"),
         "{}",
