@@ -840,10 +840,11 @@ fn exact_odds_stop_when_their_hooks_work_too_much_in_all() {
 
 /// Performs that multiply: a hook that performs a procedure 1000 times
 /// whose hook performs another 1000 times (a million hook runs; the
-/// binary's `muster odds` ran over a minute today), and one that splits in
-/// two 30 times (2^30 performs). The first passes the limit of 100,000
-/// operations of one hook call counting the hooks it runs, in exact and
-/// sampled odds and in a battle; the second nests deeper than 16.
+/// binary's `muster odds` ran over a minute today), a loop of performs, and
+/// a hook that splits in two 30 times (2^30 performs). The first two pass
+/// the limit of 100,000 operations of one hook call counting the hooks it
+/// runs and its performs, in exact and sampled odds and in a battle; the
+/// last nests deeper than 16.
 #[test]
 fn performs_that_multiply_stop_at_the_limits_of_one_call() {
     let wide = format!(
@@ -862,11 +863,23 @@ hook fan_out after shoot {{
 }}
 "#
     );
-    let want = "hook `fan_out` of ruleset `gun` failed: it ran past its limit of 100000 operations, counting the hooks it ran through `perform` and `fact`: `fan_out` (after `shoot`) → `branch_count` (replaces `branch`)";
+    let want = "hook `fan_out` of ruleset `gun` failed: it ran past its limit of 100000 operations, counting the hooks it ran and 50 for each `perform`: `fan_out` (after `shoot`) → `branch_count` (replaces `branch`)";
     let (b, s, d) = exact_stops(&wide);
     assert!(d.message.contains(want), "{}", d.message);
     let d = b.sampled(&s, 100, 1).unwrap_err();
     assert!(d.message.contains(want), "{}", d.message);
+
+    // A perform counts as 50 operations: a loop of 5000 performs of a
+    // procedure without hooks (some 40,000 operations of the loop itself,
+    // within the limit today) stops at the limit too.
+    let looped = format!(
+        "{GUN}procedure nothing(gun: unit) outcomes {{ n: int }} {{ outcome n = 1 }}\nhook busy after shoot {{\n  for i in 0..5000 {{ perform(\"nothing\", [gun]); }}\n}}\n"
+    );
+    let (_, _, d) = exact_stops(&looped);
+    assert_eq!(
+        d.message,
+        "hook `busy` of ruleset `gun` failed: it ran past its limit of 100000 operations, counting the hooks it ran and 50 for each `perform`: `busy` (after `shoot`)"
+    );
 
     let split = format!(
         r#"{GUN}procedure split(n: int) outcomes {{ leaves: int }} {{ }}
@@ -912,7 +925,7 @@ hook roll_call before step "Step 4.1 Command Morale" {
         panic!("the battle should have stopped");
     };
     assert!(
-        d.message.contains("hook `roll_call` of ruleset `tillys_very_bad_day` failed: it ran past its limit of 100000 operations, counting the hooks it ran through `perform` and `fact`: `roll_call` (before step \"Step 4.1 Command Morale\") → `relay_on` (replaces `relay`)"),
+        d.message.contains("hook `roll_call` of ruleset `tillys_very_bad_day` failed: it ran past its limit of 100000 operations, counting the hooks it ran and 50 for each `perform`: `roll_call` (before step \"Step 4.1 Command Morale\") → `relay_on` (replaces `relay`)"),
         "{}",
         d.message
     );
