@@ -1260,12 +1260,23 @@ pub fn sampled(
 ) -> Result<Odds, Diag> {
     let chunks = samples.div_ceil(CHUNK);
     let code = compile_for_sampling(rs, prog);
+    // The first chunk (in order) that fails is the one reported; chunks
+    // after a failed one need not run (a hook that fails in every sample
+    // would otherwise run to its limit once per chunk).
+    let first_failed = std::sync::atomic::AtomicU64::new(u64::MAX);
     let tallies: Vec<Result<Tally, Diag>> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
+            if ci > first_failed.load(std::sync::atomic::Ordering::Relaxed) {
+                // Never read: an earlier chunk's error comes first.
+                return Ok(Tally::new());
+            }
             let n = CHUNK.min(samples - ci * CHUNK);
             let mut rng = Rng::for_chunk(seed, ci);
             let t = tally_compiled(rs, prog, &code, n, &mut rng);
+            if t.is_err() {
+                first_failed.fetch_min(ci, std::sync::atomic::Ordering::Relaxed);
+            }
             if let Some(p) = progress {
                 p(n);
             }
