@@ -185,14 +185,8 @@ impl Build {
         let prog = self.program(s)?;
         odds::exact(&self.ruleset, &prog).map_err(|e| match e {
             odds::ExactError::Fault(d) => self.locate(s, d),
-            odds::ExactError::TooManyBranches => Diag::new(
-                "muster::exact",
-                format!(
-                    "more than {} branches: too many to compute exactly",
-                    odds::MAX_BRANCHES
-                ),
-            )
-            .help("sample it instead with `--samples N`"),
+            odds::ExactError::TooMany(why) => Diag::new("muster::exact", why.to_string())
+                .help("sample it instead with `--samples N`"),
         })
     }
 

@@ -497,8 +497,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             } else {
                 match odds::exact(rs, &prog) {
                     Ok(o) => Ok(o),
-                    Err(odds::ExactError::TooManyBranches) => {
-                        errln!("note: too many branches to compute exactly; sampling 1,000,000 games instead");
+                    Err(odds::ExactError::TooMany(why)) => {
+                        errln!("note: {why}; sampling 1,000,000 games instead");
                         sample(rs, &prog, 1_000_000, seed, json)
                     }
                     Err(odds::ExactError::Fault(d)) => Err(d),

@@ -628,86 +628,69 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Run a hook on branch `b` once for every sequence of faces its dice
-    /// can show (depth first, each run from the branch's start): the
-    /// branches that continue after it, each with its probability.
-    fn hook(
-        &self,
-        b: &Branch,
-        hook: Id,
-        proc: Id,
-        vars: &[Ex],
-        outs: &[Option<u16>],
-        branches: &mut usize,
-    ) -> Result<Vec<Branch>, ExactError> {
-        let f = ExactError::Fault;
+    /// The values of a hook's variables on branch `b`.
+    fn hook_vars(&self, b: &Branch, vars: &[Ex]) -> Result<Vec<Value>, Diag> {
         let mut frame = b.frame.clone();
-        let vals = vars
-            .iter()
+        vars.iter()
             .map(|e| {
                 let c = self.ctx(&b.state, &b.side_state);
                 self.ev
                     .eval(c, e, &mut frame, &mut NoDice)
-                    .map_err(|e| f(fault_of(e)))
+                    .map_err(fault_of)
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let defs = &self.ev.rs.procedures[proc as usize].outcomes;
-        let mut done = Vec::new();
-        let mut pending: Vec<(Vec<usize>, Prob)> = vec![(Vec::new(), Prob::ONE)];
-        while let Some((faces, p)) = pending.pop() {
-            *branches += 1;
-            if *branches > MAX_BRANCHES {
-                return Err(ExactError::TooManyBranches);
-            }
-            let mut nb = Branch {
-                pc: b.pc + 1,
-                frame: b.frame.clone(),
-                state: b.state.clone(),
-                side_state: b.side_state.clone(),
-                out: b.out.clone(),
-                p: b.p.times(p),
+            .collect()
+    }
+
+    /// Run the hook at `at` once, its dice showing `faces`: the branch that
+    /// continues after it, or the die it wants next, and the operations the
+    /// run took.
+    fn hook_once(&self, at: &HookAt, faces: &[usize], p: Prob) -> (HookRun, u64) {
+        let Op::Hook {
+            hook, proc, outs, ..
+        } = &self.prog.ops[at.b.pc]
+        else {
+            unreachable!("a hook is run at its op");
+        };
+        let b = &at.b;
+        let mut nb = Branch {
+            pc: b.pc + 1,
+            frame: b.frame.clone(),
+            state: b.state.clone(),
+            side_state: b.side_state.clone(),
+            out: b.out.clone(),
+            p: b.p.times(p),
+        };
+        let mut dice = hooks::Prefix {
+            faces,
+            next: 0,
+            wanted: None,
+        };
+        let mut log = Vec::new();
+        let (r, ops) = {
+            let mut env = hooks::Env {
+                ev: &self.ev,
+                store: hooks::Store::Run {
+                    world: &self.prog.world,
+                    state: &mut nb.state,
+                    side_state: &mut nb.side_state,
+                },
+                dice: &mut dice,
+                outs: Some(hooks::Outs {
+                    defs: &self.ev.rs.procedures[*proc as usize].outcomes,
+                    map: outs,
+                    values: &mut nb.out,
+                }),
+                log: &mut log,
             };
-            let mut dice = hooks::Prefix {
-                faces: &faces,
-                next: 0,
-                wanted: None,
-            };
-            let mut log = Vec::new();
-            let r = {
-                let mut env = hooks::Env {
-                    ev: &self.ev,
-                    store: hooks::Store::Run {
-                        world: &self.prog.world,
-                        state: &mut nb.state,
-                        side_state: &mut nb.side_state,
-                    },
-                    dice: &mut dice,
-                    outs: Some(hooks::Outs {
-                        defs,
-                        map: outs,
-                        values: &mut nb.out,
-                    }),
-                    log: &mut log,
-                };
-                hooks::call(&mut env, hook, &vals)
-            };
-            // A die wanted past the prefix (even if the script caught the
-            // error): try each of its faces.
-            if let Some(die) = dice.wanted {
-                let n = die.faces.len() as u128;
-                for face in 0..die.faces.len() {
-                    let mut longer = faces.clone();
-                    longer.push(face);
-                    pending.push((longer, p.times(Prob::ratio(1, n))));
-                }
-                continue;
-            }
-            match r {
-                Ok(_) => done.push(nb),
-                Err(e) => return Err(f(e.diag())),
-            }
-        }
-        Ok(done)
+            hooks::call_counted(&mut env, *hook, &at.vals)
+        };
+        // A die wanted past the prefix: the run stopped there.
+        let run = match (dice.wanted, r) {
+            (Some(die), _) => HookRun::Wants(die),
+            (None, Ok(_)) => HookRun::Done(nb),
+            (None, Err(e)) => HookRun::Failed(e.diag()),
+        };
+        (run, ops)
     }
 
     /// The exact distribution of an expression's value.
@@ -892,14 +875,63 @@ impl Run<'_> {
 }
 
 /// How many branches an exact computation may explore before it gives up
-/// (the caller then samples instead).
+/// (the caller then samples instead). A run of a hook counts as one.
 pub const MAX_BRANCHES: usize = 2_000_000;
+/// The most dice one run of a hook may roll in an exact computation (which
+/// tries every face of each); past it the caller samples instead. A hook
+/// that rolls until some face comes up would otherwise never end.
+pub const MAX_EXACT_HOOK_DICE: usize = 32;
+/// The most operations the hooks of one exact computation may take in all,
+/// over every run of every hook and every hook those run (500 hook calls
+/// at their limit, [`hooks::MAX_OPERATIONS`]; a few seconds).
+pub const MAX_EXACT_OPERATIONS: u64 = 500 * hooks::MAX_OPERATIONS;
 
 /// Why exact odds were not computed.
 #[derive(Debug)]
 pub enum ExactError {
-    TooManyBranches,
+    /// A limit that sampling does not have was passed: the caller may
+    /// sample instead.
+    TooMany(Limit),
     Fault(Diag),
+}
+
+/// A limit of exact odds that sampling does not have.
+#[derive(Debug)]
+pub enum Limit {
+    /// More than [`MAX_BRANCHES`] branches.
+    Branches,
+    /// A run of this hook rolled more than [`MAX_EXACT_HOOK_DICE`] dice.
+    HookDice(String),
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Limit::Branches => write!(
+                f,
+                "more than {MAX_BRANCHES} branches: too many to compute exactly"
+            ),
+            Limit::HookDice(h) => write!(
+                f,
+                "hook `{h}` rolls more than {MAX_EXACT_HOOK_DICE} dice in one run: too many to enumerate exactly"
+            ),
+        }
+    }
+}
+
+/// The exact computation's stop when its hooks pass [`MAX_EXACT_OPERATIONS`]
+/// (sampling would be as slow: each sample runs them too).
+fn too_much_hook_work(rs: &Ruleset, hook: Id) -> Diag {
+    let h = &rs.hooks[hook as usize];
+    Diag::new(
+        "muster::exact",
+        format!(
+            "exact odds stopped: the hooks ran past their limit of {MAX_EXACT_OPERATIONS} operations in all; hook `{}` runs once for every sequence of faces its dice can show",
+            h.name
+        ),
+    )
+    .at(h.span(), format!("hook `{}`", h.name))
+    .help("sample the odds instead with `--samples N`, or have the hook roll fewer dice before its work")
 }
 
 struct Branch {
@@ -911,14 +943,73 @@ struct Branch {
     p: Prob,
 }
 
+/// A branch that reached a hook, with the values of the hook's variables:
+/// every run of the hook starts from it.
+struct HookAt {
+    b: Branch,
+    vals: Vec<Value>,
+}
+
+/// How one run of a hook ended.
+enum HookRun {
+    /// The branch that continues after it.
+    Done(Branch),
+    /// It wants one more die than its faces gave.
+    Wants(DieDef),
+    Failed(Diag),
+}
+
+/// What an exact computation has still to explore, depth first: a branch
+/// to run on, or one run of a hook with its dice showing `faces` (of
+/// probability `p`). A hook's runs wait here one by one, so memory holds
+/// only the runs of the current path, not all of them.
+enum Todo {
+    Branch(Branch),
+    Hook {
+        at: std::rc::Rc<HookAt>,
+        faces: Vec<usize>,
+        p: Prob,
+    },
+}
+
+/// Outcome distributions being summed, each value found by hashing (an
+/// outcome a hook sets may take as many values as there are branches).
+struct Acc {
+    dists: Vec<Dist>,
+    index: Vec<std::collections::HashMap<Value, usize>>,
+}
+
+impl Acc {
+    fn new(n: usize) -> Acc {
+        Acc {
+            dists: vec![Vec::new(); n],
+            index: vec![Default::default(); n],
+        }
+    }
+    /// As [`add_mass`] to outcome `i`.
+    fn add(&mut self, i: usize, v: Value, p: Prob) {
+        if p.is_zero() {
+            return;
+        }
+        let d = &mut self.dists[i];
+        match self.index[i].get(&v) {
+            Some(&k) => d[k].1 = d[k].1.plus(p),
+            None => {
+                self.index[i].insert(v, d.len());
+                d.push((v, p));
+            }
+        }
+    }
+}
+
 /// Exact odds: branch over the exact distribution of every roll.
 pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
     let run = Run {
         ev: Eval::new(rs),
         prog,
     };
-    let mut acc: Vec<Dist> = vec![Vec::new(); prog.outcomes.len()];
-    let mut stack = vec![Branch {
+    let mut acc = Acc::new(prog.outcomes.len());
+    let mut stack = vec![Todo::Branch(Branch {
         pc: 0,
         frame: prog.frame.clone(),
         state: prog.world.state.clone(),
@@ -929,32 +1020,65 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
             .map(|o| default_outcome(&o.ty))
             .collect(),
         p: Prob::ONE,
-    }];
+    })];
     let mut branches = 0usize;
+    let mut operations = 0u64;
     let f = ExactError::Fault;
-    while let Some(mut b) = stack.pop() {
+    while let Some(todo) = stack.pop() {
         branches += 1;
         if branches > MAX_BRANCHES {
-            return Err(ExactError::TooManyBranches);
+            return Err(ExactError::TooMany(Limit::Branches));
         }
+        let mut b = match todo {
+            Todo::Branch(b) => b,
+            Todo::Hook { at, faces, p } => {
+                let (r, ops) = run.hook_once(&at, &faces, p);
+                operations += ops;
+                let Op::Hook { hook, .. } = &prog.ops[at.b.pc] else {
+                    unreachable!("a hook is run at its op");
+                };
+                if operations > MAX_EXACT_OPERATIONS {
+                    return Err(f(too_much_hook_work(rs, *hook)));
+                }
+                match r {
+                    HookRun::Done(nb) => stack.push(Todo::Branch(nb)),
+                    // Try each face of the die it wants.
+                    HookRun::Wants(_) if faces.len() >= MAX_EXACT_HOOK_DICE => {
+                        let name = rs.hooks[*hook as usize].name.clone();
+                        return Err(ExactError::TooMany(Limit::HookDice(name)));
+                    }
+                    HookRun::Wants(die) => {
+                        let n = die.faces.len() as u128;
+                        for face in 0..die.faces.len() {
+                            let mut longer = faces.clone();
+                            longer.push(face);
+                            stack.push(Todo::Hook {
+                                at: at.clone(),
+                                faces: longer,
+                                p: p.times(Prob::ratio(1, n)),
+                            });
+                        }
+                    }
+                    HookRun::Failed(d) => return Err(f(d)),
+                }
+                continue;
+            }
+        };
         loop {
             if b.pc >= prog.ops.len() {
                 for (i, v) in b.out.iter().enumerate() {
-                    add_mass(&mut acc[i], *v, b.p);
+                    acc.add(i, *v, b.p);
                 }
                 break;
             }
             let op = &prog.ops[b.pc];
-            if let Op::Hook {
-                hook,
-                proc,
-                vars,
-                outs,
-            } = op
-            {
-                for nb in run.hook(&b, *hook, *proc, vars, outs, &mut branches)? {
-                    stack.push(nb);
-                }
+            if let Op::Hook { vars, .. } = op {
+                let vals = run.hook_vars(&b, vars).map_err(f)?;
+                stack.push(Todo::Hook {
+                    at: std::rc::Rc::new(HookAt { b, vals }),
+                    faces: Vec::new(),
+                    p: Prob::ONE,
+                });
                 break;
             }
             if prog.random[b.pc] {
@@ -1027,7 +1151,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
                         }
                         Op::Jump(_) | Op::Hook { .. } => unreachable!(),
                     }
-                    stack.push(nb);
+                    stack.push(Todo::Branch(nb));
                 }
                 break;
             }
@@ -1100,7 +1224,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
             }
         }
     }
-    Ok(finish(prog, acc, Method::Exact))
+    Ok(finish(prog, acc.dists, Method::Exact))
 }
 
 fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
@@ -1136,12 +1260,23 @@ pub fn sampled(
 ) -> Result<Odds, Diag> {
     let chunks = samples.div_ceil(CHUNK);
     let code = compile_for_sampling(rs, prog);
+    // The first chunk (in order) that fails is the one reported; chunks
+    // after a failed one need not run (a hook that fails in every sample
+    // would otherwise run to its limit once per chunk).
+    let first_failed = std::sync::atomic::AtomicU64::new(u64::MAX);
     let tallies: Vec<Result<Tally, Diag>> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
+            if ci > first_failed.load(std::sync::atomic::Ordering::Relaxed) {
+                // Never read: an earlier chunk's error comes first.
+                return Ok(Tally::new());
+            }
             let n = CHUNK.min(samples - ci * CHUNK);
             let mut rng = Rng::for_chunk(seed, ci);
             let t = tally_compiled(rs, prog, &code, n, &mut rng);
+            if t.is_err() {
+                first_failed.fetch_min(ci, std::sync::atomic::Ordering::Relaxed);
+            }
             if let Some(p) = progress {
                 p(n);
             }

@@ -145,7 +145,7 @@ fn read_state(side: bool, who: u16, name: &str) -> Res<Dynamic> {
                 env.ev.rs.states.len()
             };
             if (side && d.side_states[id]) || (!side && d.states[id]) {
-                return Err(NOT_STATIC.into());
+                return Err(halt(Stop::NotStatic));
             }
         }
         let v = if side { c.side_state[i] } else { c.state[i] };
@@ -262,6 +262,7 @@ fn units_where(keep: impl Fn(&World, usize) -> bool) -> Res<Array> {
 /// `perform(name, [args])`: run one of the ruleset's procedures (with its own
 /// hooks) as the language's `call` does; its outcomes as a map.
 fn call_procedure(env: &mut Env, name: &str, args: &[Dynamic]) -> Res<rhai::Map> {
+    charge_perform()?;
     let rs = env.ev.rs;
     let Some(p) = rs.procedure(name) else {
         return err(format!("there is no procedure `{name}`"));

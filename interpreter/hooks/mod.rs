@@ -14,8 +14,10 @@
 //! operations, call depth and sizes.
 //!
 //! Here: the hook points, the per-call environment, values crossing between
-//! the language and scripts, the engine, and running a hook; `api` holds the
-//! functions scripts call, `check` compiles a script and checks its calls.
+//! the language and scripts, the engine, and running a hook (with what
+//! the calls nested on one thread share: their chain, their operations,
+//! and why they must stop); `api` holds the functions scripts call, `check`
+//! compiles a script and checks its calls.
 
 use crate::diagnostic::Diag;
 use crate::dice::DiceSource;
@@ -25,7 +27,7 @@ use crate::syntax::Span;
 use crate::value::Value;
 use crate::world::World;
 use rhai::{Dynamic, Engine, EvalAltResult, Position, Scope, AST};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 mod api;
 mod check;
@@ -47,10 +49,27 @@ pub fn stdlib_script(path: &str) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
-/// The most operations one hook call may take (an endless loop stops here).
+/// The most operations one hook call may take, counting those of every hook
+/// it runs through `perform` and `fact` (an endless loop, or performs that
+/// multiply, stop here).
 pub const MAX_OPERATIONS: u64 = 100_000;
+/// What one `perform` counts against [`MAX_OPERATIONS`], so that a loop of
+/// performs stops about as soon as a loop of operations: running a
+/// procedure from a script costs some tens of script operations (measured:
+/// about 2.5 us in odds, where it copies the situation's world, against
+/// some 30 ns an operation), less in a battle.
+pub const PERFORM_OPERATIONS: u64 = 50;
+/// The deepest nesting of hook calls: a hook running another through
+/// `perform` or `fact`, which runs another... A hook that runs itself
+/// without end stops here, long before the thread's stack runs out.
+pub const MAX_HOOK_DEPTH: usize = 16;
 /// The deepest chain of script function calls.
 pub const MAX_CALL_LEVELS: usize = 32;
+/// The stack one hook call may need, its nested hook calls aside (a script
+/// at its limits of call depth and expression nesting takes under half of
+/// it); a call with less left runs on a new segment of [`STACK_SEGMENT`].
+const STACK_RED_ZONE: usize = 1 << 20;
+const STACK_SEGMENT: usize = 2 << 20;
 /// The longest string and the largest array or map a script may build.
 pub const MAX_STRING: usize = 4_096;
 pub const MAX_ARRAY: usize = 1_024;
@@ -84,6 +103,13 @@ pub struct HookDef {
     /// (to point a diagnostic at the script's line).
     span: Span,
     lines: Vec<u32>,
+}
+
+impl HookDef {
+    /// The hook's script in its source.
+    pub fn span(&self) -> Span {
+        self.span
+    }
 }
 
 /// A unit, as a script sees it (compare with `==`, print with `name(u)`).
@@ -170,12 +196,98 @@ impl Drop for Restore {
 
 type Res<T> = Result<T, Box<EvalAltResult>>;
 
-/// Marks an error raised because a value is not known while specialising.
-const NOT_STATIC: &str = "\u{1}not static";
-/// Marks an error raised because a die is wanted beyond a scripted prefix.
-const MORE_DICE: &str = "\u{1}more dice";
+/// Why the hook calls running on this thread must stop, whatever their
+/// scripts do. It is kept here, on the Rust side, and the script is ended
+/// with rhai's termination, which `try`/`catch` does not catch (an error
+/// value would be the script's to catch, or to fake with `throw`).
+#[derive(Clone, Debug)]
+enum Stop {
+    /// A value read is not known yet (odds are specialising).
+    NotStatic,
+    /// A die is wanted beyond the prefix of faces given (exact odds).
+    MoreDice,
+    /// The calls together passed [`MAX_OPERATIONS`]: the chain of hooks
+    /// running then, outermost first.
+    Operations(Vec<Id>),
+    /// A call would have nested past [`MAX_HOOK_DEPTH`]: the chain of hooks,
+    /// outermost first, the one refused last.
+    TooDeep(Vec<Id>),
+    /// What an inner call made of a limit passed, passed out unchanged.
+    Fault(Box<Diag>),
+}
 
-/// Run `f` with the current call's [`Env`].
+/// What the hook calls nested on one thread share.
+#[derive(Default)]
+struct Calls {
+    /// The hooks running, outermost first, each with the operations it had
+    /// taken when last counted.
+    chain: Vec<(Id, u64)>,
+    /// Operations of the outermost call so far, its nested calls' included.
+    operations: u64,
+    stop: Option<Stop>,
+}
+
+thread_local! {
+    static CALLS: RefCell<Calls> = RefCell::new(Calls::default());
+}
+
+/// The error that ends a script for good (rhai does not let `catch` see it).
+fn stopped() -> Box<EvalAltResult> {
+    EvalAltResult::ErrorTerminated(Dynamic::UNIT, Position::NONE).into()
+}
+
+/// Stop the running calls (the first reason given stands).
+fn halt(why: Stop) -> Box<EvalAltResult> {
+    CALLS.with(|c| {
+        c.borrow_mut().stop.get_or_insert(why);
+    });
+    stopped()
+}
+
+fn stopping() -> bool {
+    CALLS.with(|c| c.borrow().stop.is_some())
+}
+
+impl Calls {
+    /// Count `n` more operations of the outermost call; past
+    /// [`MAX_OPERATIONS`], the calls stop.
+    fn charge(&mut self, n: u64) {
+        self.operations += n;
+        if self.operations > MAX_OPERATIONS && self.stop.is_none() {
+            self.stop = Some(Stop::Operations(self.chain.iter().map(|x| x.0).collect()));
+        }
+    }
+}
+
+/// rhai's progress callback, at every operation of every script (`n` is
+/// the script's count so far): count it for the outermost call, and end
+/// the script if the calls must stop.
+fn progress(n: u64) -> Option<Dynamic> {
+    CALLS.with(|c| {
+        let c = &mut *c.borrow_mut();
+        if c.stop.is_none() {
+            let last = c
+                .chain
+                .last_mut()
+                .map_or(n, |top| std::mem::replace(&mut top.1, n));
+            c.charge(n.saturating_sub(last));
+        }
+        c.stop.as_ref().map(|_| Dynamic::UNIT)
+    })
+}
+
+/// Count a `perform` against the running calls' operations: an error that
+/// ends the script if that passes the limit.
+fn charge_perform() -> Res<()> {
+    CALLS.with(|c| c.borrow_mut().charge(PERFORM_OPERATIONS));
+    match stopping() {
+        true => Err(stopped()),
+        false => Ok(()),
+    }
+}
+
+/// Run `f` with the current call's [`Env`]; if the calls must stop (`f`
+/// or something it ran said so), end the script whatever `f` gave.
 fn with_env<T>(f: impl FnOnce(&mut Env) -> Res<T>) -> Res<T> {
     let p = CURRENT.with(|c| c.get());
     if p.is_null() {
@@ -186,7 +298,11 @@ fn with_env<T>(f: impl FnOnce(&mut Env) -> Res<T>) -> Res<T> {
     // `Restore` puts it back before the outer script can run again, so no
     // two live `&mut` come from the same pointer at once.
     let env = unsafe { &mut *(p as *mut Env) };
-    f(env)
+    let r = f(env);
+    if stopping() {
+        return Err(stopped());
+    }
+    r
 }
 
 fn err<T>(msg: impl Into<String>) -> Res<T> {
@@ -254,7 +370,7 @@ fn to_value(rs: &Ruleset, d: &Dynamic, ty: &Ty) -> Res<Value> {
 
 fn eval_err(e: EvalError) -> Box<EvalAltResult> {
     match e {
-        EvalError::NotStatic => NOT_STATIC.into(),
+        EvalError::NotStatic => halt(Stop::NotStatic),
         EvalError::Fault(d) => d.message.clone().into(),
     }
 }
@@ -293,6 +409,7 @@ fn engine() -> &'static Engine {
             .set_max_map_size(MAX_MAP)
             .set_max_expr_depths(64, 32)
             .set_strict_variables(true);
+        e.on_progress(progress);
         e.disable_symbol("eval");
         e.on_print(|s| {
             let _ = with_env(|env| {
@@ -357,18 +474,32 @@ fn root(e: &EvalAltResult) -> &EvalAltResult {
     }
 }
 
+/// Where in hook `h`'s script the error `e` arose (the innermost position
+/// inside this script, a helper's, else the call's); the whole script if
+/// there is no error or no position.
+fn place(h: &HookDef, e: Option<&EvalAltResult>) -> Span {
+    let Some(e) = e else {
+        return h.span;
+    };
+    let pos = match root(e).position() {
+        p if !p.is_none() => p,
+        _ => e.position(),
+    };
+    span_at(h.span, &h.lines, h.span.len() as u32, pos)
+}
+
+/// "hook `NAME` of ruleset `ID` failed: WHAT".
+fn failed_message(rs: &Ruleset, name: &str, what: &str) -> String {
+    match rs.id.as_str() {
+        // A ruleset without a `ruleset` line: its file names it.
+        "" => format!("hook `{name}` failed: {what}"),
+        id => format!("hook `{name}` of ruleset `{id}` failed: {what}"),
+    }
+}
+
+/// The failure of a hook call that ended with the script's error `e`.
 fn failure(rs: &Ruleset, h: &HookDef, e: &EvalAltResult) -> Failed {
     let r = root(e);
-    if let EvalAltResult::ErrorRuntime(v, _) = r {
-        if let Some(s) = v.read_lock::<rhai::ImmutableString>() {
-            if s.as_str() == NOT_STATIC {
-                return Failed::NotStatic;
-            }
-            if s.as_str() == MORE_DICE {
-                return Failed::MoreDice;
-            }
-        }
-    }
     let (what, help) = match r {
         EvalAltResult::ErrorTooManyOperations(_) => (
             format!("it ran past its limit of {MAX_OPERATIONS} operations"),
@@ -391,41 +522,197 @@ fn failure(rs: &Ruleset, h: &HookDef, e: &EvalAltResult) -> Failed {
             "see docs/LANGUAGE.md, \"Hooks\", for the script API".to_string(),
         ),
     };
-    // The innermost position inside this script (a helper's, else the call's).
-    let pos = match r.position() {
-        p if !p.is_none() => p,
-        _ => e.position(),
-    };
-    let span = span_at(h.span, &h.lines, h.span.len() as u32, pos);
     Failed::Fault(Box::new(
-        Diag::new(
-            "muster::hook",
-            match rs.id.as_str() {
-                // A ruleset without a `ruleset` line: its file names it.
-                "" => format!("hook `{}` failed: {what}", h.name),
-                id => format!("hook `{}` of ruleset `{id}` failed: {what}", h.name),
-            },
-        )
-        .at(span, format!("in hook `{}`", h.name))
-        .help(help),
+        Diag::new("muster::hook", failed_message(rs, &h.name, &what))
+            .at(place(h, Some(e)), format!("in hook `{}`", h.name))
+            .help(help),
     ))
+}
+
+/// Where a hook runs, in words: "replaces `shoot`", "derives `loaded`".
+fn point_text(rs: &Ruleset, p: &Point) -> String {
+    let proc = |i: &Id| &rs.procedures[*i as usize].name;
+    match p {
+        Point::Before(i) => format!("before `{}`", proc(i)),
+        Point::After(i) => format!("after `{}`", proc(i)),
+        Point::Replace(i) => format!("replaces `{}`", proc(i)),
+        Point::BeforeStep(s) => format!("before step \"{s}\""),
+        Point::AfterStep(s) => format!("after step \"{s}\""),
+        Point::Fact(f) => format!("derives `{}`", rs.facts[*f as usize].name),
+    }
+}
+
+/// A chain of hooks, each with its point: "`a` (replaces `p`) → `b` (...)".
+fn chain_text(rs: &Ruleset, chain: &[Id]) -> String {
+    chain
+        .iter()
+        .map(|&h| {
+            let d = &rs.hooks[h as usize];
+            format!("`{}` ({})", d.name, point_text(rs, &d.point))
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+/// The last cycle in a chain of hooks: from a hook's last run but one to
+/// its last (`a`, `b`, `a`), if some hook runs twice.
+fn last_cycle(chain: &[Id]) -> Option<&[Id]> {
+    (1..chain.len()).rev().find_map(|j| {
+        chain[..j]
+            .iter()
+            .rposition(|x| *x == chain[j])
+            .map(|i| &chain[i..=j])
+    })
+}
+
+/// The diagnostic of a call nested past [`MAX_HOOK_DEPTH`], made by the
+/// call it would have nested in (`h`, whose error `e` is at the `perform`
+/// or `fact` that asked for it). `chain` ends with the hook refused; the
+/// message shows the last cycle in it, if there is one.
+fn too_deep(rs: &Ruleset, h: &HookDef, e: Option<&EvalAltResult>, chain: &[Id]) -> Diag {
+    let what = match last_cycle(chain) {
+        Some(c) => {
+            let (last, c) = c.split_last().expect("a cycle");
+            format!(
+                "{}, more than {MAX_HOOK_DEPTH} deep: {} → `{}`",
+                if c.len() == 1 {
+                    "it runs itself again and again"
+                } else {
+                    "hooks run one another again and again"
+                },
+                chain_text(rs, c),
+                rs.hooks[*last as usize].name
+            )
+        }
+        None => format!(
+            "hooks run one another more than {MAX_HOOK_DEPTH} deep: {}",
+            chain_text(rs, chain)
+        ),
+    };
+    Diag::new("muster::hook", failed_message(rs, &h.name, &what))
+        .at(
+            place(h, e),
+            format!("in hook `{}`, {MAX_HOOK_DEPTH} hooks deep", h.name),
+        )
+        .help(format!(
+            "a hook that performs its own procedure or reads its own fact, directly or through other hooks, runs itself again: such a chain must end within {MAX_HOOK_DEPTH} nested hook calls, and one that never ends stops here"
+        ))
+}
+
+/// The diagnostic of calls that together passed [`MAX_OPERATIONS`], made by
+/// the innermost (`h`, stopped at `e`); `chain` is the hooks running then.
+fn too_long(rs: &Ruleset, h: &HookDef, e: Option<&EvalAltResult>, chain: &[Id]) -> Diag {
+    let outer = &rs.hooks[chain[0] as usize];
+    let what = format!(
+        "it ran past its limit of {MAX_OPERATIONS} operations, counting the hooks it ran and {PERFORM_OPERATIONS} for each `perform`: {}",
+        chain_text(rs, chain)
+    );
+    Diag::new("muster::hook", failed_message(rs, &outer.name, &what))
+        .at(place(h, e), format!("in hook `{}`", h.name))
+        .help("a hook call, with every hook it runs, must finish within the limit: look for a loop that never ends, or performs that multiply")
+}
+
+/// Enter a call of hook `hook` on this thread: false if it may not run
+/// (it would nest too deep, or the calls around it are stopping).
+fn enter(hook: Id) -> bool {
+    CALLS.with(|c| {
+        let c = &mut *c.borrow_mut();
+        if c.chain.is_empty() {
+            c.operations = 0;
+            c.stop = None;
+        } else if c.stop.is_some() {
+            return false;
+        } else if c.chain.len() >= MAX_HOOK_DEPTH {
+            let mut chain: Vec<Id> = c.chain.iter().map(|x| x.0).collect();
+            chain.push(hook);
+            c.stop = Some(Stop::TooDeep(chain));
+            return false;
+        }
+        c.chain.push((hook, 0));
+        true
+    })
+}
+
+/// Leaves the call [`enter`] entered, however the call ends.
+struct Entered;
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        CALLS.with(|c| c.borrow_mut().chain.pop());
+    }
+}
+
+/// After a call of `h` (its chain entry gone) that ended with `e`: why the
+/// calls stop, if they do, as this call's failure. The first call to end
+/// after a limit was passed makes its diagnostic, at its place in its
+/// script; the outermost call clears the reason. Also the operations the
+/// outermost call has taken so far.
+fn after(rs: &Ruleset, h: &HookDef, e: Option<&EvalAltResult>) -> (Option<Failed>, u64) {
+    CALLS.with(|c| {
+        let c = &mut *c.borrow_mut();
+        match &c.stop {
+            Some(Stop::Operations(chain)) => {
+                c.stop = Some(Stop::Fault(Box::new(too_long(rs, h, e, chain))))
+            }
+            Some(Stop::TooDeep(chain)) => {
+                c.stop = Some(Stop::Fault(Box::new(too_deep(rs, h, e, chain))))
+            }
+            _ => {}
+        }
+        let stop = if c.chain.is_empty() {
+            c.stop.take()
+        } else {
+            c.stop.clone()
+        };
+        let failed = stop.map(|s| match s {
+            Stop::NotStatic => Failed::NotStatic,
+            Stop::MoreDice => Failed::MoreDice,
+            Stop::Fault(d) => Failed::Fault(d),
+            Stop::Operations(_) | Stop::TooDeep(_) => unreachable!("made a diagnostic above"),
+        });
+        (failed, c.operations)
+    })
 }
 
 /// Run hook `hook` with its variables' values, in `env`; the script's value.
 pub fn call(env: &mut Env, hook: Id, vars: &[Value]) -> Result<Dynamic, Failed> {
+    call_counted(env, hook, vars).0
+}
+
+/// [`call`], and the operations it took with every hook it ran.
+pub fn call_counted(env: &mut Env, hook: Id, vars: &[Value]) -> (Result<Dynamic, Failed>, u64) {
     let rs = env.ev.rs;
     let h = &rs.hooks[hook as usize];
+    if !enter(hook) {
+        // Nested: the call it would nest in stops and reports.
+        let d = Diag::new("muster::hook", "hook calls stopped");
+        return (Err(Failed::Fault(Box::new(d))), 0);
+    }
+    let r = {
+        let _entered = Entered;
+        // Each call, nested ones too, starts with room for a script at its
+        // limits; the depth limit bounds how many such segments there are.
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || run_script(env, h, vars))
+    };
+    let (stop, operations) = after(rs, h, r.as_ref().err().map(|e| &**e));
+    let r = match stop {
+        Some(f) => Err(f),
+        None => r.map_err(|e| failure(rs, h, &e)),
+    };
+    (r, operations)
+}
+
+/// The script of `h` run with `vars`, in `env`.
+fn run_script(env: &mut Env, h: &HookDef, vars: &[Value]) -> Res<Dynamic> {
+    let rs = env.ev.rs;
     let mut scope = Scope::new();
     for (n, v) in h.vars.iter().zip(vars) {
-        let d = to_dynamic(rs, *v).map_err(|e| failure(rs, h, &e))?;
-        scope.push_constant(n.as_str(), d);
+        scope.push_constant(n.as_str(), to_dynamic(rs, *v)?);
     }
     let p = env as *mut Env as *mut ();
     let prev = CURRENT.with(|c| c.replace(p));
     let _restore = Restore(prev);
-    engine()
-        .eval_ast_with_scope::<Dynamic>(&mut scope, &h.ast)
-        .map_err(|e| failure(rs, h, &e))
+    engine().eval_ast_with_scope::<Dynamic>(&mut scope, &h.ast)
 }
 
 /// The value of a fact a hook derives (read only, no dice).
@@ -467,7 +754,9 @@ impl DiceSource for Prefix<'_> {
             }
             None => {
                 self.wanted = Some(die.clone());
-                Err(MORE_DICE.into())
+                // The hook stops here, even if the script catches this.
+                let _ = halt(Stop::MoreDice);
+                Err("a die beyond those given".into())
             }
         }
     }
