@@ -187,6 +187,17 @@ fn load(path: &Path) -> Result<Build, ExitCode> {
     muster::build(path).map_err(|(d, s)| report(&d, &s))
 }
 
+/// A file named on the command line (a situation, a roster), read with the
+/// size cap every input has.
+fn read_input(path: &Path, sources: &Sources) -> Result<String, ExitCode> {
+    muster::source::read_text(path).map_err(|e| {
+        report(
+            &[e.diag("muster::io", &path.display().to_string())],
+            sources,
+        )
+    })
+}
+
 fn run(cli: Cli) -> Result<(), ExitCode> {
     match cli.command {
         Command::Check { rulesets } => {
@@ -423,10 +434,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     .build_global();
             }
             let mut b = load(&ruleset)?;
-            let text = std::fs::read_to_string(&situation).map_err(|e| {
-                eprintln!("error: cannot read {}: {e}", situation.display());
-                ExitCode::FAILURE
-            })?;
+            let text = read_input(&situation, &b.sources)?;
             let mut s = b
                 .situation(&situation.display().to_string(), &text)
                 .map_err(|d| report(&d, &b.sources))?;
@@ -467,10 +475,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             json,
         } => {
             let mut b = load(&ruleset)?;
-            let text = std::fs::read_to_string(&roster).map_err(|e| {
-                eprintln!("error: cannot read {}: {e}", roster.display());
-                ExitCode::FAILURE
-            })?;
+            let text = read_input(&roster, &b.sources)?;
             let r = muster::army::check(
                 &b.ruleset,
                 &roster.display().to_string(),
@@ -511,10 +516,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             json,
         } => {
             let mut b = load(&ruleset)?;
-            let text = std::fs::read_to_string(&situation).map_err(|e| {
-                eprintln!("error: cannot read {}: {e}", situation.display());
-                ExitCode::FAILURE
-            })?;
+            let text = read_input(&situation, &b.sources)?;
             let s = b
                 .situation(&situation.display().to_string(), &text)
                 .map_err(|d| report(&d, &b.sources))?;
