@@ -86,14 +86,9 @@ pub fn capped(diags: Vec<Diag>, sources: &Sources) -> Vec<Diag> {
     }
     for f in over {
         let more = count[&f] - MAX_DIAGS_PER_FILE;
-        let name = f.map_or("the command line".to_string(), |f| {
-            format!("`{}`", sources.get(f).name)
-        });
+        let place = f.map_or(String::new(), |f| format!(" in `{}`", sources.get(f).name));
         kept.push(
-            Diag::new(
-                "muster::too_many",
-                format!("and {more} more problems in {name}"),
-            )
+            Diag::new("muster::too_many", format!("and {more} more problems{place}"))
             .help(format!(
                 "only the first {MAX_DIAGS_PER_FILE} problems of a file are shown; mend those and check again"
             )),
@@ -174,10 +169,7 @@ impl Build {
             )]);
         };
         let tree = source::Tree::new(self.dir.as_deref());
-        let root = match self.dir.as_deref() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
+        let root = source::folder_or_here(self.dir.as_deref()).to_path_buf();
         // Relative to the file that declares it (a house rule
         // extending a ruleset plays the ruleset's default).
         let declared = self.sources.get(span.file).folder.clone();

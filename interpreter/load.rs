@@ -7,7 +7,7 @@ mod merge;
 
 use crate::diagnostic::Diag;
 use crate::parse::parse_file;
-use crate::source::{read_text, FileKind, ReadError, Refused, Sources, Tree};
+use crate::source::{folder_or_here, read_text, FileKind, ReadError, Refused, Sources, Tree};
 use crate::syntax::*;
 use merge::Merged;
 use std::path::{Path, PathBuf};
@@ -58,9 +58,7 @@ fn load_file(
     real: Option<PathBuf>,
     sources: &mut Sources,
 ) -> Result<Loaded, Vec<Diag>> {
-    let folder = dir
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let folder = folder_or_here(dir);
     let mut loader = Loader {
         sources,
         tree: Tree::new(Some(folder)),

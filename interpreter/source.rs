@@ -291,7 +291,7 @@ impl Tree {
 
 /// A folder to look things up from: an empty path (a bare file name's
 /// parent) is the current folder.
-fn folder_or_here(folder: Option<&Path>) -> &Path {
+pub fn folder_or_here(folder: Option<&Path>) -> &Path {
     match folder {
         Some(f) if !f.as_os_str().is_empty() => f,
         _ => Path::new("."),

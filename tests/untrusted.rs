@@ -60,36 +60,40 @@ fn assert_prints_nothing_of_passwd(err: &str) {
 
 // ============================================================ confinement
 
+/// `muster check` of `file` (written with `text`) fails with one
+/// diagnostic of `code` saying `` `path` says``, its help saying why, and
+/// nothing of /etc/passwd.
+fn refused_by_check(dir: &Path, file: &str, text: &str, code: &str, path: &str, says: &str) {
+    std::fs::write(dir.join(file), text).unwrap();
+    let (ok, err) = check(dir, file);
+    assert!(!ok, "{err}");
+    assert!(err.contains(code), "{err}");
+    assert!(err.contains(&format!("`{path}` {says}")), "{err}");
+    assert!(err.contains(&format!("\"{path}\"")), "the span: {err}");
+    // (The help line wraps.)
+    assert!(
+        err.contains("shared rulesets may read only their own"),
+        "{err}"
+    );
+    assert!(err.contains("error: 1 problem found"), "{err}");
+    assert_prints_nothing_of_passwd(&err);
+}
+
+/// Two ways out of the tree to /etc/passwd.
+const TO_PASSWD: [(&str, &str); 2] = [
+    (
+        "../../../../../../../../../etc/passwd",
+        "leads out of the ruleset's folder",
+    ),
+    ("/etc/passwd", "is an absolute path"),
+];
+
 #[test]
 fn extends_of_etc_passwd_is_refused_and_prints_nothing_of_it() {
     let dir = folder("extends-passwd");
-    for (file, path, says) in [
-        (
-            "up.muster",
-            "../../../../../../../../../etc/passwd",
-            "leads out of the ruleset's folder",
-        ),
-        ("abs.muster", "/etc/passwd", "is an absolute path"),
-    ] {
-        std::fs::write(
-            dir.join(file),
-            format!("ruleset house \"House\"\nextends \"{path}\"\n"),
-        )
-        .unwrap();
-        let (ok, err) = check(&dir, file);
-        assert!(!ok, "{err}");
-        assert!(err.contains("muster::extends"), "{err}");
-        assert!(err.contains(&format!("`{path}` {says}")), "{err}");
-        assert!(
-            err.contains(&format!("extends \"{path}\"")),
-            "the span: {err}"
-        );
-        assert!(
-            err.contains("shared rulesets may read only their own"),
-            "{err}"
-        );
-        assert!(err.contains("error: 1 problem found"), "{err}");
-        assert_prints_nothing_of_passwd(&err);
+    for (path, says) in TO_PASSWD {
+        let text = format!("ruleset house \"House\"\nextends \"{path}\"\n");
+        refused_by_check(&dir, "house.muster", &text, "muster::extends", path, says);
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -97,30 +101,11 @@ fn extends_of_etc_passwd_is_refused_and_prints_nothing_of_it() {
 #[test]
 fn a_hook_script_of_etc_passwd_is_refused_and_prints_nothing_of_it() {
     let dir = folder("script-passwd");
-    for (file, path, says) in [
-        ("abs.muster", "/etc/passwd", "is an absolute path"),
-        (
-            "up.muster",
-            "../../../../../../../../../etc/passwd",
-            "leads out of the ruleset's folder",
-        ),
-    ] {
-        std::fs::write(
-            dir.join(file),
-            format!(
-                "ruleset house \"House\"\nimport core\nprocedure p() outcomes {{ x: int }} {{ outcome x = 1 }}\nhook h after p script \"{path}\"\n"
-            ),
-        )
-        .unwrap();
-        let (ok, err) = check(&dir, file);
-        assert!(!ok, "{err}");
-        assert!(err.contains("muster::hook"), "{err}");
-        assert!(err.contains(&format!("`{path}` {says}")), "{err}");
-        assert!(
-            err.contains("shared rulesets may read only their own"),
-            "{err}"
+    for (path, says) in TO_PASSWD {
+        let text = format!(
+            "ruleset house \"House\"\nimport core\nprocedure p() outcomes {{ x: int }} {{ outcome x = 1 }}\nhook h after p script \"{path}\"\n"
         );
-        assert_prints_nothing_of_passwd(&err);
+        refused_by_check(&dir, "house.muster", &text, "muster::hook", path, says);
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -353,16 +338,22 @@ fn a_situation_may_come_from_standard_input() {
 
 // ============================================================ scaling
 
+/// A size for a scaling test: large in release builds (where the old code
+/// took seconds to minutes), smaller in debug ones.
+fn size(debug: usize, release: usize) -> usize {
+    if cfg!(debug_assertions) {
+        debug
+    } else {
+        release
+    }
+}
+
 /// A house rule that overrides, removes, adds rows to and patches steps
 /// into a base of many items merges to the same result as small ones do,
 /// in about linear time (it was quadratic: 40,000 items took 96 s).
 #[test]
 fn a_huge_house_rule_merges() {
-    let n = if cfg!(debug_assertions) {
-        4_000
-    } else {
-        40_000
-    };
+    let n = size(4_000, 40_000);
     let dir = folder("merge");
     let mut base = String::from(
         "ruleset base \"Base\"\nimport core\ntable t(u: unit) -> int { otherwise => 0 }\nsequence { turn { step \"s0\" { } } until true }\n",
@@ -444,11 +435,7 @@ fn a_huge_house_rule_merges() {
 /// and ordinary names their suggestion as before.
 #[test]
 fn did_you_mean_is_bounded_on_long_names() {
-    let n = if cfg!(debug_assertions) {
-        10_000
-    } else {
-        40_000
-    };
+    let n = size(10_000, 40_000);
     let long = "a".repeat(n);
     let text = format!(
         "import core\ndefine {long}(u: unit): int = 0\ndefine x(u: unit): int = {}b(u)\n",
@@ -479,11 +466,7 @@ fn did_you_mean_is_bounded_on_long_names() {
 /// first 100 diagnostics and a count of the rest.
 #[test]
 fn many_overlapping_rows_are_checked_and_reported_within_bounds() {
-    let (tables, rows) = if cfg!(debug_assertions) {
-        (12, 2_000)
-    } else {
-        (12, 10_000)
-    };
+    let (tables, rows) = (12, size(2_000, 10_000));
     let mut text = String::from("import core\n");
     for t in 0..tables {
         text += &format!("table t{t}(x: int in 1..{rows}) -> int {{\n  _ => 0\n");
