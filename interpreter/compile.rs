@@ -122,29 +122,64 @@ impl Scope {
     }
 }
 
-/// The closest known name, for "did you mean" help lines.
+/// The longest name (in characters) "did you mean" compares: real names
+/// are far shorter, and comparing two names costs the product of their
+/// lengths (two of 40,000 characters took seconds).
+const MAX_SUGGEST_CHARS: usize = 128;
+
+/// The closest known name, for "did you mean" help lines: the first of the
+/// nearest within an edit distance of a third of its length (at least 2).
+/// Bounded: names longer than [`MAX_SUGGEST_CHARS`] are not compared, nor
+/// names whose length alone puts them too far, and a comparison stops as
+/// soon as it cannot beat the best so far.
 pub(crate) fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    let lname = name.to_lowercase();
-    candidates
-        .map(|c| (edit_distance(&lname, &c.to_lowercase()), c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c.to_string())
+    if name.len() > 4 * MAX_SUGGEST_CHARS {
+        return None;
+    }
+    let lname: Vec<char> = name.to_lowercase().chars().collect();
+    if lname.len() > MAX_SUGGEST_CHARS {
+        return None;
+    }
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c.len() > 4 * MAX_SUGGEST_CHARS {
+            continue;
+        }
+        let allowed = 2.max(c.len() / 3);
+        // A later candidate replaces the best only when strictly nearer.
+        let limit = match best {
+            Some((0, _)) => break,
+            Some((d, _)) => allowed.min(d - 1),
+            None => allowed,
+        };
+        let lc: Vec<char> = c.to_lowercase().chars().collect();
+        if lc.len() > MAX_SUGGEST_CHARS || lc.len().abs_diff(lname.len()) > limit {
+            continue;
+        }
+        if let Some(d) = edit_distance_within(&lname, &lc, limit) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c.to_string())
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
+/// The edit distance between `a` and `b` if it is at most `limit`; `None`
+/// as soon as every way through exceeds it.
+fn edit_distance_within(a: &[char], b: &[char], limit: usize) -> Option<usize> {
     let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
     for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
+        cur[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
         }
-        prev = cur;
+        if cur.iter().all(|&d| d > limit) {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
     }
-    prev[b.len()]
+    Some(prev[b.len()]).filter(|&d| d <= limit)
 }
 
 type T = Option<Ty>;

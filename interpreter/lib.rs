@@ -66,12 +66,46 @@ pub struct Build {
     pub dir: Option<std::path::PathBuf>,
 }
 
+/// The most diagnostics shown for one file: past them, one more says how
+/// many were left out (a generated ruleset with 500,000 mistakes printed
+/// for minutes).
+pub const MAX_DIAGS_PER_FILE: usize = 100;
+
+/// At most [`MAX_DIAGS_PER_FILE`] diagnostics of each file, in their
+/// order, then for each file with more, one saying how many more.
+pub fn capped(diags: Vec<Diag>, sources: &Sources) -> Vec<Diag> {
+    let file = |d: &Diag| d.span.map(|s| s.file);
+    let mut count: std::collections::HashMap<Option<syntax::FileId>, usize> = Default::default();
+    let mut kept = Vec::new();
+    let mut over = Vec::new();
+    for d in diags {
+        let n = count.entry(file(&d)).or_default();
+        *n += 1;
+        if *n <= MAX_DIAGS_PER_FILE {
+            kept.push(d);
+        } else if *n == MAX_DIAGS_PER_FILE + 1 {
+            over.push(file(&d));
+        }
+    }
+    for f in over {
+        let more = count[&f] - MAX_DIAGS_PER_FILE;
+        let place = f.map_or(String::new(), |f| format!(" in `{}`", sources.get(f).name));
+        kept.push(
+            Diag::new("muster::too_many", format!("and {more} more problems{place}"))
+            .help(format!(
+                "only the first {MAX_DIAGS_PER_FILE} problems of a file are shown; mend those and check again"
+            )),
+        );
+    }
+    kept
+}
+
 /// Load and compile a ruleset file (following `extends` and `import`).
 pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
     let mut sources = Sources::default();
     let loaded = match load::load_path(path, &mut sources) {
         Ok(l) => l,
-        Err(d) => return Err((d, sources)),
+        Err(d) => return Err((capped(d, &sources), sources)),
     };
     match compile::compile(&loaded) {
         Ok(ruleset) => Ok(Build {
@@ -79,7 +113,7 @@ pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
             sources,
             dir: path.parent().map(|p| p.to_path_buf()),
         }),
-        Err(d) => Err((d, sources)),
+        Err(d) => Err((capped(d, &sources), sources)),
     }
 }
 
@@ -92,7 +126,7 @@ pub fn build_text(
     let mut sources = Sources::default();
     let loaded = match load::load_text(name, text, dir, &mut sources) {
         Ok(l) => l,
-        Err(d) => return Err((d, sources)),
+        Err(d) => return Err((capped(d, &sources), sources)),
     };
     match compile::compile(&loaded) {
         Ok(ruleset) => Ok(Build {
@@ -100,7 +134,7 @@ pub fn build_text(
             sources,
             dir: dir.map(|p| p.to_path_buf()),
         }),
-        Err(d) => Err((d, sources)),
+        Err(d) => Err((capped(d, &sources), sources)),
     }
 }
 
@@ -112,18 +146,22 @@ impl Build {
             None => self.default_scenario()?,
         };
         let shown = file.display().to_string();
-        let text = std::fs::read_to_string(&file).map_err(|e| {
-            vec![
-                Diag::new("muster::io", format!("cannot read `{shown}`: {e}"))
-                    .help("check the path of the scenario file"),
-            ]
+        let text = source::read_text(&file).map_err(|e| {
+            let d = e.diag("muster::io", &shown);
+            vec![match e {
+                source::ReadError::Io(_) => d.help("check the path of the scenario file"),
+                _ => d,
+            }]
         })?;
         scenario::read(&self.ruleset, &shown, &text, &mut self.sources)
+            .map_err(|d| capped(d, &self.sources))
     }
 
     /// The file of the ruleset's default scenario (`default_scenario`),
-    /// found from the file that declares it.
+    /// found from the file that declares it, else from the ruleset's
+    /// folder: a .toml file inside the ruleset's folder tree.
     pub fn default_scenario(&self) -> Result<std::path::PathBuf, Vec<Diag>> {
+        use source::{FileKind, Refused};
         let Some((rel, span)) = self.ruleset.default_scenario.clone() else {
             return Err(vec![Diag::new(
                 "muster::scenario",
@@ -133,30 +171,48 @@ impl Build {
                 "give one with `--scenario FILE`, or declare `default_scenario \"FILE\"` in the ruleset",
             )]);
         };
+        let tree = source::Tree::new(self.dir.as_deref());
+        let root = source::folder_or_here(self.dir.as_deref()).to_path_buf();
         // Relative to the file that declares it (a house rule
         // extending a ruleset plays the ruleset's default).
-        let declared = std::path::Path::new(&self.sources.get(span.file).name)
-            .parent()
-            .map(|p| p.to_path_buf());
-        let base = match declared {
-            Some(d) if d.join(&rel).exists() => d,
-            _ => self.dir.clone().unwrap_or_default(),
+        let declared = self.sources.get(span.file).folder.clone();
+        let missing = |r: &Result<_, Refused>| matches!(r, Err(Refused::Io(e)) if e.kind() == std::io::ErrorKind::NotFound);
+        let (base, found) = match declared {
+            Some(d) => {
+                let found = tree.resolve(&d, &rel, FileKind::Scenario);
+                if missing(&found) {
+                    (root.clone(), tree.resolve(&root, &rel, FileKind::Scenario))
+                } else {
+                    (d, found)
+                }
+            }
+            None => (root.clone(), tree.resolve(&root, &rel, FileKind::Scenario)),
         };
         let full = base.join(&rel);
-        if !full.exists() {
-            return Err(vec![Diag::new(
+        match found {
+            Ok(_) => Ok(full),
+            Err(Refused::Io(e)) => Err(vec![Diag::new(
                 "muster::scenario",
-                format!("the default scenario `{}` does not exist", full.display()),
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("the default scenario `{}` does not exist", full.display())
+                } else {
+                    format!("cannot read the default scenario `{}`: {e}", full.display())
+                },
             )
             .at(span, "declared here")
-            .help("the path is relative to the ruleset's folder")]);
+            .help("the path is relative to the ruleset's folder")]),
+            Err(r) => Err(r
+                .diag("muster::scenario", &rel, FileKind::Scenario)
+                .map(|d| d.at(span, "the ruleset's default scenario"))
+                .into_iter()
+                .collect()),
         }
-        Ok(full)
     }
 
     /// Read a situation file against this ruleset.
     pub fn situation(&mut self, name: &str, text: &str) -> Result<situation::Situation, Vec<Diag>> {
         situation::read(&self.ruleset, name, text, &mut self.sources)
+            .map_err(|d| capped(d, &self.sources))
     }
 
     /// Give a run-time problem that has no place of its own the situation's

@@ -240,6 +240,17 @@ fn load(path: &Path) -> Result<Build, ExitCode> {
     muster::build(path).map_err(|(d, s)| report(&d, &s))
 }
 
+/// A file named on the command line (a situation, a roster), read with the
+/// size cap every input has.
+fn read_input(path: &Path, sources: &Sources) -> Result<String, ExitCode> {
+    muster::source::read_text(path).map_err(|e| {
+        report(
+            &[e.diag("muster::io", &path.display().to_string())],
+            sources,
+        )
+    })
+}
+
 fn run(cli: Cli) -> Result<(), ExitCode> {
     match cli.command {
         Command::Check { rulesets } => {
@@ -480,10 +491,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             // on their stacks.
             let _ = pool_builder(threads).build_global();
             let mut b = load(&ruleset)?;
-            let text = std::fs::read_to_string(&situation).map_err(|e| {
-                errln!("error: cannot read {}: {e}", situation.display());
-                ExitCode::FAILURE
-            })?;
+            let text = read_input(&situation, &b.sources)?;
             let mut s = b
                 .situation(&situation.display().to_string(), &text)
                 .map_err(|d| report(&d, &b.sources))?;
@@ -524,10 +532,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             json,
         } => {
             let mut b = load(&ruleset)?;
-            let text = std::fs::read_to_string(&roster).map_err(|e| {
-                errln!("error: cannot read {}: {e}", roster.display());
-                ExitCode::FAILURE
-            })?;
+            let text = read_input(&roster, &b.sources)?;
             let r = muster::army::check(
                 &b.ruleset,
                 &roster.display().to_string(),
@@ -568,10 +573,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             json,
         } => {
             let mut b = load(&ruleset)?;
-            let text = std::fs::read_to_string(&situation).map_err(|e| {
-                errln!("error: cannot read {}: {e}", situation.display());
-                ExitCode::FAILURE
-            })?;
+            let text = read_input(&situation, &b.sources)?;
             let s = b
                 .situation(&situation.display().to_string(), &text)
                 .map_err(|d| report(&d, &b.sources))?;

@@ -223,12 +223,11 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
         );
         return None;
     };
-    // Names must be unique.
+    // Names must be unique (the first step of each name, by name: a
+    // sequence of many patched steps is checked in linear time).
+    let mut first: std::collections::HashMap<&str, usize> = Default::default();
     for (i, f) in flat.iter().enumerate() {
-        if let Some(j) = flat[..i]
-            .iter()
-            .position(|g| g.step.name.text == f.step.name.text)
-        {
+        if let Some(&j) = first.get(f.step.name.text.as_str()) {
             c.err(
                 Diag::new(
                     "muster::duplicate",
@@ -238,6 +237,8 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
                 .note(flat[j].step.name.span, "first one")
                 .help("`goto` finds steps by name, so each needs its own"),
             );
+        } else {
+            first.insert(&f.step.name.text, i);
         }
     }
     let n = flat.len();

@@ -60,7 +60,7 @@ fn binary_interval(a: &[bool], b: &[bool]) -> (f64, f64, f64) {
 /// length's difference is the difference of the two means.
 #[test]
 fn the_house_rule_against_the_book() {
-    let (cmp, [(ga, ra), (gb, rb)]) = book_against("rules/house_rules/tvbd_steady_pike.muster");
+    let (cmp, [(ga, ra), (gb, rb)]) = book_against("rules/tvbd_steady_pike.muster");
     assert_eq!(cmp.games, GAMES);
     assert_eq!(
         cmp.rulesets,

@@ -382,16 +382,17 @@ hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move
     let out = render_plain(&[d], &b.sources).replace(ROOT, "");
     assert!(out.contains("house.muster"), "{out}");
     assert!(out.contains("while true { }"), "{out}");
-    // The CLI prints only the diagnostic and exits non-zero.
+    // The CLI prints only the diagnostic and exits non-zero. The house rule
+    // lies beside a copy of the book and its default scenario (a ruleset
+    // reads only its own folder tree).
     let dir = std::env::temp_dir().join(format!("muster-stuck-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    for f in ["tillys_very_bad_day.muster", "scenarios/tvbd_default.toml"] {
+        std::fs::copy(rules.join(f), dir.join(f)).unwrap();
+    }
     let file = dir.join("stuck.muster");
-    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/tillys_very_bad_day.muster");
-    std::fs::write(
-        &file,
-        text.replace("tillys_very_bad_day.muster", &rules.display().to_string()),
-    )
-    .unwrap();
+    std::fs::write(&file, text).unwrap();
     let svg = dir.join("svg");
     let out = common::muster_in(
         &dir,
@@ -407,6 +408,11 @@ hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move
         out.stdout.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("muster::hook") && err.contains("while true { }"),
+        "{err}"
     );
     assert!(!svg.exists(), "no pictures from a stopped battle");
     std::fs::remove_dir_all(&dir).ok();

@@ -66,7 +66,7 @@ fn gcd(a: u128, b: u128) -> u128 {
 
 #[test]
 fn steady_pike_house_rule() {
-    let mut b = build("rules/house_rules/tvbd_steady_pike.muster");
+    let mut b = build("rules/tvbd_steady_pike.muster");
     let s = b.situation("s.toml", HORSE_VS_PIKE).unwrap();
     let o = b.exact(&s).unwrap();
     // Horse: 3 dice hitting on 6 only. Pike+shot: 5 resolve, 5 dice on 5-6.
@@ -106,7 +106,7 @@ fn steady_pike_house_rule() {
 
 #[test]
 fn house_rule_removes_the_cover_modifier_and_adds_a_step() {
-    let mut b = build("rules/house_rules/tvbd_steady_pike.muster");
+    let mut b = build("rules/tvbd_steady_pike.muster");
     assert!(b
         .ruleset
         .modifiers
