@@ -100,6 +100,23 @@ pub fn capped(diags: Vec<Diag>, sources: &Sources) -> Vec<Diag> {
     kept
 }
 
+/// How many problems `diags` stand for: those shown, and those a
+/// [`capped`] "and N more" line counts.
+pub fn problems(diags: &[Diag]) -> usize {
+    diags
+        .iter()
+        .map(|d| match d.code {
+            "muster::too_many" => d
+                .message
+                .strip_prefix("and ")
+                .and_then(|m| m.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1),
+            _ => 1,
+        })
+        .sum()
+}
+
 /// Load and compile a ruleset file (following `extends` and `import`).
 pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
     let mut sources = Sources::default();

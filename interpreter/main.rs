@@ -231,7 +231,7 @@ fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
     for d in diags {
         errln!("{:?}", miette::Report::new(d.report(sources)));
     }
-    let n = diags.len();
+    let n = muster::problems(diags);
     errln!("error: {n} problem{} found", if n == 1 { "" } else { "s" });
     ExitCode::FAILURE
 }
