@@ -154,6 +154,24 @@ fn place(b: &Base) -> [f64; 3] {
     [r(b.centre.x), r(b.centre.y), r(b.facing)]
 }
 
+impl Event {
+    /// The bytes of its line of the narrative (its text and a newline),
+    /// counted without writing them.
+    fn narrative_len(&self) -> usize {
+        /// A writer that only counts.
+        struct Count(usize);
+        impl std::fmt::Write for Count {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                self.0 += s.len();
+                Ok(())
+            }
+        }
+        let mut n = Count(1);
+        let _ = std::fmt::write(&mut n, format_args!("{self}"));
+        n.0
+    }
+}
+
 impl std::fmt::Display for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -880,6 +898,8 @@ impl<'r> Prepared<'r> {
             rng: Rng::new(seed),
             log: Vec::new(),
             logging: log,
+            log_bytes: 0,
+            log_overflow: None,
             turn: 0,
             army_of: self.army_of.clone(),
             side_of_army: vec![0, 1],
@@ -932,6 +952,11 @@ pub struct Game<'r> {
     rng: Rng,
     pub log: Vec<Event>,
     logging: bool,
+    /// The bytes the log takes so far (see [`MAX_LOG_BYTES`]).
+    log_bytes: usize,
+    /// Which of the log's limits an event or a snapshot was left out for:
+    /// the game stops with [`Game::log_full`].
+    log_overflow: Option<Overflow>,
     pub turn: u32,
     army_of: Vec<usize>,
     side_of_army: Vec<u16>,
@@ -1003,6 +1028,30 @@ const MAX_STEPS: usize = 100_000;
 /// Without a turn limit, a game stops after this many turns.
 const DEFAULT_TURN_LIMIT: u32 = 50;
 
+/// The most events one game's log may hold. The longest shipped seeded
+/// games log some 1,500 (Matchlocks); a rule or a hook that logs in a loop
+/// is stopped here, with a diagnostic, instead of filling the memory.
+pub const MAX_LOG_EVENTS: usize = 200_000;
+
+/// The most bytes one game's log may take: its narrative, as `muster
+/// battle` prints it, and the table at the end of each turn (for `--svg`).
+/// The longest shipped seeded games print some 80 KB: this is 400 times
+/// that.
+pub const MAX_LOG_BYTES: usize = 32 << 20;
+
+/// Which limit of the log an event or a snapshot would have broken.
+#[derive(Clone, Copy, Debug)]
+enum Overflow {
+    Events,
+    Bytes,
+}
+
+/// The most spots one `place` decision may weigh, over all the units it
+/// puts down ([`Game::spots_of`]): each asks the rules about the unit
+/// standing there. TVBD's book deployment weighs some 24,000 spots; 1,000
+/// units on a table of 72 by 48 weigh 1.7 million, in about 7 seconds.
+pub const MAX_DEPLOYMENT_SPOTS: i64 = 2_000_000;
+
 impl<'r> Game<'r> {
     fn field(&self) -> &Field {
         self.world.field.as_ref().expect("a battle has a field")
@@ -1025,10 +1074,66 @@ impl<'r> Game<'r> {
     }
 
     fn note(&mut self, e: impl FnOnce(&Self) -> Event) {
-        if self.logging {
+        if self.logging && self.log_overflow.is_none() {
             let ev = e(self);
+            self.record(ev);
+        }
+    }
+
+    /// Add an event to the log, unless the log is full ([`MAX_LOG_EVENTS`],
+    /// [`MAX_LOG_BYTES`]): then it is left out, and the game stops after
+    /// the hook or the action being played ([`Game::log_full`]).
+    fn record(&mut self, ev: Event) {
+        if self.log.len() >= MAX_LOG_EVENTS {
+            self.log_overflow = Some(Overflow::Events);
+        } else if self.log_takes(ev.narrative_len()) {
             self.log.push(ev);
         }
+    }
+
+    /// Count `bytes` more of the log, if they fit in [`MAX_LOG_BYTES`]
+    /// (else the log has overflowed).
+    fn log_takes(&mut self, bytes: usize) -> bool {
+        match self.log_bytes.checked_add(bytes) {
+            Some(n) if n <= MAX_LOG_BYTES => {
+                self.log_bytes = n;
+                true
+            }
+            _ => {
+                self.log_overflow = Some(Overflow::Bytes);
+                false
+            }
+        }
+    }
+
+    /// The diagnostic of a game whose log outgrew its limits, if it has,
+    /// at the step that was being played.
+    fn log_full(&self, step: Option<&crate::phase_graph::Node>) -> Result<(), Diag> {
+        let Some(over) = self.log_overflow else {
+            return Ok(());
+        };
+        let what = match over {
+            Overflow::Events => format!("holds more than {MAX_LOG_EVENTS} events"),
+            Overflow::Bytes => format!("takes more than {} MB", MAX_LOG_BYTES >> 20),
+        };
+        let turn = self.turn;
+        let d = Diag::new("muster::battle", format!("the game's log {what}"));
+        let d = match step {
+            Some(n) => Diag {
+                message: format!("{} (turn {turn}, step \"{}\")", d.message, n.name),
+                ..d.at(n.span, "while playing this step")
+            },
+            None => Diag {
+                message: format!("{} (turn {turn})", d.message),
+                ..d
+            },
+        };
+        Err(d.help(format!(
+            "a rule or a hook that logs in a loop? a game's log holds at most {MAX_LOG_EVENTS} \
+             events and {} MB, where the longest shipped games log some 1,500 events and 80 KB; \
+             `muster simulate` plays without a log",
+            MAX_LOG_BYTES >> 20
+        )))
     }
 
     fn eval(&self, e: &Ex, frame: &mut [Value]) -> Result<Value, Diag> {
@@ -1099,7 +1204,15 @@ impl<'r> Game<'r> {
     }
 
     /// Play the game from the start of the sequence of play to its end.
+    /// A game whose log outgrows its limits stops after the hook or the
+    /// action that filled it, with a diagnostic ([`Game::log_full`]).
     pub fn run(&mut self) -> Result<(), Diag> {
+        self.run_steps()?;
+        self.log_full(None)
+    }
+
+    /// [`Game::run`], but for the log's last check.
+    fn run_steps(&mut self) -> Result<(), Diag> {
         let graph = self.rs.graph.as_ref().expect("checked in Prepared::new");
         let mut node = graph.start;
         let limit = self.turn_limit.unwrap_or(DEFAULT_TURN_LIMIT);
@@ -1159,6 +1272,14 @@ impl<'r> Game<'r> {
 
     fn snapshot(&mut self) {
         if !self.logging {
+            return;
+        }
+        // A snapshot counts towards the log's bytes, as the memory it takes.
+        let units = self.world.units.len();
+        let per_unit = std::mem::size_of::<Base>()
+            + std::mem::size_of::<bool>()
+            + std::mem::size_of::<Option<i64>>();
+        if !self.log_takes(units * per_unit) {
             return;
         }
         let resolve = self.rs.state("resolve");
@@ -1521,7 +1642,7 @@ impl<'r> Game<'r> {
                 log: p.log.clone(),
                 sides,
             };
-            self.log.push(ev);
+            self.record(ev);
         }
         // The sides a set-up procedure settles (after its own log line).
         if self.turn == 0 {
@@ -1703,12 +1824,16 @@ impl<'r> Game<'r> {
     }
 
     /// A step's own play: its `before` hooks, its actions, its `after` hooks.
+    /// A game whose log overflows stops after the part that filled it.
     fn play_node(&mut self, n: &crate::phase_graph::Node) -> Result<(), Diag> {
         self.step_hooks(&n.name, false, n.span)?;
+        self.log_full(Some(n))?;
         for a in &n.actions {
             self.action(a, &n.name, n.span)?;
+            self.log_full(Some(n))?;
         }
-        self.step_hooks(&n.name, true, n.span)
+        self.step_hooks(&n.name, true, n.span)?;
+        self.log_full(Some(n))
     }
 
     /// Run a procedure of the ruleset by name now, with `args`.
@@ -1881,7 +2006,8 @@ impl<'r> Game<'r> {
             todo.push((order, u));
         }
         todo.sort_by(|a, b| a.0.sort_cmp(b.0));
-        let (w, d) = (self.field().width, self.field().depth);
+        self.deployment_fits(&todo)?;
+        let d = self.field().depth;
         // LEGAL's first part, when it reads nothing of where the unit
         // stands but how far it is from its own edge (`from_own_edge(u) +
         // base_depth(u) / 2 <= 9`): the same along a row of spots, so a row
@@ -1902,8 +2028,7 @@ impl<'r> Game<'r> {
             let waiting = self.field().bases[u as usize];
             let near_edge = self.field().edge[u as usize] < d / 2.0;
             let mut best: Option<(Value, Base)> = None;
-            let rows = if arriving { d } else { d / 2.0 };
-            let (nx, ny) = (w.floor() as i64, rows.floor() as i64);
+            let (nx, ny) = self.spots_of(u);
             // On the table while its places are weighed (nothing between
             // two of them looks at it: the clash test passes it over).
             self.field_mut().set_on_table(u as usize, true);
@@ -2012,6 +2137,48 @@ impl<'r> Game<'r> {
         Ok(())
     }
 
+    /// The spots a `place` decision weighs for unit `u`, across and along
+    /// the table: a measure apart, on its army's half of the table, or on
+    /// the whole of it for a unit arriving during the battle.
+    fn spots_of(&self, u: u16) -> (i64, i64) {
+        let (w, d) = (self.field().width, self.field().depth);
+        let rows = if self.unplaced[u as usize] {
+            d / 2.0
+        } else {
+            d
+        };
+        (w.floor() as i64, rows.floor() as i64)
+    }
+
+    /// Whether placing the units `todo` weighs no more than
+    /// [`MAX_DEPLOYMENT_SPOTS`] spots; a diagnostic if it would weigh more
+    /// (each spot asks the rules about the unit standing there).
+    fn deployment_fits(&self, todo: &[(Value, u16)]) -> Result<(), Diag> {
+        let spots = todo.iter().fold(0i64, |sum, (_, u)| {
+            let (nx, ny) = self.spots_of(*u);
+            sum.saturating_add(nx.max(0).saturating_mul(ny.max(0)))
+        });
+        if spots <= MAX_DEPLOYMENT_SPOTS {
+            return Ok(());
+        }
+        let f = self.field();
+        Err(Diag::new(
+            "muster::battle",
+            format!(
+                "placing {} units on a table of {} by {} weighs {spots} spots, more than the \
+                 {MAX_DEPLOYMENT_SPOTS} one deployment may",
+                todo.len(),
+                f.width,
+                f.depth
+            ),
+        )
+        .help(
+            "a `place` decision weighs, for each unit it puts down, every spot a measure apart \
+             on its army's half of the table (the whole table for a unit arriving later): use a \
+             smaller table, or place some units with `at` in the scenario",
+        ))
+    }
+
     /// A unit off the table that a rule brought back (its `off_table` set
     /// to false): the next `place` decision whose `where` allows puts it
     /// down.
@@ -2075,15 +2242,16 @@ impl<'r> Game<'r> {
             }
             let start = self.field().bases[u as usize];
             let mut done = None;
-            let mut k = (d / 0.25).round() as i64;
-            while k > 0 {
-                let dist = k as f64 * 0.25;
-                let path = start.straight_path(-dist);
-                if self.path_clear(ch, u, &path, &mut frame)? {
-                    done = Some((dist, *path.last().unwrap()));
+            for dist in moves::retreats(d, self.field().longest_move()) {
+                // An end off the table: not clear, and not laid.
+                let end = start.straight_end(-dist);
+                if !self.on_table(&end) {
+                    continue;
+                }
+                if self.path_clear(ch, u, &start.straight_path(-dist), &mut frame)? {
+                    done = Some((dist, end));
                     break;
                 }
-                k -= 1;
             }
             let unit = self.world.units[u as usize].name.clone();
             let turned = if turn { ", turning about" } else { "" };

@@ -749,6 +749,11 @@ impl<'r> Eval<'r> {
         let mut pairs = m.pairs.borrow_mut();
         let row = &mut pairs[slot / n];
         if row.is_empty() {
+            // A row the memory cannot hold remembers nothing (the same
+            // values, computed again) rather than aborting.
+            if row.try_reserve_exact(n).is_err() {
+                return;
+            }
             row.resize(n, (0, Value::None));
         }
         row[slot % n] = (at, v);

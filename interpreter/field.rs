@@ -127,13 +127,27 @@ pub struct DistanceCache {
     tags: Vec<AtomicU64>,
 }
 
+/// `n` cells made by `cell`, or none when the memory cannot be had: a
+/// per-pair cache that cannot be allocated remembers nothing (the same
+/// game, played slower) instead of aborting the program. (A scenario has
+/// at most [`crate::scenario::MAX_UNITS`] units: a cache of 1,000 takes
+/// 16 MB, or 9 MB for zones.)
+fn cells<T>(n: Option<usize>, cell: impl FnMut(usize) -> T) -> Vec<T> {
+    let mut v = Vec::new();
+    if let Some(n) = n {
+        if v.try_reserve_exact(n).is_ok() {
+            v.extend((0..n).map(cell));
+        }
+    }
+    v
+}
+
 impl DistanceCache {
     fn new(n: usize) -> Self {
-        DistanceCache {
-            n,
-            cells: (0..n * n).map(|_| AtomicU64::new(0)).collect(),
-            tags: (0..n * n).map(|_| AtomicU64::new(NEVER)).collect(),
-        }
+        let pairs = n.checked_mul(n);
+        let cells = cells(pairs, |_| AtomicU64::new(0));
+        let tags = cells_like(&cells, |_| AtomicU64::new(NEVER));
+        DistanceCache { n, cells, tags }
     }
     #[inline]
     fn get(&self, e: &Epochs, a: usize, b: usize) -> Option<f64> {
@@ -162,17 +176,32 @@ fn forget_tags(tags: &[AtomicU64]) {
     }
 }
 
-/// A copy of cells of 64 bits (a cache's values or tags).
+/// As many cells as `like` has, made by `cell` (none if the memory cannot
+/// be had, see [`cells`]).
+fn cells_like<T, U>(like: &[U], cell: impl FnMut(usize) -> T) -> Vec<T> {
+    cells(Some(like.len()), cell)
+}
+
+/// A copy of cells of 64 bits (a cache's values or tags); none if the
+/// memory cannot be had (see [`cells`]).
 fn copied(v: &[AtomicU64]) -> Vec<AtomicU64> {
-    v.iter().map(|c| AtomicU64::new(c.load(Relaxed))).collect()
+    cells_like(v, |i| AtomicU64::new(v[i].load(Relaxed)))
 }
 
 impl Clone for DistanceCache {
     fn clone(&self) -> Self {
+        let (cells, tags) = (copied(&self.cells), copied(&self.tags));
+        // Both or neither: a cell without its tag is never good.
+        if cells.len() != tags.len() {
+            return DistanceCache {
+                n: self.n,
+                ..Default::default()
+            };
+        }
         DistanceCache {
             n: self.n,
-            cells: copied(&self.cells),
-            tags: copied(&self.tags),
+            cells,
+            tags,
         }
     }
 }
@@ -192,18 +221,15 @@ pub struct ZoneCache {
 
 impl ZoneCache {
     fn new(n: usize) -> Self {
-        ZoneCache {
-            n,
-            cells: (0..n * n).map(|_| AtomicU8::new(0)).collect(),
-            tags: (0..n * n).map(|_| AtomicU64::new(NEVER)).collect(),
-        }
+        let cells = cells(n.checked_mul(n), |_| AtomicU8::new(0));
+        let tags = cells_like(&cells, |_| AtomicU64::new(NEVER));
+        ZoneCache { n, cells, tags }
     }
     fn get(&self, e: &Epochs, a: usize, b: usize) -> u8 {
         let i = a * self.n + b;
-        if self.tags[i].load(Relaxed) == e.tag(a, b) {
-            self.cells[i].load(Relaxed)
-        } else {
-            0
+        match (self.tags.get(i), self.cells.get(i)) {
+            (Some(t), Some(c)) if t.load(Relaxed) == e.tag(a, b) => c.load(Relaxed),
+            _ => 0,
         }
     }
     /// Nothing is known.
@@ -212,25 +238,33 @@ impl ZoneCache {
     }
     fn set(&self, e: &Epochs, a: usize, b: usize, bits: u8) {
         let (i, tag) = (a * self.n + b, e.tag(a, b));
-        if self.tags[i].load(Relaxed) == tag {
-            self.cells[i].fetch_or(bits, Relaxed);
+        let (Some(t), Some(c)) = (self.tags.get(i), self.cells.get(i)) else {
+            return;
+        };
+        if t.load(Relaxed) == tag {
+            c.fetch_or(bits, Relaxed);
         } else {
-            self.cells[i].store(bits, Relaxed);
-            self.tags[i].store(tag, Relaxed);
+            c.store(bits, Relaxed);
+            t.store(tag, Relaxed);
         }
     }
 }
 
 impl Clone for ZoneCache {
     fn clone(&self) -> Self {
+        let cells = cells_like(&self.cells, |i| AtomicU8::new(self.cells[i].load(Relaxed)));
+        let tags = copied(&self.tags);
+        // Both or neither: a cell without its tag is never good.
+        if cells.len() != tags.len() {
+            return ZoneCache {
+                n: self.n,
+                ..Default::default()
+            };
+        }
         ZoneCache {
             n: self.n,
-            cells: self
-                .cells
-                .iter()
-                .map(|c| AtomicU8::new(c.load(Relaxed)))
-                .collect(),
-            tags: copied(&self.tags),
+            cells,
+            tags,
         }
     }
 }
@@ -1199,7 +1233,7 @@ impl From<bool> for Value {
 
 #[cfg(test)]
 mod tests {
-    use super::Field;
+    use super::{DistanceCache, Epochs, Field, ZoneCache};
     use crate::battlefield::{Base, Pt};
     use crate::ir::Builtin;
     use crate::value::Value;
@@ -1308,6 +1342,31 @@ mod tests {
         assert_eq!(f.cache.get(&f.epochs, 0, 1), None);
         assert_eq!(f.cache.get(&f.epochs, 0, 2), None);
         assert_eq!(f.dist(0, 1), d01x);
+    }
+
+    /// A per-pair cache whose cells cannot be had (2^31 units: 2^62
+    /// pairs) is made empty and remembers nothing, where it used to abort
+    /// the program asking for them; one that can be had remembers.
+    #[test]
+    fn a_cache_too_big_to_have_remembers_nothing() {
+        let e = Epochs::new(2);
+        let huge = 1usize << 31;
+        let c = DistanceCache::new(huge);
+        assert_eq!((c.cells.len(), c.tags.len()), (0, 0));
+        c.put(&e, 0, 1, 2.5);
+        assert_eq!(c.get(&e, 0, 1), None);
+        assert_eq!(c.clone().get(&e, 0, 1), None);
+        let z = ZoneCache::new(huge);
+        assert_eq!((z.cells.len(), z.tags.len()), (0, 0));
+        z.set(&e, 0, 1, 1);
+        assert_eq!(z.get(&e, 0, 1), 0);
+        assert_eq!(z.clone().get(&e, 0, 1), 0);
+        let c = DistanceCache::new(2);
+        c.put(&e, 0, 1, 2.5);
+        assert_eq!(c.clone().get(&e, 1, 0), Some(2.5));
+        let z = ZoneCache::new(2);
+        z.set(&e, 0, 1, 1);
+        assert_eq!(z.clone().get(&e, 0, 1), 1);
     }
 
     /// When the [`Epochs`] numbers run out, the field numbers afresh and

@@ -54,6 +54,25 @@ const CODE: &str = "muster::scenario";
 /// The most units one entry's `count` may expand to.
 const MAX_COUNT: i64 = 1000;
 
+/// The most units a scenario (or a situation) may have, both armies
+/// together: some 25 times the largest shipped scenario (38 units), and 14
+/// times the biggest game TVBD describes (36 a side). A battle's work
+/// grows with the square of its units (every rule that looks at every
+/// other unit, for each unit), and so do the per-pair caches of the table:
+/// a TVBD battle of 1,000 units takes half a second a turn and some 300 MB
+/// (see docs/LANGUAGE.md, "Scenario files").
+pub const MAX_UNITS: usize = 1000;
+
+/// The most terrain features a scenario may have, and the most points of
+/// one band's path: every move is checked against the terrain it passes.
+pub const MAX_TERRAIN: usize = 1000;
+
+/// The longest side a scenario's table may have, in the ruleset's measure:
+/// fourteen times the longest shipped table (72 inches). Paths are laid a
+/// base every half measure and deployment weighs a spot every measure, so
+/// the work of a move and of a deployment grows with the table.
+pub const MAX_TABLE: f64 = 1000.0;
+
 /// Float comparisons on the table forgive this much rounding.
 const EPS: f64 = 1e-9;
 
@@ -315,8 +334,8 @@ pub fn read(
         Some(t) => {
             let t = t.get_ref();
             (
-                positive(file, &t.width, "the table's width", &mut diags),
-                positive(file, &t.depth, "the table's depth", &mut diags),
+                table_side(rs, file, &t.width, "the table's width", &mut diags),
+                table_side(rs, file, &t.depth, "the table's depth", &mut diags),
             )
         }
     };
@@ -363,8 +382,10 @@ pub fn read(
     let mut armies = Vec::new();
     // Whether each unit, in reading order, was named in the file.
     let mut named = Vec::new();
+    // The units of the armies read so far.
+    let mut units = 0;
     for (ai, a) in f.army.iter().enumerate() {
-        if let Some((army, n)) = read_army(rs, file, ai, a, &mut diags) {
+        if let Some((army, n)) = read_army(rs, file, ai, a, &mut units, &mut diags) {
             armies.push(army);
             named.extend(n);
         }
@@ -466,8 +487,10 @@ impl Scenario {
     /// Placement problems once bases are known: `bases[i]` is the base of
     /// the i-th unit in reading order (army, command, unit), `Some` for
     /// placed units. Reports every unit whose base is not wholly on the
-    /// table and every pair of units whose bases overlap (touching is not
-    /// overlapping).
+    /// table and every unit whose base overlaps that of a unit before it
+    /// (touching is not overlapping): once, naming the first it overlaps
+    /// and how many more (a stack of a thousand bases is a thousand
+    /// problems, not half a million).
     pub fn check_placement(&self, bases: &[Option<Base>]) -> Vec<Diag> {
         let mut diags = Vec::new();
         let placed: Vec<(&UnitSpec, &Base)> = self
@@ -485,22 +508,29 @@ impl Scenario {
             }
         }
         for (i, (u, b)) in placed.iter().enumerate() {
-            for (v, c) in &placed[..i] {
-                if b.overlaps(c) {
-                    diags.push(
-                        Diag::new(
-                            CODE,
-                            format!("the bases of \"{}\" and \"{}\" overlap", v.name, u.name),
-                        )
-                        .at(u.span, format!("\"{}\"", u.name))
-                        .note(v.span, format!("overlaps \"{}\"", v.name))
-                        .help(
-                            "move one of them: bases may touch but not overlap \
-                             (`at` is the centre of a unit's base)",
-                        ),
-                    );
-                }
-            }
+            let mut under = placed[..i].iter().filter(|(_, c)| b.overlaps(c));
+            let Some((v, _)) = under.next() else {
+                continue;
+            };
+            let more = match under.count() {
+                0 => String::new(),
+                n => format!(" (\"{}\" overlaps {n} more)", u.name),
+            };
+            diags.push(
+                Diag::new(
+                    CODE,
+                    format!(
+                        "the bases of \"{}\" and \"{}\" overlap{more}",
+                        v.name, u.name
+                    ),
+                )
+                .at(u.span, format!("\"{}\"", u.name))
+                .note(v.span, format!("overlaps \"{}\"", v.name))
+                .help(
+                    "move one of them: bases may touch but not overlap \
+                     (`at` is the centre of a unit's base)",
+                ),
+            );
         }
         diags
     }
@@ -626,6 +656,37 @@ fn positive(file: FileId, v: &Spanned<f64>, what: &str, diags: &mut Vec<Diag>) -
     }
 }
 
+/// A side of the table: a positive number no more than [`MAX_TABLE`], or
+/// a diagnostic (and 1).
+fn table_side(
+    rs: &Ruleset,
+    file: FileId,
+    v: &Spanned<f64>,
+    what: &str,
+    diags: &mut Vec<Diag>,
+) -> f64 {
+    let x = positive(file, v, what, diags);
+    if x <= MAX_TABLE {
+        return x;
+    }
+    diags.push(
+        Diag::new(
+            CODE,
+            format!(
+                "{what} is {}, more than the {MAX_TABLE} a table may be",
+                num(x)
+            ),
+        )
+        .at(span_of(file, v), "too big a table")
+        .help(format!(
+            "a table is at most {MAX_TABLE} by {MAX_TABLE}{}: moves are checked a base every \
+             half measure and deployment weighs every spot, so the work grows with the table",
+            measure(rs)
+        )),
+    );
+    1.0
+}
+
 /// A point `[x, y]` with finite coordinates, or a diagnostic (and the origin).
 fn point(file: FileId, v: &Spanned<[f64; 2]>, what: &str, diags: &mut Vec<Diag>) -> Pt {
     let [x, y] = *v.get_ref();
@@ -655,6 +716,26 @@ fn read_terrain(
 ) -> Vec<TerrainSpec> {
     let en = rs.enums.iter().find(|e| e.name == "terrain");
     let mut out = Vec::new();
+    if let Some(t) = features.get(MAX_TERRAIN) {
+        diags.push(
+            Diag::new(
+                CODE,
+                format!(
+                    "the scenario has {} terrain features, more than the {MAX_TERRAIN} it may have",
+                    features.len()
+                ),
+            )
+            .at(
+                span_of(file, t),
+                format!("feature {} of the scenario", MAX_TERRAIN + 1),
+            )
+            .help(format!(
+                "a scenario has at most {MAX_TERRAIN} terrain features (every move is checked \
+                 against those it passes): merge small ones into bigger shapes"
+            )),
+        );
+        return out;
+    }
     // Features without a name are called after their kind, numbered when
     // the kind repeats.
     let mut unnamed: HashMap<&str, usize> = HashMap::new();
@@ -801,6 +882,22 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
                 );
             }
         }
+        if bb.path.get_ref().len() > MAX_TERRAIN {
+            diags.push(
+                Diag::new(
+                    CODE,
+                    format!(
+                        "a band's path has {} points, more than the {MAX_TERRAIN} it may have",
+                        bb.path.get_ref().len()
+                    ),
+                )
+                .at(span_of(file, &bb.path), "too long a path")
+                .help(format!(
+                    "a band's path has at most {MAX_TERRAIN} points: a river or a road needs a \
+                     few, where it bends"
+                )),
+            );
+        }
         if bb.path.get_ref().len() < 2 {
             diags.push(
                 Diag::new(CODE, "a band needs a path of at least two points")
@@ -827,11 +924,15 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
     (diags.len() == before).then_some(shape)
 }
 
+/// Read army `ai`, its entries' counts expanded into units, `units`
+/// counting the units of the scenario so far (none are made once they
+/// would be more than [`MAX_UNITS`]).
 fn read_army(
     rs: &Ruleset,
     file: FileId,
     ai: usize,
     a: &Spanned<ArmyToml>,
+    units: &mut usize,
     diags: &mut Vec<Diag>,
 ) -> Option<(ArmySpec, Vec<bool>)> {
     let at = a.get_ref();
@@ -893,6 +994,15 @@ fn read_army(
             ),
         );
     }
+    // The units, counted before they are made: a file of many entries of
+    // `count = 1000` would otherwise make millions.
+    for e in commands.iter().flat_map(|(_, entries, _)| entries) {
+        let was = *units;
+        *units += e.count;
+        if was <= MAX_UNITS && *units > MAX_UNITS {
+            diags.push(too_many_units(e));
+        }
+    }
     if diags.len() > before {
         return None;
     }
@@ -948,6 +1058,20 @@ fn read_army(
         span: span_of(file, a),
     };
     Some((army, named))
+}
+
+/// The diagnostic at the entry that makes the scenario's unit one more
+/// than [`MAX_UNITS`].
+fn too_many_units(e: &Entry) -> Diag {
+    Diag::new(
+        CODE,
+        format!("the scenario has more than {MAX_UNITS} units"),
+    )
+    .at(e.span, format!("unit {} of the scenario", MAX_UNITS + 1))
+    .help(format!(
+        "a scenario has at most {MAX_UNITS} units, both armies together (a battle's work \
+         grows with the square of its units): give fewer units, or smaller `count`s"
+    ))
 }
 
 fn read_unit(

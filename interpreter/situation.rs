@@ -6,6 +6,7 @@
 use crate::diagnostic::Diag;
 use crate::ir::{Id, Ruleset, Ty};
 use crate::parse::parse_expr;
+use crate::scenario::MAX_UNITS;
 use crate::source::Sources;
 use crate::syntax::{ExprKind, FileId, Span};
 use crate::value::Value;
@@ -185,7 +186,24 @@ pub fn read(
             ),
         }
     }
-    // Units.
+    // Units: no more than a scenario may have (their numbers are 16-bit,
+    // and exact odds weigh every unit against every other).
+    if f.units.len() > MAX_UNITS {
+        let mut spans: Vec<Span> = f.units.values().map(|u| span_of(file, u)).collect();
+        spans.sort_by_key(|s| s.start);
+        diags.push(
+            Diag::new(
+                "muster::situation",
+                format!("the situation has {} units, more than the {MAX_UNITS} it may have", f.units.len()),
+            )
+            .at(spans[MAX_UNITS], format!("unit {} of the situation", MAX_UNITS + 1))
+            .help(format!(
+                "a situation has at most {MAX_UNITS} units, as a scenario does: name only the units \
+                 the procedure looks at"
+            )),
+        );
+        return Err(diags);
+    }
     let mut unit_ids: BTreeMap<String, u16> = BTreeMap::new();
     for (name, spec) in &f.units {
         let s = spec.get_ref();

@@ -22,9 +22,38 @@ pub(super) type Pile = VecDeque<(u16, Value)>;
 /// and draws its own deck never ends.
 const MAX_NESTED_DRAWS: u32 = 64;
 
+/// The most cards a shuffled pile may hold: some 7,000 times the largest
+/// shipped pile (13, Matchlocks' Command deck). `copies 1000` of cards
+/// `for each` of a thousand units would make millions, each resolved in
+/// turn and named in the log.
+pub const MAX_PILE: usize = 100_000;
+
 /// The most cards one `draw ... until N left` may turn (a card that
 /// reshuffles the deck it is drawn from can otherwise turn cards forever).
 const MAX_CARDS_IN_ONE_DRAW: usize = 10_000;
+
+/// Put card `ci`'s copies (for side or unit `v`) on a pile being built,
+/// unless the pile would then hold more than [`MAX_PILE`] cards.
+fn add_copies(
+    pile: &mut Pile,
+    card: &CardDef,
+    ci: usize,
+    v: Value,
+    deck: &str,
+) -> Result<(), Diag> {
+    if pile.len() + card.copies as usize > MAX_PILE {
+        return Err(Diag::new(
+            "muster::battle",
+            format!("shuffling deck `{deck}` makes a pile of more than {MAX_PILE} cards"),
+        )
+        .help(
+            "each card goes in `copies` times, and once for each side or unit with `for each`: \
+             give fewer copies, or a `where` that takes fewer units",
+        ));
+    }
+    pile.extend((0..card.copies).map(|_| (ci as u16, v)));
+    Ok(())
+}
 
 impl Game<'_> {
     /// `shuffle DECK`: the pile becomes every card whose `when` (and, for
@@ -44,7 +73,7 @@ impl Game<'_> {
                 }
             }
             match &card.each {
-                None => pile.extend((0..card.copies).map(|_| (ci as u16, Value::None))),
+                None => add_copies(&mut pile, card, ci, Value::None, &d.name)?,
                 Some(r) => {
                     for i in 0..self.repetitions(Some(r)) {
                         let v = Self::repeated(r, i);
@@ -54,7 +83,7 @@ impl Game<'_> {
                                 continue;
                             }
                         }
-                        pile.extend((0..card.copies).map(|_| (ci as u16, v)));
+                        add_copies(&mut pile, card, ci, v, &d.name)?;
                     }
                 }
             }

@@ -8,7 +8,7 @@
 //! measure). A decision without the clause, or a mover with no one to take
 //! along, takes the single-unit code of [`super`], unchanged.
 
-use super::moves::{advance_as_far, path_cost, zoc_allows};
+use super::moves::{advance_as_far, path_cost, retreats, zoc_allows};
 use super::{place, Event, Game, How, MovedWith, Prefer};
 use crate::battlefield::{self, charge_path_body, Base, Body};
 use crate::diagnostic::Diag;
@@ -208,6 +208,7 @@ impl Game<'_> {
                             buffer,
                         )
                     },
+                    |end| ends_at(end).iter().all(|b| self.on_table(b)),
                     |path| self.group_path_clear(ch, group, &body.paths(path), frame),
                 )?);
             }
@@ -373,17 +374,18 @@ impl Game<'_> {
         let body = self.body_of(&group);
         let start = body.outline;
         let mut found = None;
-        let mut k = (d / 0.25).round() as i64;
-        while k > 0 {
-            let dist = k as f64 * 0.25;
+        for dist in retreats(d, self.field().longest_move()) {
+            // A member that would end off the table: not clear, and not laid.
+            let end = start.straight_end(-dist);
+            if !(0..group.len()).all(|i| self.on_table(&body.part_at(i, &end))) {
+                continue;
+            }
             let path = start.straight_path(-dist);
             let paths = body.paths(&path);
             if self.group_path_clear(ch, &group, &paths, frame)? {
-                let end = *path.last().expect("a path has an end");
                 found = Some((dist, end));
                 break;
             }
-            k -= 1;
         }
         let turned = if turn { ", turning about" } else { "" };
         let ends_at = |outline: &Base| -> Vec<Base> {

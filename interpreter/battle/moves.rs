@@ -517,6 +517,7 @@ impl<'r> Game<'r> {
                         let end = start.advanced(d);
                         self.buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
                     },
+                    |end| self.on_table(end),
                     |path| self.path_clear_near(ch, u, path, frame, &near),
                 )?);
             }
@@ -878,18 +879,24 @@ impl Finishes {
 
 /// The furthest straight advance from `start` ([`furthest_advance`], its
 /// path `clear`) as a candidate move, when it is neither the whole nor half
-/// the allowance, which [`Game::candidates`] offers already.
+/// the allowance, which [`Game::candidates`] offers already. `on_table`
+/// says whether the mover, standing at an end, is wholly on the table: a
+/// path is laid only to an end that is (no other path is clear).
 pub(super) fn advance_as_far<E>(
     start: &Base,
     allowance: f64,
     longest: f64,
     shortfall: impl FnMut(f64) -> Option<f64>,
+    on_table: impl Fn(&Base) -> bool,
     mut clear: impl FnMut(&[Base]) -> Result<bool, E>,
 ) -> Result<Option<Candidate>, E> {
     // No advance longer than `longest` ends on the table, so the search
     // starts there: the same quarters, without the millions a rule's huge
     // allowance would have it try first.
     let found = furthest_advance(allowance.min(longest), shortfall, |d| {
+        if !on_table(&start.straight_end(d)) {
+            return Ok(None);
+        }
         let path = start.straight_path(d);
         Ok(clear(&path)?.then_some(path))
     })?;
@@ -899,6 +906,20 @@ pub(super) fn advance_as_far<E>(
         let end = *path.last().expect("a path has an end");
         new.then_some((How::AdvancesAsFar(d), end, Way::Laid(path)))
     }))
+}
+
+/// The distances a `retire` of `d` tries, longest first: `d` to the
+/// nearest quarter of the measure, then a quarter less each time, down to
+/// a quarter. None is longer than `longest` (a longer move from anywhere
+/// on the table ends off it, where no path is clear): a rule's huge `d`
+/// would otherwise have millions tried, the first with a path of billions
+/// of bases.
+pub(super) fn retreats(d: f64, longest: f64) -> impl Iterator<Item = f64> {
+    let top = (longest / 0.25).ceil();
+    let k = (d / 0.25).round();
+    // (A `d` that is not a number tries nothing, as `k as i64` makes it.)
+    let k = if k > top { top } else { k };
+    (1..=k as i64).rev().map(|k| k as f64 * 0.25)
 }
 
 /// The furthest advance, in quarters of the measure down from `allowance`,
@@ -973,9 +994,26 @@ pub(super) fn path_cost(path: &[Base], wheel: bool) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::furthest_advance;
+    use super::{furthest_advance, retreats};
     use crate::battlefield::tests::Rng;
     use crate::battlefield::{Base, Pt};
+
+    /// A retire tries its distance to the nearest quarter, then a quarter
+    /// less each time; never more than the table's diagonal allows (the
+    /// next quarter up from it), however far the rule says.
+    #[test]
+    fn retreats_start_no_further_than_the_table_allows() {
+        let tried = |d: f64, longest: f64| retreats(d, longest).collect::<Vec<_>>();
+        assert_eq!(tried(1.1, 54.08), [1.0, 0.75, 0.5, 0.25]);
+        assert_eq!(tried(1.2, 54.08), [1.25, 1.0, 0.75, 0.5, 0.25]);
+        for huge in [54.2, 1e6, 2147483647.0, 9.2e18, f64::INFINITY] {
+            let t = tried(huge, 54.08);
+            assert_eq!((t.len(), t[0], t[216]), (217, 54.25, 0.25), "{huge}");
+        }
+        for none in [0.0, 0.1, -3.0, f64::NAN] {
+            assert!(tried(none, 54.08).is_empty(), "{none}");
+        }
+    }
 
     /// The buffer rule for enemies `es` (as the game applies it): an end
     /// no nearer than `buffer` to each, or, for one already nearer at the
