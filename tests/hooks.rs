@@ -474,7 +474,9 @@ fn scratch(name: &str) -> std::path::PathBuf {
 fn run_with(name: &str, files: &[(&str, &str)], args: &[&str]) -> (bool, String, String) {
     let dir = scratch(name);
     for (f, text) in files {
-        std::fs::write(dir.join(f), text).unwrap();
+        let f = dir.join(f);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
     }
     let out = common::muster_in(&dir, args);
     std::fs::remove_dir_all(&dir).ok();
@@ -686,12 +688,17 @@ fn nested_hooks_at_their_call_depth_limit_do_not_overflow_the_stack() {
 /// battle stops at the first hit, with the turn, and exits non-zero.
 #[test]
 fn a_battle_with_a_self_performing_hook_stops_with_the_diagnostic() {
-    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/tillys_very_bad_day.muster");
-    let text = format!(
-        "extends \"{}\"\nhook again \"hits that pass themselves on\" replace take_hits {{\n  let r = perform(\"take_hits\", [u, hits]);\n  set_outcome(\"routed\", r.routed);\n}}\n",
-        rules.display()
-    );
-    let files = [("house.muster", text.as_str())];
+    // Beside a copy of the book and its default scenario (a ruleset reads
+    // only its own folder tree).
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let book = std::fs::read_to_string(rules.join("tillys_very_bad_day.muster")).unwrap();
+    let scenario = std::fs::read_to_string(rules.join("scenarios/tvbd_default.toml")).unwrap();
+    let text = "extends \"tillys_very_bad_day.muster\"\nhook again \"hits that pass themselves on\" replace take_hits {\n  let r = perform(\"take_hits\", [u, hits]);\n  set_outcome(\"routed\", r.routed);\n}\n";
+    let files = [
+        ("house.muster", text),
+        ("tillys_very_bad_day.muster", book.as_str()),
+        ("scenarios/tvbd_default.toml", scenario.as_str()),
+    ];
     let want = [
         "hook `again` of ruleset `tillys_very_bad_day` failed: it runs itself again and again, more than 16 deep: `again` (replaces `take_hits`) → `again`",
         "(turn 1)",
