@@ -2,7 +2,7 @@
 //! Quality) and Matchlocks' (§III Army Troop Restrictions, §IV priced per
 //! figure): rosters are totalled and every broken limit is reported.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

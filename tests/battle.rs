@@ -5,7 +5,7 @@
 
 #![allow(clippy::result_large_err)]
 
-mod common;
+use crate::common;
 
 use muster::battle::{Event, Prepared, Result_};
 use muster::diagnostic::render_plain;

@@ -19,7 +19,7 @@
 //! `Prepared::new` has checked the deployment (writing the bases of
 //! `game.world.field`), before anything is played.
 
-mod common;
+use crate::common;
 
 use muster::battle::{Event, Game, Prepared};
 use muster::battlefield::{bearing, norm_angle, Base, Pt};

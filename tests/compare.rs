@@ -2,7 +2,7 @@
 //! the same seed under both, and what moved. The book (TVBD v1) against
 //! the house rule `tvbd_steady_pike`, and the book against itself.
 
-mod common;
+use crate::common;
 
 use muster::battle::{GameSummary, Prepared, Result_};
 use muster::compare::{compare, Comparison, Kind};

@@ -9,7 +9,7 @@
 
 #![allow(clippy::result_large_err)]
 
-mod common;
+use crate::common;
 
 use muster::battle::{Event, Game, Prepared};
 use muster::diagnostic::render_plain;

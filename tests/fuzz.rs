@@ -3,9 +3,7 @@
 //! odds, query and battle (tests/fuzz/case.rs); none may panic, hang or
 //! crash. The long run is `cargo run --release --example soak` (README).
 
-#[path = "fuzz/case.rs"]
 mod case;
-#[path = "fuzz/gen.rs"]
 mod gen;
 
 use std::time::Duration;

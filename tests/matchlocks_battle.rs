@@ -6,7 +6,7 @@
 
 #![allow(clippy::result_large_err)]
 
-mod common;
+use crate::common;
 
 use common::{binomial, exact, p, sampled};
 use muster::battle::{Event, Game, Prepared};

@@ -4,7 +4,7 @@
 //! each a hundred thousand deep; and rules right at each limit still
 //! compile and give their exact values.
 
-mod common;
+use crate::common;
 
 use muster::nesting::{MAX_EXPANDED_DEPTH, MAX_EXPR_DEPTH, MAX_NESTING};
 use muster::value::Value;

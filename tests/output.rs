@@ -4,7 +4,7 @@
 //! crash of the renderer, and a thread count is kept to what the machine
 //! can use.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

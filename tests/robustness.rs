@@ -14,7 +14,7 @@
 
 #![allow(clippy::result_large_err)]
 
-mod common;
+use crate::common;
 
 use muster::battle::Prepared;
 use muster::diagnostic::Diag;

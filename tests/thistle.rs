@@ -5,7 +5,7 @@
 
 #![allow(clippy::result_large_err)]
 
-mod common;
+use crate::common;
 
 use common::{exact, p, sampled, sym};
 use muster::dice::Prob;

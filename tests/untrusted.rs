@@ -6,7 +6,7 @@
 
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use muster::diagnostic::{render_plain, Diag};
 use std::path::{Path, PathBuf};

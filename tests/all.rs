@@ -1,0 +1,29 @@
+//! Every integration test, in one binary: each file of tests/ is a module
+//! of it (tests/NAME.rs is `NAME::`), so the suite is compiled and linked
+//! once, not once a file. Run one file's tests with
+//! `cargo test --release --test all NAME::`, one test by its name.
+
+mod common;
+
+mod army;
+mod battle;
+mod battle_figures;
+mod battle_groups;
+mod compare;
+mod decks;
+mod diagnostics;
+mod dice;
+mod fuzz;
+mod hooks;
+mod matchlocks;
+mod matchlocks_battle;
+mod matchlocks_melee;
+mod nesting;
+mod output;
+mod quantifiers;
+mod robustness;
+mod rulesets;
+mod scenario;
+mod thistle;
+mod tvbd;
+mod untrusted;
