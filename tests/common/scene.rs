@@ -170,10 +170,12 @@ pub fn play(game: &mut Game, step: &str) {
     }
 }
 
-/// One run of a procedure in a battle's log: its arguments and its outcomes
-/// (name, value as shown).
+/// One run of a procedure in a battle's log: its arguments, the dice it
+/// rolled (and the procedures it called), and its outcomes (name, value as
+/// shown).
 pub struct Run {
     pub args: Vec<String>,
+    pub rolls: Vec<i64>,
     pub outcomes: Vec<(String, String)>,
 }
 
@@ -199,10 +201,12 @@ pub fn runs(game: &Game, name: &str) -> Vec<Run> {
             Event::Procedure {
                 name: n,
                 args,
+                rolls,
                 outcomes,
                 ..
             } if n == name => Some(Run {
                 args: args.clone(),
+                rolls: rolls.clone(),
                 outcomes: outcomes.clone(),
             }),
             _ => None,
