@@ -210,7 +210,11 @@ fn shoot_and_tally(scene: &mut Scene, g: &mut Game, seed: u64, tallies: &mut [Ta
 /// die; the shot to a flank 1 die; shot at the pike+shot in the wood and the
 /// shot in the works 2 dice. The pike+shot with its commander attached has
 /// resolve 3: it routs only on 3 hits, so its commander mostly falls on a
-/// 6. 3,000 seeds.
+/// 6. No shooter shoots anything but its target (nor a commander). 3,000
+/// seeds. On the first, the table's other shooting criteria: a target on
+/// the flank where the shooter's friends are may not be shot; a unit that
+/// has shot may not declare a charge; a unit between shooter and target
+/// blocks the shot.
 #[test]
 fn shooting_matches_the_exact_odds() {
     let mut scene = shooting_scene(&[]);
@@ -221,7 +225,46 @@ fn shooting_matches_the_exact_odds() {
     for seed in 0..seeds(3_000) {
         let mut g = scene.start(seed, true);
         scene.set_state(&mut g, "target_general", "resolve", Value::Int(3));
+        if seed == 0 {
+            // §Shoot front before flank: the target of the works is in range
+            // to the flank shooter's other flank, where its friends are.
+            holds(
+                &mut scene,
+                &g,
+                "in_range(shooter_flank, target_works) and position(shooter_flank, target_works) is to_flank \
+                 and friends_on_that_flank(shooter_flank, target_works) and not may_shoot_at(shooter_flank, target_works)",
+            );
+            // §Shooting marker: a unit that shoots may not charge.
+            holds(
+                &mut scene,
+                &g,
+                "may_declare_charge(shooter_wood, target_wood)",
+            );
+        }
         shoot_and_tally(&mut scene, &mut g, seed, &mut tallies);
+        if seed == 0 {
+            holds(
+                &mut scene,
+                &g,
+                "shooter_wood.shot_this_turn and not may_declare_charge(shooter_wood, target_wood)",
+            );
+            // §Shooting criteria: a unit between shooter and target blocks
+            // the shot (the French right's commander, 1 TUM square, in the
+            // 2 TUM between the works' shooter and its target).
+            let between = Base::new(Pt { x: 36.0, y: 10.5 }, 0.0, 1.0, 1.0);
+            g.set_base(scene.unit(&g, "general_right"), between);
+            scene.set_state(
+                &mut g,
+                "shooter_works",
+                "shot_this_turn",
+                Value::Bool(false),
+            );
+            holds(
+                &mut scene,
+                &g,
+                "blocked(shooter_works, target_works) and not may_shoot_at(shooter_works, target_works)",
+            );
+        }
     }
     // Each shot's dice (one value), hits, routed and commander_lost.
     for t in &tallies {
@@ -867,7 +910,7 @@ fn thistle_shooting_matches_the_exact_odds() {
 }
 
 /// §Melee, §Dice, §Cavalry Charge Bonus, §Hits, §With Me!, §Resolving Melee
-/// and §Defeated in Melee: the battle's "First melee" on the three melees of
+/// and §Defeated in Melee: the battle's "First melee" on the four melees of
 /// thistle_odds_melee.toml against the exact odds of `group_melee` with the
 /// facts stated (the winner, each side's hits, the loser's morale test and
 /// its die, and With Me!'s wound):
@@ -876,7 +919,9 @@ fn thistle_shooting_matches_the_exact_odds() {
 /// - pikes, their flank touched by cavalry, in their own player's melee
 ///   (2 dice at 4-6; the cavalry 1 die at 4-6, meeting no pike front);
 /// - swordsmen with a hit, their general leading from the front (4-6 one
-///   more hit, 1 he is wounded), against bills (2 dice each at 4-6).
+///   more hit, 1 he is wounded), against bills (2 dice each at 4-6);
+/// - swordsmen against shot higher up a hill (2 dice at 5-6 against 1 at
+///   4-6).
 ///
 /// 3,000 seeds.
 #[test]
@@ -925,6 +970,12 @@ fn thistle_melee_matches_the_exact_odds() {
             ("d", "Bills", "far", ""),
         ],
     );
+    let uphill = thistle_situation(
+        "group_melee",
+        args,
+        &["engaged(a, d)", "engaged(d, a)", "uphill_of(d, a)"],
+        &[("a", "Swordsmen", "near", ""), ("d", "Shot", "far", "")],
+    );
     // (attacker, defender, situation, outcomes compared)
     let common = [
         "winner",
@@ -937,6 +988,7 @@ fn thistle_melee_matches_the_exact_odds() {
         ("gensdarmes", "pike_1", gensdarmes, false),
         ("pikes", "cavalry", flank, false),
         ("swordsmen", "bills", with_me, true),
+        ("hill_swordsmen", "hill_shot", uphill, false),
     ];
     let mut tallies: Vec<Tally> = melees
         .iter()
@@ -952,6 +1004,7 @@ fn thistle_melee_matches_the_exact_odds() {
                 "same_group(swordsmen, sword_general)",
                 "position(pikes, cavalry) is to_flank and position(cavalry, pikes) is to_front",
                 "engaged(gensdarmes, pike_2) and engaged(pikes, cavalry)",
+                "uphill_of(hill_shot, hill_swordsmen) and not uphill_of(hill_swordsmen, hill_shot)",
             ] {
                 holds(&mut scene, &g, expr);
             }

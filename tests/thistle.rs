@@ -848,3 +848,151 @@ fn a_retreat_ends_with_backs_to_the_enemy() {
         "{b:?}"
     );
 }
+
+// ------------------------------------------------------------------ a charge's target, a pursuit
+
+use common::scene::{play, runs, Scene};
+
+/// tests/scenarios/thistle_reactions.toml on `seed`, the English moving first.
+fn reactions(seed: u64) -> (Scene, Game<'static>) {
+    let scene = Scene::open(
+        "rules/thistle_lily_and_rose.muster",
+        "thistle_reactions.toml",
+        &[],
+        0.0,
+    );
+    let mut g = scene.start(seed, true);
+    scene.set_side_state(&mut g, 0, "moves_first", Value::Bool(true));
+    (scene, g)
+}
+
+fn base_of(scene: &Scene, g: &Game, name: &str) -> Base {
+    g.world.field.as_ref().unwrap().bases[scene.unit(g, name)]
+}
+
+fn touching(scene: &Scene, g: &Game, a: &str, b: &str) -> bool {
+    base_of(scene, g, a).distance(&base_of(scene, g, b)) < 0.02
+}
+
+/// §Charges: a charge's target may counter-charge up to half way if
+/// mounted, or shoot (mounted troops and shot), or, a lone unit of light
+/// cavalry or shot, evade a full move backs to the enemy; these are
+/// alternatives. The English part's charges on thistle_reactions.toml:
+/// cavalry counter-charge gensdarmes 10.4" away and meet them half way;
+/// shot charged by pikes shoot at them, and the pikes go in; shot charged by
+/// cavalry evade 12" back and turn about, and do not shoot as well (before
+/// the fix the evade came after the reaction fire, and such a unit did
+/// both).
+#[test]
+fn a_charge_s_target_counter_charges_shoots_or_evades() {
+    let (scene, mut g) = reactions(1);
+    let (gens, cav) = (
+        base_of(&scene, &g, "gensdarmes"),
+        base_of(&scene, &g, "cavalry"),
+    );
+    let skirmishers = base_of(&scene, &g, "skirmishers");
+    play(&mut g, "First player charges");
+    let declared: Vec<Vec<String>> = runs(&g, "declare_charge")
+        .into_iter()
+        .map(|r| r.args)
+        .collect();
+    for d in [
+        ["gensdarmes", "cavalry", "1"],
+        ["pikes", "shot", "1"],
+        ["horse", "skirmishers", "1"],
+        ["cavalry", "gensdarmes", "1"],
+    ] {
+        assert!(
+            declared.contains(&d.map(String::from).to_vec()),
+            "{d:?}: {}",
+            g.narrative()
+        );
+    }
+    // The counter-charge meets the charge half way.
+    assert!(
+        touching(&scene, &g, "gensdarmes", "cavalry"),
+        "{}",
+        g.narrative()
+    );
+    let moved = |before: &Base, name: &str| before.centre.dist(base_of(&scene, &g, name).centre);
+    assert!(
+        (moved(&gens, "gensdarmes") - 5.2).abs() < 0.05,
+        "{}",
+        g.narrative()
+    );
+    assert!(
+        (moved(&cav, "cavalry") - 5.2).abs() < 0.05,
+        "{}",
+        g.narrative()
+    );
+    // The shot charged by pikes shoot, and the pikes reach them.
+    let shots: Vec<Vec<String>> = runs(&g, "shoot").into_iter().map(|r| r.args).collect();
+    assert_eq!(shots, [["shot", "pikes"]], "{}", g.narrative());
+    assert!(touching(&scene, &g, "pikes", "shot"));
+    // The shot charged by cavalry evade a full move (12") and turn about.
+    let now = base_of(&scene, &g, "skirmishers");
+    assert!(
+        (now.centre.y - (skirmishers.centre.y + 12.0)).abs() < 1e-6,
+        "{now:?}"
+    );
+    assert!(
+        now.facing.abs() < 1e-6 || (now.facing - 360.0).abs() < 1e-6,
+        "{now:?}"
+    );
+    assert!(!touching(&scene, &g, "horse", "skirmishers"));
+}
+
+/// §Defeated in Melee and §Resolving Melee: a group beaten in melee falls
+/// back half a move facing the enemy (on 1-3 after its modifiers), or
+/// retreats a full move in disorder, backs to the enemy (0 or less); the
+/// winner may pursue a retreating group half a move. On
+/// thistle_reactions.toml the bills touching the English gensdarmes have
+/// Scottish pikes of another command 3.8" behind them, which they may not
+/// pass: a retreat stops there (3.75", in steps of 0.25) and the pursuit
+/// (half of 12") catches them; a fall back goes the 3" (half of 6).
+#[test]
+fn a_beaten_group_falls_back_or_retreats_and_is_pursued() {
+    for result in ["retreats", "falls_back"] {
+        let (mut scene, mut g) = (None, None);
+        for seed in 0..500 {
+            let (s, mut game) = reactions(seed);
+            play(&mut game, "First melee");
+            let fought = runs(&game, "group_melee");
+            if fought.iter().any(|r| {
+                r.args == ["pursuer", "bills"]
+                    && r.outcome("winner") == "attacker"
+                    && r.outcome("morale") == result
+            }) {
+                scene = Some(s);
+                g = Some(game);
+                break;
+            }
+        }
+        let (scene, mut g) = (scene.expect(result), g.expect(result));
+        let (bills, pursuer) = (base_of(&scene, &g, "bills"), base_of(&scene, &g, "pursuer"));
+        play(&mut g, "First melee results");
+        let now = base_of(&scene, &g, "bills");
+        let back = now.centre.y - bills.centre.y;
+        if result == "retreats" {
+            assert!((back - 3.75).abs() < 1e-6, "{back}\n{}", g.narrative());
+            assert!(now.facing.abs() < 1e-6, "backs to the enemy: {now:?}");
+            let pursuits: Vec<Vec<String>> =
+                runs(&g, "pursue").into_iter().map(|r| r.args).collect();
+            assert_eq!(pursuits, [["pursuer", "bills", "1"]], "{}", g.narrative());
+            assert!(
+                touching(&scene, &g, "pursuer", "bills"),
+                "{}",
+                g.narrative()
+            );
+            let chased = base_of(&scene, &g, "pursuer").centre.y - pursuer.centre.y;
+            assert!((chased - 3.75).abs() < 1e-6, "{chased}");
+        } else {
+            assert!((back - 3.0).abs() < 1e-6, "{back}\n{}", g.narrative());
+            assert!(
+                (now.facing - 180.0).abs() < 1e-6,
+                "facing the enemy: {now:?}"
+            );
+            assert!(runs(&g, "pursue").is_empty(), "{}", g.narrative());
+        }
+    }
+}
