@@ -8,13 +8,15 @@
 //! what the exact odds expect, and nothing the exact odds rule out.
 //!
 //! Tilly's Very Bad Day v1: shooting (to front, secondary, to a flank, by
-//! cannons, at infantry in a wood or in works), commander casualties (a unit
-//! that routs and one that does not, shot at and in melee), command checks,
-//! command morale, unit rally and army morale; a melee of two units is in
-//! tests/battle_figures.rs. Then Step 4.1's routs and what Steps 4.2 and
-//! 4.3 may recover, on the table. The Thistle, the Lily and the Rose:
-//! shooting, group melees with their defeated-in-melee test and With Me!,
-//! the rally of a group in disorder, and a detached group's command roll.
+//! cannons, at infantry in a wood or in works, point blank), commander
+//! casualties (a unit that routs and one that does not, shot at and in
+//! melee), command checks, command morale, unit rally and army morale; a
+//! melee of two units is in tests/battle_figures.rs. Then Step 4.1's routs
+//! and what Steps 4.2 and 4.3 may recover, on the table. The Thistle, the
+//! Lily and the Rose: shooting, group melees with their defeated-in-melee
+//! test and With Me! (and a melee fought again in the second player's part,
+//! with no charge in it), the rally of a group in disorder, and a detached
+//! group's command roll.
 
 mod common;
 
@@ -58,12 +60,17 @@ fn outcomes<'a>(run: &Run, names: &[&'a str]) -> Vec<(&'a str, String)> {
     names.iter().map(|n| (*n, run.outcome(n))).collect()
 }
 
-/// A situation's units: (name, type, side, state lines).
+/// A situation's units: (name, type, side, state lines); a type may carry
+/// a quality, as `Pikes/elite` (else the default quality).
 fn units(list: &[(&str, &str, &str, &str)]) -> String {
     let mut text = String::new();
     for (name, ty, side, state) in list {
+        let (ty, quality) = match ty.split_once('/') {
+            Some((t, q)) => (t, format!("quality = \"{q}\"\n")),
+            None => (*ty, String::new()),
+        };
         text.push_str(&format!(
-            "[units.{name}]\ntype = \"{ty}\"\nside = \"{side}\"\n"
+            "[units.{name}]\ntype = \"{ty}\"\n{quality}side = \"{side}\"\n"
         ));
         if !state.is_empty() {
             text.push_str(&format!("[units.{name}.state]\n{state}\n"));
@@ -784,32 +791,19 @@ fn thistle_start(scene: &Scene, seed: u64) -> Game<'static> {
 }
 
 /// Situation text for a Thistle procedure: its `[args]`, the facts and the
-/// units (name, type, side, state lines; a type may carry a quality as
-/// `Pikes/elite`).
+/// units (as [`units`] takes them).
 fn thistle_situation(
     procedure: &str,
     args: &str,
     facts: &[&str],
     list: &[(&str, &str, &str, &str)],
 ) -> String {
-    let mut text = format!(
-        "procedure = \"{procedure}\"\nfacts = [{}]\n[args]\n{args}\n",
-        facts
-            .iter()
-            .map(|f| format!("\"{f}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    for (name, ty, side, state) in list {
-        let (ty, quality) = ty.split_once('/').unwrap_or((ty, "trained"));
-        text.push_str(&format!(
-            "[units.{name}]\ntype = \"{ty}\"\nquality = \"{quality}\"\nside = \"{side}\"\n"
-        ));
-        if !state.is_empty() {
-            text.push_str(&format!("[units.{name}.state]\n{state}\n"));
-        }
-    }
-    text
+    let facts: Vec<String> = facts.iter().map(|f| format!("\"{f}\"")).collect();
+    format!(
+        "procedure = \"{procedure}\"\nfacts = [{}]\n[args]\n{args}\n{}",
+        facts.join(", "),
+        units(list)
+    )
 }
 
 /// The shots of tests/scenarios/thistle_odds_shooting.toml: shooter,

@@ -996,3 +996,159 @@ fn a_beaten_group_falls_back_or_retreats_and_is_pursued() {
         }
     }
 }
+
+/// §Woods, Towns etc., §Movement (no passing through but with shot; rates;
+/// limbering) and §Shooting and Movement (units in contact neither shoot nor
+/// are shot at), on thistle_going.toml:
+/// - touching a wood, a lone pike unit moves 3" (half), lone shot not at
+///   all, shot on the road its full 12"; a group of bills in a wood not at
+///   all;
+/// - pikes with friendly bills ahead stop short of them; pikes with
+///   friendly shot ahead pass through, 6" straight on;
+/// - a light gun moves 6" manhandled, 12" limbered; a heavy gun only
+///   pivots unlimbered, 6" limbered; limbering takes the move;
+/// - shot in contact with pikes may not shoot them, and other shot with
+///   the pikes in range, arc and sight may not either.
+#[test]
+fn going_passing_guns_and_contact_on_the_table() {
+    let mut t = Table::open("thistle_going.toml");
+    for (expr, want) in [
+        ("move_allowance(wood_pikes, straight)", 3),
+        ("move_allowance(wood_shot, straight)", 0),
+        ("move_allowance(road_shot, straight)", 12),
+        ("move_allowance(bills_1, straight)", 0),
+        ("group_size(bills_1)", 2),
+        ("move_allowance(light_gun, straight)", 6),
+        ("move_allowance(heavy_gun, pivot)", 0),
+    ] {
+        assert_eq!(t.int(expr), want, "{expr}");
+    }
+    assert_eq!(
+        t.eval("may_manoeuvre(heavy_gun, straight) or may_manoeuvre(heavy_gun, wheel)"),
+        Value::Bool(false)
+    );
+    // Units in contact neither shoot nor are shot at.
+    for expr in [
+        "in_range(onlooker, engaged_pikes) and in_arc_of_fire(onlooker, engaged_pikes) and line_of_sight(onlooker, engaged_pikes)",
+        "engaged(engaged_shot, engaged_pikes)",
+    ] {
+        assert_eq!(t.eval(expr), Value::Bool(true), "{expr}");
+    }
+    for expr in [
+        "may_shoot_at(onlooker, engaged_pikes)",
+        "may_shoot_at(engaged_shot, engaged_pikes)",
+    ] {
+        assert_eq!(t.eval(expr), Value::Bool(false), "{expr}");
+    }
+    // The English move (the policy closes with the enemy).
+    let y = |t: &Table, name: &str| {
+        let Value::Unit(u) = t.unit(name) else {
+            unreachable!()
+        };
+        t.game.world.field.as_ref().unwrap().bases[u as usize]
+            .centre
+            .y
+    };
+    let before: Vec<f64> = ["wood_pikes", "wood_shot", "road_shot", "bills_1"]
+        .iter()
+        .map(|n| y(&t, n))
+        .collect();
+    t.decide("move", &[Value::Side(0)]);
+    let text = t.game.narrative();
+    assert!((y(&t, "passing_pikes") - 16.0).abs() < 1e-6, "{text}");
+    assert!(y(&t, "blocked_pikes") < y(&t, "bills_ahead"), "{text}");
+    for (n, b) in ["wood_pikes", "wood_shot", "road_shot", "bills_1"]
+        .iter()
+        .zip(before)
+    {
+        let most = match *n {
+            "wood_pikes" => 3.0,
+            "road_shot" => 12.0,
+            _ => 0.0,
+        };
+        assert!(
+            (y(&t, n) - b).abs() <= most + 1e-6,
+            "{n} moved {}\n{text}",
+            y(&t, n) - b
+        );
+    }
+    // Limbering takes the gun's move; limbered, it goes 12 (light) or 6 (heavy).
+    let (light, heavy) = (t.unit("light_gun"), t.unit("heavy_gun"));
+    t.perform("limber", &[light]);
+    t.perform("limber", &[heavy]);
+    assert_eq!(
+        t.eval("may_move(light_gun) or may_move(heavy_gun)"),
+        Value::Bool(false)
+    );
+    assert_eq!(t.int("unit_move_rate(light_gun)"), 12);
+    assert_eq!(t.int("unit_move_rate(heavy_gun)"), 6);
+    assert_eq!(
+        t.eval("may_manoeuvre(heavy_gun, straight)"),
+        Value::Bool(true)
+    );
+}
+
+/// §Initiative: the higher die moves first; a tie repeats last turn's
+/// order (on the first turn, with no order yet, the dice are rolled
+/// again). Scripted dice.
+#[test]
+fn initiative_ties_repeat_last_turn_s_order() {
+    let mut b = thistle();
+    // (near moved first last turn, far did, the dice, near first now)
+    let cases = [
+        (false, false, "[5, 2]", true),
+        (true, false, "[2, 5]", false),
+        (true, false, "[3, 3]", true),
+        (false, true, "[3, 3]", false),
+        (false, false, "[3, 3, 2, 6]", false),
+    ];
+    for (near, far, rolls, want) in cases {
+        let text = format!(
+            "procedure = \"initiative\"\nrolls = {rolls}\n\
+             [sides.near]\nmoves_first = {near}\n[sides.far]\nmoves_first = {far}\n"
+        );
+        let s = common::situation(&mut b, &text);
+        let o = b.scripted(&s).expect("the dice are scripted");
+        assert_eq!(
+            p(&o, "near_first", Value::Bool(want)),
+            1.0,
+            "{near} {far} {rolls}"
+        );
+    }
+}
+
+/// The end of a game (the book names none; the port's reading): an army is
+/// beaten when more than half its units are destroyed, or when every unit
+/// it has left is demoralized.
+#[test]
+fn an_army_is_beaten_by_half_its_units_or_demoralization() {
+    let mut b = thistle();
+    let army = |removed: usize, facts: &str| {
+        let mut text =
+            format!("procedure = \"army_morale\"\nfacts = [{facts}]\n[args]\ns = \"near\"\n");
+        for i in 0..4 {
+            text.push_str(&format!(
+                "[units.u{i}]\ntype = \"Pikes\"\nside = \"near\"\n"
+            ));
+            if i < removed {
+                text.push_str(&format!(
+                    "[units.u{i}.state]\nremoved = true\noff_table = true\n"
+                ));
+            }
+        }
+        text
+    };
+    for (removed, facts, beaten) in [
+        (2, "", false),
+        (3, "", true),
+        (2, "\"demoralized(u2)\"", false),
+        (2, "\"demoralized(u2)\", \"demoralized(u3)\"", true),
+    ] {
+        let o = exact(&mut b, &army(removed, facts));
+        assert_eq!(
+            p(&o, "defeated", Value::Bool(beaten)),
+            1.0,
+            "{removed} removed, {facts}"
+        );
+    }
+}
