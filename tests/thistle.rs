@@ -853,17 +853,21 @@ fn a_retreat_ends_with_backs_to_the_enemy() {
 
 use common::scene::{play, runs, Scene};
 
-/// tests/scenarios/thistle_reactions.toml on `seed`, the English moving first.
-fn reactions(seed: u64) -> (Scene, Game<'static>) {
-    let scene = Scene::open(
+/// tests/scenarios/thistle_reactions.toml.
+fn reactions() -> Scene {
+    Scene::open(
         "rules/thistle_lily_and_rose.muster",
         "thistle_reactions.toml",
         &[],
         0.0,
-    );
+    )
+}
+
+/// A game of `scene` on `seed`, the English moving first.
+fn english_first(scene: &Scene, seed: u64) -> Game<'static> {
     let mut g = scene.start(seed, true);
     scene.set_side_state(&mut g, 0, "moves_first", Value::Bool(true));
-    (scene, g)
+    g
 }
 
 fn base_of(scene: &Scene, g: &Game, name: &str) -> Base {
@@ -885,7 +889,8 @@ fn touching(scene: &Scene, g: &Game, a: &str, b: &str) -> bool {
 /// both).
 #[test]
 fn a_charge_s_target_counter_charges_shoots_or_evades() {
-    let (scene, mut g) = reactions(1);
+    let scene = reactions();
+    let mut g = english_first(&scene, 1);
     let (gens, cav) = (
         base_of(&scene, &g, "gensdarmes"),
         base_of(&scene, &g, "cavalry"),
@@ -952,23 +957,22 @@ fn a_charge_s_target_counter_charges_shoots_or_evades() {
 /// (half of 12") catches them; a fall back goes the 3" (half of 6).
 #[test]
 fn a_beaten_group_falls_back_or_retreats_and_is_pursued() {
+    let scene = reactions();
     for result in ["retreats", "falls_back"] {
-        let (mut scene, mut g) = (None, None);
-        for seed in 0..500 {
-            let (s, mut game) = reactions(seed);
-            play(&mut game, "First melee");
-            let fought = runs(&game, "group_melee");
-            if fought.iter().any(|r| {
-                r.args == ["pursuer", "bills"]
-                    && r.outcome("winner") == "attacker"
-                    && r.outcome("morale") == result
-            }) {
-                scene = Some(s);
-                g = Some(game);
-                break;
-            }
-        }
-        let (scene, mut g) = (scene.expect(result), g.expect(result));
+        let mut g = (0..500)
+            .map(|seed| {
+                let mut g = english_first(&scene, seed);
+                play(&mut g, "First melee");
+                g
+            })
+            .find(|g| {
+                runs(g, "group_melee").iter().any(|r| {
+                    r.args == ["pursuer", "bills"]
+                        && r.outcome("winner") == "attacker"
+                        && r.outcome("morale") == result
+                })
+            })
+            .unwrap_or_else(|| panic!("no seed of 500 gives {result}"));
         let (bills, pursuer) = (base_of(&scene, &g, "bills"), base_of(&scene, &g, "pursuer"));
         play(&mut g, "First melee results");
         let now = base_of(&scene, &g, "bills");
