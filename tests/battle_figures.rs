@@ -21,19 +21,14 @@
 
 use crate::common;
 
-use muster::battle::{Event, Game, Prepared};
+use common::scene::{Scene, Tally};
+use muster::battle::{Event, Game};
 use muster::battlefield::{bearing, norm_angle, Base, Pt};
 use muster::diagnostic::render_plain;
-use muster::ir::Ruleset;
 use muster::value::Value;
 use muster::Build;
-use std::path::Path;
 
-const RULES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/rules/tillys_very_bad_day.muster"
-);
-const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios/");
+const RULES: &str = "rules/tillys_very_bad_day.muster";
 
 /// How far each scenario writes the second army's units behind where its
 /// figure has them (see the module doc).
@@ -60,68 +55,10 @@ struct Moved {
 }
 
 /// A figure's scenario set up once, to be started on many seeds (a
-/// sampled test plays one step thousands of times).
-struct Scene {
-    build: Build,
-    prep: Prepared<'static>,
-}
-
-impl Scene {
-    fn open(file: &str, options: &[(&str, bool)]) -> Scene {
-        let mut build = match muster::build(Path::new(RULES)) {
-            Ok(b) => b,
-            Err((d, s)) => panic!("{}", render_plain(&d, &s)),
-        };
-        let path = format!("{SCENARIOS}{file}");
-        let sc = match build.scenario(Some(Path::new(&path))) {
-            Ok(s) => s,
-            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
-        };
-        // The game keeps its own copy of the ruleset, so that the build
-        // stays free to compile queries against the game's world.
-        let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
-        let mut prep = match Prepared::new(rs, &sc) {
-            Ok(p) => p,
-            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
-        };
-        for (name, on) in options {
-            let o = rs
-                .option(name)
-                .unwrap_or_else(|| panic!("no option `{name}`"));
-            prep.world.options[o as usize] = *on;
-        }
-        Scene { build, prep }
-    }
-
-    /// The game on `seed`, not yet begun, the second army closed up to
-    /// where its figure has it.
-    fn start(&self, seed: u64, log: bool) -> Game<'static> {
-        let mut game = self.prep.start(seed, log);
-        let w = &mut game.world;
-        let field = w.field.as_mut().expect("a battle has a field");
-        for (u, unit) in w.units.iter().enumerate() {
-            assert_eq!(unit.side, (field.edge[u] > 0.0) as u16, "army 0 attacks");
-            if unit.side == 1 {
-                field.bases[u].centre.y -= FIGURE_SHIFT;
-            }
-        }
-        game
-    }
-
-    /// The state `state` of unit `name` in `game`.
-    fn state(&self, game: &Game, name: &str, state: &str) -> Value {
-        let rs = &self.build.ruleset;
-        let u = game
-            .world
-            .units
-            .iter()
-            .position(|u| u.name == name)
-            .unwrap_or_else(|| panic!("no unit `{name}`"));
-        let s = rs
-            .state(state)
-            .unwrap_or_else(|| panic!("no state `{state}`")) as usize;
-        game.world.state[u * rs.states.len() + s]
-    }
+/// sampled test plays one step thousands of times), the second army
+/// closed up to where its figure has it.
+fn scene(file: &str, options: &[(&str, bool)]) -> Scene {
+    Scene::open(RULES, file, options, FIGURE_SHIFT)
 }
 
 impl Figure {
@@ -136,7 +73,7 @@ impl Figure {
     /// A figure with optional rules switched (`("evade", true)`), as
     /// `--option` switches them.
     fn open_with(file: &str, seed: u64, options: &[(&str, bool)]) -> Figure {
-        let scene = Scene::open(file, options);
+        let scene = scene(file, options);
         let game = scene.start(seed, true);
         let f = Figure {
             build: scene.build,
@@ -1643,7 +1580,7 @@ fn two_on_one_the_second_unit_rolls_one_die() {
 /// pike+shot would win 0.218 of the time.
 #[test]
 fn two_on_one_against_its_closed_form() {
-    let scene = Scene::open("tvbd_two_horse_on_one_pike.toml", &[]);
+    let scene = scene("tvbd_two_horse_on_one_pike.toml", &[]);
     let n = 6_000u64;
     let mut won = 0u64;
     let mut lost = [0u64; 5];
@@ -1738,7 +1675,7 @@ fn hits_are_divided_to_rout_the_enemies_they_can() {
 /// 3.5, a decision; it is not compared.)
 #[test]
 fn a_melee_of_two_units_matches_the_exact_odds() {
-    let mut scene = Scene::open("tvbd_horse_on_pike.toml", &[]);
+    let mut scene = scene("tvbd_horse_on_pike.toml", &[]);
     let n = 20_000u64;
     let flank_on = Base::new(Pt { x: 22.5, y: 10.5 }, 90.0, 2.0, 1.0);
     let front_on = Base::new(Pt { x: 22.5, y: 10.0 }, 180.0, 2.0, 1.0);
@@ -1759,81 +1696,43 @@ type = "Horse"
 type = "{defender}"
 "#
         );
-        let exact = common::exact(&mut scene.build, &text);
-        let sym = |name: &str| common::sym(&scene.build, name);
-        let names = [
-            "winner",
-            "attacker_hits",
-            "defender_hits",
-            "attacker_routed",
-            "defender_routed",
-        ];
-        let mut seen: Vec<(&str, Value, u64)> = Vec::new();
+        let exact = scene.exact(&text);
+        let mut tally = Tally::new(&format!("horse -> {defender} {aspect}"));
         for seed in 0..n {
             let mut g = scene.start(seed, false);
-            let u = |name: &str| g.world.units.iter().position(|u| u.name == name).unwrap();
-            let (horse, foe) = (u("horse"), u(target));
+            let (horse, foe) = (scene.unit(&g, "horse"), scene.unit(&g, target));
             if let Some(b) = place {
                 if target == "spanish_horse" {
-                    g.set_base(u("pike_shot"), out_of_it);
+                    g.set_base(scene.unit(&g, "pike_shot"), out_of_it);
                 }
                 g.set_base(foe, b);
             }
             let args = [Value::Unit(horse as u16), Value::Unit(foe as u16)];
             g.perform_named("charged", &args).unwrap();
             g.play_step_named("Step 3.4 Melee").unwrap();
-            let int = |who: &str, state: &str| match scene.state(&g, who, state) {
-                Value::Int(i) => i,
-                v => panic!("{who}.{state}: {v:?}"),
-            };
-            let bool = |who: &str, state: &str| scene.state(&g, who, state) == Value::Bool(true);
+            let int = |who: &str, state: &str| scene.int(&g, who, state);
+            let bool = |who: &str, state: &str| scene.bool(&g, who, state);
             let (a, d) = (int("horse", "scored"), int(target, "scored"));
             // Hits cost resolve: the horse started with 3, the foe with 4 or 3.
             let start = if defender == "Horse" { 3 } else { 4 };
             assert_eq!(int("horse", "resolve"), (3 - d).max(0), "seed {seed}");
             assert_eq!(int(target, "resolve"), (start - a).max(0), "seed {seed}");
             let winner = match (bool("horse", "lost_melee"), bool(target, "lost_melee")) {
-                (false, true) => sym("attacker"),
-                (true, false) => sym("defender"),
-                (false, false) => sym("draw"),
+                (false, true) => "attacker",
+                (true, false) => "defender",
+                (false, false) => "draw",
                 (true, true) => panic!("seed {seed}: both lost"),
             };
             let got = [
-                winner,
-                Value::Int(a),
-                Value::Int(d),
-                Value::Bool(bool("horse", "routed")),
-                Value::Bool(bool(target, "routed")),
+                ("winner", winner.to_string()),
+                ("attacker_hits", a.to_string()),
+                ("defender_hits", d.to_string()),
+                ("attacker_routed", bool("horse", "routed").to_string()),
+                ("defender_routed", bool(target, "routed").to_string()),
             ];
-            for (name, v) in names.into_iter().zip(got) {
-                match seen.iter_mut().find(|(n, w, _)| *n == name && *w == v) {
-                    Some((.., c)) => *c += 1,
-                    None => seen.push((name, v, 1)),
-                }
-            }
+            tally.add(&scene, seed, &exact, &got);
         }
-        let mut compared = 0;
-        for name in names {
-            let o = exact.get(name).expect("an outcome of melee");
-            for (v, p) in &o.values {
-                let p = p.to_f64();
-                let c = seen.iter().find(|(n, w, _)| *n == name && w == v);
-                let got = c.map_or(0, |(.., c)| *c) as f64 / n as f64;
-                let se = (p * (1.0 - p) / n as f64).sqrt().max(1.0 / n as f64);
-                assert!(
-                    (got - p).abs() < 4.5 * se,
-                    "horse -> {defender} {aspect}: {name} = {v:?}: battle {got:.4}, exact {p:.4}"
-                );
-                compared += 1;
-            }
-            // Nothing happened in battle that the exact odds give no chance.
-            for (_, w, c) in seen.iter().filter(|(n, ..)| *n == name) {
-                assert!(
-                    o.values.iter().any(|(v, p)| v == w && p.to_f64() > 0.0),
-                    "horse -> {defender} {aspect}: {name} = {w:?} happened {c} times"
-                );
-            }
-        }
+        let compared = tally.check();
         assert!(compared >= 10, "{compared}");
     }
 }

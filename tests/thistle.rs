@@ -848,3 +848,311 @@ fn a_retreat_ends_with_backs_to_the_enemy() {
         "{b:?}"
     );
 }
+
+// ------------------------------------------------------------------ a charge's target, a pursuit
+
+use common::scene::{play, runs, Scene};
+
+/// tests/scenarios/thistle_reactions.toml.
+fn reactions() -> Scene {
+    Scene::open(
+        "rules/thistle_lily_and_rose.muster",
+        "thistle_reactions.toml",
+        &[],
+        0.0,
+    )
+}
+
+/// A game of `scene` on `seed`, the English moving first.
+fn english_first(scene: &Scene, seed: u64) -> Game<'static> {
+    let mut g = scene.start(seed, true);
+    scene.set_side_state(&mut g, 0, "moves_first", Value::Bool(true));
+    g
+}
+
+fn base_of(scene: &Scene, g: &Game, name: &str) -> Base {
+    g.world.field.as_ref().unwrap().bases[scene.unit(g, name)]
+}
+
+fn touching(scene: &Scene, g: &Game, a: &str, b: &str) -> bool {
+    base_of(scene, g, a).distance(&base_of(scene, g, b)) < 0.02
+}
+
+/// §Charges: a charge's target may counter-charge up to half way if
+/// mounted, or shoot (mounted troops and shot), or, a lone unit of light
+/// cavalry or shot, evade a full move backs to the enemy; these are
+/// alternatives. The English part's charges on thistle_reactions.toml:
+/// cavalry counter-charge gensdarmes 10.4" away and meet them half way;
+/// shot charged by pikes shoot at them, and the pikes go in; shot charged by
+/// cavalry evade 12" back and turn about, and do not shoot as well (before
+/// the fix the evade came after the reaction fire, and such a unit did
+/// both).
+#[test]
+fn a_charge_s_target_counter_charges_shoots_or_evades() {
+    let scene = reactions();
+    let mut g = english_first(&scene, 1);
+    let (gens, cav) = (
+        base_of(&scene, &g, "gensdarmes"),
+        base_of(&scene, &g, "cavalry"),
+    );
+    let skirmishers = base_of(&scene, &g, "skirmishers");
+    play(&mut g, "First player charges");
+    let declared: Vec<Vec<String>> = runs(&g, "declare_charge")
+        .into_iter()
+        .map(|r| r.args)
+        .collect();
+    for d in [
+        ["gensdarmes", "cavalry", "1"],
+        ["pikes", "shot", "1"],
+        ["horse", "skirmishers", "1"],
+        ["cavalry", "gensdarmes", "1"],
+    ] {
+        assert!(
+            declared.contains(&d.map(String::from).to_vec()),
+            "{d:?}: {}",
+            g.narrative()
+        );
+    }
+    // The counter-charge meets the charge half way.
+    assert!(
+        touching(&scene, &g, "gensdarmes", "cavalry"),
+        "{}",
+        g.narrative()
+    );
+    let moved = |before: &Base, name: &str| before.centre.dist(base_of(&scene, &g, name).centre);
+    assert!(
+        (moved(&gens, "gensdarmes") - 5.2).abs() < 0.05,
+        "{}",
+        g.narrative()
+    );
+    assert!(
+        (moved(&cav, "cavalry") - 5.2).abs() < 0.05,
+        "{}",
+        g.narrative()
+    );
+    // The shot charged by pikes shoot, and the pikes reach them.
+    let shots: Vec<Vec<String>> = runs(&g, "shoot").into_iter().map(|r| r.args).collect();
+    assert_eq!(shots, [["shot", "pikes"]], "{}", g.narrative());
+    assert!(touching(&scene, &g, "pikes", "shot"));
+    // The shot charged by cavalry evade a full move (12") and turn about.
+    let now = base_of(&scene, &g, "skirmishers");
+    assert!(
+        (now.centre.y - (skirmishers.centre.y + 12.0)).abs() < 1e-6,
+        "{now:?}"
+    );
+    assert!(
+        now.facing.abs() < 1e-6 || (now.facing - 360.0).abs() < 1e-6,
+        "{now:?}"
+    );
+    assert!(!touching(&scene, &g, "horse", "skirmishers"));
+}
+
+/// §Defeated in Melee and §Resolving Melee: a group beaten in melee falls
+/// back half a move facing the enemy (on 1-3 after its modifiers), or
+/// retreats a full move in disorder, backs to the enemy (0 or less); the
+/// winner may pursue a retreating group half a move. On
+/// thistle_reactions.toml the bills touching the English gensdarmes have
+/// Scottish pikes of another command 3.8" behind them, which they may not
+/// pass: a retreat stops there (3.75", in steps of 0.25) and the pursuit
+/// (half of 12") catches them; a fall back goes the 3" (half of 6).
+#[test]
+fn a_beaten_group_falls_back_or_retreats_and_is_pursued() {
+    let scene = reactions();
+    for result in ["retreats", "falls_back"] {
+        let mut g = (0..500)
+            .map(|seed| {
+                let mut g = english_first(&scene, seed);
+                play(&mut g, "First melee");
+                g
+            })
+            .find(|g| {
+                runs(g, "group_melee").iter().any(|r| {
+                    r.args == ["pursuer", "bills"]
+                        && r.outcome("winner") == "attacker"
+                        && r.outcome("morale") == result
+                })
+            })
+            .unwrap_or_else(|| panic!("no seed of 500 gives {result}"));
+        let (bills, pursuer) = (base_of(&scene, &g, "bills"), base_of(&scene, &g, "pursuer"));
+        play(&mut g, "First melee results");
+        let now = base_of(&scene, &g, "bills");
+        let back = now.centre.y - bills.centre.y;
+        if result == "retreats" {
+            assert!((back - 3.75).abs() < 1e-6, "{back}\n{}", g.narrative());
+            assert!(now.facing.abs() < 1e-6, "backs to the enemy: {now:?}");
+            let pursuits: Vec<Vec<String>> =
+                runs(&g, "pursue").into_iter().map(|r| r.args).collect();
+            assert_eq!(pursuits, [["pursuer", "bills", "1"]], "{}", g.narrative());
+            assert!(
+                touching(&scene, &g, "pursuer", "bills"),
+                "{}",
+                g.narrative()
+            );
+            let chased = base_of(&scene, &g, "pursuer").centre.y - pursuer.centre.y;
+            assert!((chased - 3.75).abs() < 1e-6, "{chased}");
+        } else {
+            assert!((back - 3.0).abs() < 1e-6, "{back}\n{}", g.narrative());
+            assert!(
+                (now.facing - 180.0).abs() < 1e-6,
+                "facing the enemy: {now:?}"
+            );
+            assert!(runs(&g, "pursue").is_empty(), "{}", g.narrative());
+        }
+    }
+}
+
+/// §Woods, Towns etc., §Movement (no passing through but with shot; rates;
+/// limbering) and §Shooting and Movement (units in contact neither shoot nor
+/// are shot at), on thistle_going.toml:
+/// - touching a wood, a lone pike unit moves 3" (half), lone shot not at
+///   all, shot on the road its full 12"; a group of bills in a wood not at
+///   all;
+/// - pikes with friendly bills ahead stop short of them; pikes with
+///   friendly shot ahead pass through, 6" straight on;
+/// - a light gun moves 6" manhandled, 12" limbered; a heavy gun only
+///   pivots unlimbered, 6" limbered; limbering takes the move;
+/// - shot in contact with pikes may not shoot them, and other shot with
+///   the pikes in range, arc and sight may not either.
+#[test]
+fn going_passing_guns_and_contact_on_the_table() {
+    let mut t = Table::open("thistle_going.toml");
+    for (expr, want) in [
+        ("move_allowance(wood_pikes, straight)", 3),
+        ("move_allowance(wood_shot, straight)", 0),
+        ("move_allowance(road_shot, straight)", 12),
+        ("move_allowance(bills_1, straight)", 0),
+        ("group_size(bills_1)", 2),
+        ("move_allowance(light_gun, straight)", 6),
+        ("move_allowance(heavy_gun, pivot)", 0),
+    ] {
+        assert_eq!(t.int(expr), want, "{expr}");
+    }
+    assert_eq!(
+        t.eval("may_manoeuvre(heavy_gun, straight) or may_manoeuvre(heavy_gun, wheel)"),
+        Value::Bool(false)
+    );
+    // Units in contact neither shoot nor are shot at.
+    for expr in [
+        "in_range(onlooker, engaged_pikes) and in_arc_of_fire(onlooker, engaged_pikes) and line_of_sight(onlooker, engaged_pikes)",
+        "engaged(engaged_shot, engaged_pikes)",
+    ] {
+        assert_eq!(t.eval(expr), Value::Bool(true), "{expr}");
+    }
+    for expr in [
+        "may_shoot_at(onlooker, engaged_pikes)",
+        "may_shoot_at(engaged_shot, engaged_pikes)",
+    ] {
+        assert_eq!(t.eval(expr), Value::Bool(false), "{expr}");
+    }
+    // The English move (the policy closes with the enemy).
+    let y = |t: &Table, name: &str| {
+        let Value::Unit(u) = t.unit(name) else {
+            unreachable!()
+        };
+        t.game.world.field.as_ref().unwrap().bases[u as usize]
+            .centre
+            .y
+    };
+    let before: Vec<f64> = ["wood_pikes", "wood_shot", "road_shot", "bills_1"]
+        .iter()
+        .map(|n| y(&t, n))
+        .collect();
+    t.decide("move", &[Value::Side(0)]);
+    let text = t.game.narrative();
+    assert!((y(&t, "passing_pikes") - 16.0).abs() < 1e-6, "{text}");
+    assert!(y(&t, "blocked_pikes") < y(&t, "bills_ahead"), "{text}");
+    for (n, b) in ["wood_pikes", "wood_shot", "road_shot", "bills_1"]
+        .iter()
+        .zip(before)
+    {
+        let most = match *n {
+            "wood_pikes" => 3.0,
+            "road_shot" => 12.0,
+            _ => 0.0,
+        };
+        assert!(
+            (y(&t, n) - b).abs() <= most + 1e-6,
+            "{n} moved {}\n{text}",
+            y(&t, n) - b
+        );
+    }
+    // Limbering takes the gun's move; limbered, it goes 12 (light) or 6 (heavy).
+    let (light, heavy) = (t.unit("light_gun"), t.unit("heavy_gun"));
+    t.perform("limber", &[light]);
+    t.perform("limber", &[heavy]);
+    assert_eq!(
+        t.eval("may_move(light_gun) or may_move(heavy_gun)"),
+        Value::Bool(false)
+    );
+    assert_eq!(t.int("unit_move_rate(light_gun)"), 12);
+    assert_eq!(t.int("unit_move_rate(heavy_gun)"), 6);
+    assert_eq!(
+        t.eval("may_manoeuvre(heavy_gun, straight)"),
+        Value::Bool(true)
+    );
+}
+
+/// §Initiative: the higher die moves first; a tie repeats last turn's
+/// order (on the first turn, with no order yet, the dice are rolled
+/// again). Scripted dice.
+#[test]
+fn initiative_ties_repeat_last_turn_s_order() {
+    let mut b = thistle();
+    // (near moved first last turn, far did, the dice, near first now)
+    let cases = [
+        (false, false, "[5, 2]", true),
+        (true, false, "[2, 5]", false),
+        (true, false, "[3, 3]", true),
+        (false, true, "[3, 3]", false),
+        (false, false, "[3, 3, 2, 6]", false),
+    ];
+    for (near, far, rolls, want) in cases {
+        let text = format!(
+            "procedure = \"initiative\"\nrolls = {rolls}\n\
+             [sides.near]\nmoves_first = {near}\n[sides.far]\nmoves_first = {far}\n"
+        );
+        let s = common::situation(&mut b, &text);
+        let o = b.scripted(&s).expect("the dice are scripted");
+        assert_eq!(
+            p(&o, "near_first", Value::Bool(want)),
+            1.0,
+            "{near} {far} {rolls}"
+        );
+    }
+}
+
+/// The end of a game (the book names none; the port's reading): an army is
+/// beaten when more than half its units are destroyed, or when every unit
+/// it has left is demoralized.
+#[test]
+fn an_army_is_beaten_by_half_its_units_or_demoralization() {
+    let mut b = thistle();
+    let army = |removed: usize, facts: &str| {
+        let mut text =
+            format!("procedure = \"army_morale\"\nfacts = [{facts}]\n[args]\ns = \"near\"\n");
+        for i in 0..4 {
+            text.push_str(&format!(
+                "[units.u{i}]\ntype = \"Pikes\"\nside = \"near\"\n"
+            ));
+            if i < removed {
+                text.push_str(&format!(
+                    "[units.u{i}.state]\nremoved = true\noff_table = true\n"
+                ));
+            }
+        }
+        text
+    };
+    for (removed, facts, beaten) in [
+        (2, "", false),
+        (3, "", true),
+        (2, "\"demoralized(u2)\"", false),
+        (2, "\"demoralized(u2)\", \"demoralized(u3)\"", true),
+    ] {
+        let o = exact(&mut b, &army(removed, facts));
+        assert_eq!(
+            p(&o, "defeated", Value::Bool(beaten)),
+            1.0,
+            "{removed} removed, {facts}"
+        );
+    }
+}

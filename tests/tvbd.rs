@@ -602,7 +602,9 @@ type = "Shot"
     assert_eq!(frac(d_hits.p(Value::Int(0))), (125, 432));
 }
 
-/// §Step 4.2 Unit Rally: up to the original resolve, never beyond.
+/// §Step 4.2 Unit Rally: 1 resolve weakened through melee or shooting
+/// (`weakened`), so up to the original resolve, never beyond; resolve lost
+/// to command morale (§Step 4.1) is not recovered.
 #[test]
 fn unit_rally_restores_one_resolve() {
     let mut b = tvbd();
@@ -613,11 +615,17 @@ facts = ["attached_commander(u)"]
 type = "Horse"
 [units.u.state]
 resolve = RESOLVE
+weakened = WEAKENED
 "#;
-    let o = exact(&mut b, &base.replace("RESOLVE", "1"));
-    assert_eq!(o.get("resolve").unwrap().p(Value::Int(2)).to_f64(), 1.0);
-    let o = exact(&mut b, &base.replace("RESOLVE", "3"));
-    assert_eq!(o.get("resolve").unwrap().p(Value::Int(3)).to_f64(), 1.0);
+    // (resolve, weakened by hits, resolve after the rally)
+    for (resolve, weakened, after) in [(1, 2, 2), (3, 0, 3), (2, 0, 2), (1, 1, 2)] {
+        let text = base
+            .replace("RESOLVE", &resolve.to_string())
+            .replace("WEAKENED", &weakened.to_string());
+        let o = exact(&mut b, &text);
+        let p = o.get("resolve").unwrap().p(Value::Int(after)).to_f64();
+        assert_eq!(p, 1.0, "resolve {resolve}, weakened {weakened}");
+    }
 }
 
 /// §Shooting criteria: a unit that has already shot may not shoot; odds says so.

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod scene;
+
 use muster::odds::Odds;
 use muster::value::Value;
 use muster::Build;
