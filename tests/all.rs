@@ -9,6 +9,7 @@ mod army;
 mod battle;
 mod battle_figures;
 mod battle_groups;
+mod battle_odds;
 mod compare;
 mod decks;
 mod diagnostics;

@@ -276,7 +276,7 @@ fn superior_pike_at(t: String, at: &str) -> String {
 fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
     let mut b = tvbd();
     let text = edit(default_scenario_text());
-    let diags = match muster::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
+    let mut diags = match muster::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
         Err(d) => d,
         Ok(sc) => match Prepared::new(&b.ruleset, &sc) {
             Err(d) => d,
@@ -286,6 +286,11 @@ fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
     for d in &diags {
         assert!(d.span.is_some(), "{d:?}");
         assert!(d.help.is_some(), "{d:?}");
+    }
+    // Paths leave the help before it is wrapped, so that the lines do not
+    // depend on where the repository is checked out.
+    for d in &mut diags {
+        d.help = d.help.take().map(|h| h.replace(ROOT, ""));
     }
     render_plain(&diags, &b.sources).replace(ROOT, "")
 }

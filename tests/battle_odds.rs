@@ -18,7 +18,7 @@
 //! with no charge in it), the rally of a group in disorder, and a detached
 //! group's command roll.
 
-mod common;
+use crate::common;
 
 use common::scene::{play, runs, Run, Scene, Tally};
 use muster::battle::Game;
