@@ -150,7 +150,11 @@ pub struct UnitType {
 #[derive(Clone, Debug)]
 pub struct QualityDef {
     pub name: String,
+    /// `STAT +N`: added to the unit type's value (a stat the type lacks
+    /// stays `none`).
     pub adjust: Vec<(Id, i64)>,
+    /// `STAT = V`: the value, whatever the unit type's.
+    pub set: Vec<(Id, Value)>,
     pub points: Option<i64>,
 }
 

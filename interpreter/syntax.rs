@@ -160,7 +160,27 @@ pub enum StatValue {
 pub struct Quality {
     pub name: Name,
     pub default: bool,
-    pub lines: Vec<(Name, i64)>,
+    pub lines: Vec<QualityLine>,
+}
+
+/// One line of a quality: a stat (or `points`) and what the quality does
+/// to it.
+#[derive(Clone, Debug)]
+pub struct QualityLine {
+    pub name: Name,
+    pub change: QualityChange,
+    /// The line's value, as written (after `=`, if any).
+    pub value_span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QualityChange {
+    /// `STAT +N` / `STAT -N` (and `points N`): added to the type's value.
+    By(i64),
+    /// `STAT = V`: the stat is V, whatever the type's; `plus` records a
+    /// `+` written after `=` (`resolve = +1`), which the compiler refuses
+    /// as ambiguous.
+    To { value: StatValue, plus: bool },
 }
 
 #[derive(Clone, Debug)]

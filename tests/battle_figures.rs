@@ -1403,6 +1403,50 @@ fn a_superior_unit_changes_direction_again_at_the_end_of_its_move() {
     );
 }
 
+/// The outcomes of every run of procedure `name` whose first argument is
+/// `first`, in the log's order.
+fn outcomes_of(f: &Figure, name: &str, first: &str) -> Vec<Vec<(String, String)>> {
+    f.game
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            Event::Procedure {
+                name: n,
+                args,
+                outcomes,
+                ..
+            } if n == name && args.first().is_some_and(|a| a == first) => Some(outcomes.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// §Optional Rule: Unit Quality, Rabble: a rabble-quality pike+shot has 1
+/// resolve on the table (the quality sets it), so in the melee step it
+/// throws 1 die against the horse touching its front, not the type's 4.
+#[test]
+fn a_rabble_quality_pike_and_shot_fights_with_one_resolve() {
+    let mut f = Figure::open("tvbd_rabble_pike.toml");
+    assert_eq!(f.shown("pike_shot.resolve"), "1");
+    assert_eq!(f.shown("original(pike_shot.resolve)"), "1");
+    assert_eq!(f.shown("spanish_horse.resolve"), "3");
+    f.perform("charged", &["horse", "pike_shot"]);
+    f.step("Step 3.4 Melee");
+    let struck = outcomes_of(&f, "strike", "pike_shot");
+    assert_eq!(struck.len(), 1, "{}", f.narrative());
+    assert!(
+        struck[0].contains(&("dice".to_string(), "1".to_string())),
+        "{:?}",
+        struck[0]
+    );
+    let horse = outcomes_of(&f, "strike", "horse");
+    assert!(
+        horse[0].contains(&("dice".to_string(), "3".to_string())),
+        "{:?}",
+        horse[0]
+    );
+}
+
 // ---------------------------------------------------------------- difficult going
 
 /// Table 1 note 1 and §Movement allowance: "3 TUM in difficult terrain".

@@ -164,6 +164,69 @@ fn quality_mixed_with_types_in_is_test() {
     assert!(r.contains("u is raw or u is"), "{r}");
 }
 
+/// A quality sets a stat (`resolve = 1`) or adjusts it (`resolve +1`);
+/// `resolve = +1` could mean either, so it is refused, pointing at the
+/// value.
+#[test]
+fn quality_both_sets_and_adjusts() {
+    let (d, r) = rejected(
+        "quality.muster",
+        ruleset!("quality rabble { resolve = +1 points 1 }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::quality"]);
+    assert!(
+        r.contains("quality `rabble` both sets and adjusts `resolve`"),
+        "{r}"
+    );
+    assert!(r.contains("write `resolve = N`"), "{r}");
+    assert!(
+        r.contains("9 │ quality rabble { resolve = +1 points 1 }"),
+        "{r}"
+    );
+}
+
+/// A quality names each stat once: a set and an adjustment of the same
+/// stat are refused, with the first line noted.
+#[test]
+fn quality_names_a_stat_twice() {
+    let (d, r) = rejected(
+        "twice.muster",
+        ruleset!("quality rabble { resolve = 1 resolve -1 points 1 }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::quality"]);
+    assert!(r.contains("quality `rabble` names `resolve` twice"), "{r}");
+    assert!(r.contains("first named here"), "{r}");
+}
+
+/// A quality that sets a stat nobody declared: the closest stat suggested.
+#[test]
+fn quality_sets_an_unknown_stat() {
+    let (d, r) = rejected(
+        "unknown.muster",
+        ruleset!("quality rabble { resolv = 1 points 1 }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::unknown_stat"]);
+    assert!(
+        r.contains("quality `rabble` sets unknown stat `resolv`"),
+        "{r}"
+    );
+    assert!(r.contains("did you mean `resolve`?"), "{r}");
+}
+
+/// `points` are a number: `points = none` is refused.
+#[test]
+fn quality_points_must_be_a_number() {
+    let (d, r) = rejected(
+        "points.muster",
+        ruleset!("quality rabble { resolve = 1 points = none }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::quality"]);
+    assert!(
+        r.contains("quality `rabble` has no number of points"),
+        "{r}"
+    );
+}
+
 #[test]
 fn unknown_standard_library() {
     let (d, r) = rejected("import.muster", "import kore\n");
