@@ -1577,9 +1577,30 @@ impl Compiler {
             limits: Vec::new(),
             price: None,
             requires: Vec::new(),
+            same: Vec::new(),
+            always: Vec::new(),
         };
         for r in &a.rules {
+            if r.per_command
+                && matches!(
+                    r.kind,
+                    syntax::ArmyRuleKind::Same { .. } | syntax::ArmyRuleKind::Always(..)
+                )
+            {
+                self.err(
+                    Diag::new("muster::army_list", "this rule takes no `per command:`")
+                        .at(r.span, "not a rule of one command")
+                        .help("`same ... for every side` compares whole armies, and `always` holds of every unit wherever it is: remove `per command:`"),
+                );
+                continue;
+            }
             match &r.kind {
+                syntax::ArmyRuleKind::Same { units } => def.same.push((*units, r.span)),
+                syntax::ArmyRuleKind::Always(types, qualities) => {
+                    if let Some(a) = self.army_always(types, qualities, r.span) {
+                        def.always.push(a);
+                    }
+                }
                 syntax::ArmyRuleKind::Price(n) => {
                     def.price = self.army_define(n, Ty::Unit, "price", "a number");
                 }
@@ -1617,6 +1638,67 @@ impl Compiler {
         if self.declare(&a.name, Def::Army(id)) {
             self.rs.armies.push(def);
         }
+    }
+
+    /// `TYPES always QUALITIES`: unit types (classes, groups) before
+    /// `always`, qualities after.
+    fn army_always(
+        &mut self,
+        types: &[Name],
+        qualities: &[Name],
+        span: Span,
+    ) -> Option<ArmyAlways> {
+        let mut ok = true;
+        for n in types {
+            if let Some(Def::Quality(_)) = self.lookup(&n.text) {
+                self.err(
+                    Diag::new("muster::army_list", format!("`{}` is a quality", n.text))
+                        .at(n.span, "a quality before `always`")
+                        .help("write unit types (classes, groups) before `always` and qualities after: `Commander | Cannons always ordinary`"),
+                );
+                ok = false;
+            }
+        }
+        let mut qs = Vec::new();
+        for n in qualities {
+            match self.lookup(&n.text) {
+                Some(Def::Quality(q)) => qs.push(q),
+                _ => {
+                    let names: Vec<&str> =
+                        self.rs.qualities.iter().map(|q| q.name.as_str()).collect();
+                    let help = match suggest(&n.text, names.iter().copied()) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None if names.is_empty() => {
+                            "declare it: `quality NAME { ... }`".to_string()
+                        }
+                        None => format!("the qualities are: {}", names.join(", ")),
+                    };
+                    self.err(
+                        Diag::new(
+                            "muster::army_list",
+                            format!("`{}` is not a quality", n.text),
+                        )
+                        .at(n.span, "not a quality")
+                        .help(help),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let set = self.type_set(types)?;
+        Some(ArmyAlways {
+            label: types
+                .iter()
+                .map(|n| n.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" | "),
+            types: set,
+            qualities: qs,
+            span,
+        })
     }
 
     // ------------------------------------------------------------ expressions

@@ -783,6 +783,22 @@ impl Builder {
                     let n = self.name(i.next().unwrap());
                     kind = Some(ArmyRuleKind::Require(n, unquote(i.next().unwrap())));
                 }
+                Rule::army_same => {
+                    let units = x.into_inner().next().unwrap().as_str() == "units";
+                    kind = Some(ArmyRuleKind::Same { units });
+                }
+                Rule::army_always => {
+                    let (mut types, mut qualities) = (Vec::new(), Vec::new());
+                    let mut after = false;
+                    for n in x.into_inner() {
+                        match n.as_rule() {
+                            Rule::always_kw => after = true,
+                            _ if after => qualities.push(self.name(n)),
+                            _ => types.push(self.name(n)),
+                        }
+                    }
+                    kind = Some(ArmyRuleKind::Always(types, qualities));
+                }
                 Rule::army_limit => {
                     let mut i = x.into_inner();
                     let n = self.name(i.next().unwrap());

@@ -433,6 +433,12 @@ pub enum ArmyRuleKind {
     Price(Name),
     /// `require DEFINE "why"`
     Require(Name, String),
+    /// `same units for every side` (true) / `same points for every side`.
+    Same {
+        units: bool,
+    },
+    /// `TYPES always QUALITIES`: units of the types have one of the qualities.
+    Always(Vec<Name>, Vec<Name>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -227,6 +227,36 @@ fn quality_points_must_be_a_number() {
     );
 }
 
+/// `always` takes unit types before it and qualities after: a quality
+/// before it, or a name after it that is no quality, is refused.
+#[test]
+fn army_always_names_types_then_qualities() {
+    let (d, r) = rejected(
+        "always.muster",
+        ruleset!("quality plain default { }\narmy a {\n  Horse always plan\n}\n"),
+    );
+    assert_eq!(codes(&d), ["muster::army_list"]);
+    assert!(r.contains("`plan` is not a quality"), "{r}");
+    assert!(r.contains("did you mean `plain`?"), "{r}");
+    let (d, r) = rejected(
+        "always.muster",
+        ruleset!("quality plain default { }\narmy a {\n  plain always plain\n}\n"),
+    );
+    assert_eq!(codes(&d), ["muster::army_list"]);
+    assert!(r.contains("`plain` is a quality"), "{r}");
+}
+
+/// `same ... for every side` and `always` are not rules of one command.
+#[test]
+fn army_rules_between_sides_take_no_per_command() {
+    let (d, r) = rejected(
+        "same.muster",
+        ruleset!("army a {\n  per command: same units for every side\n}\n"),
+    );
+    assert_eq!(codes(&d), ["muster::army_list"]);
+    assert!(r.contains("this rule takes no `per command:`"), "{r}");
+}
+
 #[test]
 fn unknown_standard_library() {
     let (d, r) = rejected("import.muster", "import kore\n");
