@@ -1956,12 +1956,19 @@ impl<'r> Game<'r> {
                 };
                 self.set_base(c as usize, end);
                 moved.push(c);
-                let how = if mutual && path.wheel.abs() < 1e-9 {
-                    format!("charges {target}, meeting half way")
-                } else if path.wheel.abs() > 1e-9 {
-                    format!("wheels {:+.0} and charges {target}", path.wheel)
+                // A charge onto a friend (a TVBD commander's) joins it.
+                let onto = if self.world.units[c as usize].side == self.world.units[t as usize].side
+                {
+                    format!("to join {target}")
                 } else {
-                    format!("charges {target}")
+                    target
+                };
+                let how = if mutual && path.wheel.abs() < 1e-9 {
+                    format!("charges {onto}, meeting half way")
+                } else if path.wheel.abs() > 1e-9 {
+                    format!("wheels {:+.0} and charges {onto}", path.wheel)
+                } else {
+                    format!("charges {onto}")
                 };
                 self.note(|_| Event::Move {
                     unit: name,

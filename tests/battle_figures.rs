@@ -579,6 +579,96 @@ fn a_charge_at_an_enemy_to_front_goes_straight_ahead() {
     );
 }
 
+// ---------------------------------------------------------------- commander charges
+
+/// §Commander charges, both ways the book allows, in one scene
+/// (tvbd_commander_charges.toml), played through Steps 3.1, 3.2 and 3.4:
+///
+/// - the horse charges the shot 1.5 TUM ahead (the default policy:
+///   3 dice at 4-6 against 3 at 6), and its general, touching its rear,
+///   charges with it: he moves the same 1.5 TUM, after the horse (§Conduct
+///   charges: commanders last), and is still attached to it;
+/// - the pike+shot is locked in melee (its front on the Spanish pike+shot's
+///   since an earlier turn); its general, 1.5 TUM behind it, charges to
+///   attach to it, straight ahead into contact with its rear.
+///
+/// Neither general is a charger in the melee (he never initiates one); each
+/// adds his die to the unit he is attached to. The Spanish general, far
+/// from every friend, does not charge. On a873aa1 commanders never charged:
+/// the horse's general was left behind, and neither unit had a commander's
+/// die.
+#[test]
+fn a_commander_charges_with_his_unit_and_to_attach_to_one_locked_in_melee() {
+    let mut f = Figure::open("tvbd_commander_charges.toml");
+    assert!(f.holds("locked_in_melee(pike) and locked_in_melee(spanish_pike)"));
+    assert!(f.holds("attached(horse) == horse_general"));
+    assert!(f.holds("attached(pike) == none"));
+    f.step("Step 3.1 Declare Charge");
+    assert!(f.holds("declared_charge(horse, shot)"));
+    assert!(f.holds("declared_join(horse_general, horse)"));
+    assert!(f.holds("declared_join(foot_general, pike)"));
+    assert!(!f.holds("any x: declared_join(spanish_general, x)"));
+    f.step("Step 3.2 Charge");
+    let moves = f.moves();
+    let who: Vec<(&str, &str)> = moves
+        .iter()
+        .map(|m| (m.unit.as_str(), m.how.as_str()))
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("horse", "charges shot"),
+            ("horse_general", "charges to join horse"),
+            ("foot_general", "charges to join pike"),
+        ],
+        "{moves:?}"
+    );
+    assert_at(&f, "horse", 14.0, 10.5, 0.0);
+    assert_at(&f, "horse_general", 14.0, 9.5, 0.0);
+    assert_at(&f, "foot_general", 25.0, 8.0, 0.0);
+    f.assert_no_overlaps();
+    assert!(f.holds("attached(horse) == horse_general"));
+    assert!(f.holds("attached(pike) == foot_general"));
+    assert!(f.holds("charging(horse)"));
+    assert!(!f.holds("charging(horse_general) or charging(foot_general)"));
+    f.step("Step 3.3 Point Blank Shooting");
+    f.step("Step 3.4 Melee");
+    for unit in ["horse", "pike"] {
+        let struck = outcomes_of(&f, "strike", unit);
+        assert_eq!(struck.len(), 1, "{}", f.narrative());
+        assert!(
+            struck[0].contains(&("commander".to_string(), "true".to_string())),
+            "{unit}: {:?}",
+            struck[0]
+        );
+    }
+}
+
+/// §Commander charges: a commander charges only with, or to attach to, a
+/// friend that is charging or locked in melee; he never charges an enemy
+/// (§Charging criteria: "a unit, other than commanders"), and one already
+/// attached to a unit locked in melee needs no charge to stay.
+#[test]
+fn a_commander_charges_only_to_join_a_fight() {
+    let mut f = Figure::open("tvbd_commander_charges.toml");
+    assert!(!f.holds("any t: may_declare_charge(horse_general, t)"));
+    // Before any declaration the horse is not charging: its general may not
+    // join it yet, but the foot general may join the locked pike+shot.
+    assert!(!f.holds("may_join_charge(horse_general, horse)"));
+    assert!(f.holds("may_join_charge(foot_general, pike)"));
+    assert!(!f.holds("may_join_charge(foot_general, spanish_pike)"));
+    assert!(!f.holds("may_join_charge(spanish_general, spanish_pike)"));
+    f.perform("declare_charge", &["horse", "shot"]);
+    assert!(f.holds("may_join_charge(horse_general, horse)"));
+    // Too far from the horse (11 TUM) to reach it with a charge.
+    assert!(!f.holds("may_join_charge(foot_general, horse)"));
+    f.perform("declare_join", &["foot_general", "pike"]);
+    f.decide("charge_moves", &[]);
+    assert!(f.holds("attached(pike) == foot_general"));
+    // Attached to the locked pike+shot, he has no charge to make.
+    assert!(!f.holds("may_join_charge(foot_general, pike)"));
+}
+
 // ---------------------------------------------------------------- Figure 12
 
 /// §Step 3.3 Point Blank Shooting, Figure 12: the Spanish pike+shot has shot
