@@ -1082,6 +1082,7 @@ impl Builder {
             Rule::move_choice => ChoiceKind::Move,
             Rule::charge_choice => ChoiceKind::Charge,
             Rule::place_choice => ChoiceKind::Place,
+            Rule::face_choice => ChoiceKind::Face,
             _ => ChoiceKind::Retire,
         };
         let mut vars = Vec::new();

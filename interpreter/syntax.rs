@@ -362,6 +362,10 @@ pub enum ChoiceKind {
     /// `place u where LEGAL by ORDER`: deploy the units a scenario leaves
     /// unplaced, one at a time; LEGAL is judged with the unit in place.
     Place,
+    /// `face u toward t where LEGAL ...`: u turns to face t, which it
+    /// touches, and closes up against it, where there is room; options
+    /// are taken as `pick` takes them, each unit at most once.
+    Face,
 }
 
 /// The body of a decision.

@@ -669,6 +669,59 @@ fn a_commander_charges_only_to_join_a_fight() {
     assert!(!f.holds("may_join_charge(foot_general, pike)"));
 }
 
+// ---------------------------------------------------------------- facing in melee
+
+/// §Fighting to flank or rear: "On the following turns the unit can change
+/// facing, if there is space, to increase its strength in melee." Three
+/// French units locked in melee, a Spanish horse's front against the right
+/// flank of each (tvbd_facing_in_melee.toml), each fighting with 1 die. In
+/// the French Move step (Step 1.1):
+///
+/// - pike_a turns to face its horse (a turn of 90 degrees) and closes up
+///   against it: from (15, 10) facing 0 to (15.5, 10) facing 90, its front
+///   on the horse's; it now fights with its 4 resolve dice;
+/// - pike_b would, but turned its base would lie on the French shot 0.3 TUM
+///   behind it: no space, it stays, still at 1 die;
+/// - the rabble only wheels, so it may not turn.
+///
+/// On a873aa1 a unit locked in melee never changed facing.
+#[test]
+fn a_unit_locked_in_melee_turns_to_face_a_flank_attacker_if_there_is_space() {
+    let mut f = Figure::open("tvbd_facing_in_melee.toml");
+    for (u, h) in [
+        ("pike_a", "horse_a"),
+        ("pike_b", "horse_b"),
+        ("rabble", "horse_r"),
+    ] {
+        assert!(f.holds(&format!("locked_in_melee({u})")), "{u}");
+        assert!(f.holds(&format!("position({u}, {h}) is to_flank")), "{u}");
+        assert_eq!(f.shown(&format!("melee_dice({u}, {h})")), "1", "{u}");
+    }
+    assert!(f.holds("may_face(pike_a, horse_a) and may_face(pike_b, horse_b)"));
+    assert!(!f.holds("may_face(rabble, horse_r)"));
+    f.step("Step 1.1 Attacker Move");
+    let moves = f.moves();
+    let turned: Vec<(&str, &str)> = moves
+        .iter()
+        .filter(|m| m.how.starts_with("turns to face"))
+        .map(|m| (m.unit.as_str(), m.how.as_str()))
+        .collect();
+    assert_eq!(turned, [("pike_a", "turns to face horse_a")], "{moves:?}");
+    assert_at(&f, "pike_a", 15.5, 10.0, 90.0);
+    assert!(f.holds("in_contact(pike_a, horse_a) and position(pike_a, horse_a) is to_front"));
+    assert_eq!(f.shown("melee_dice(pike_a, horse_a)"), "4");
+    assert!(
+        f.narrative()
+            .contains("pike_b stays: no room to face horse_b"),
+        "{}",
+        f.narrative()
+    );
+    assert_at(&f, "pike_b", 28.0, 10.0, 0.0);
+    assert_eq!(f.shown("melee_dice(pike_b, horse_b)"), "1");
+    assert_at(&f, "rabble", 21.0, 10.0, 0.0);
+    f.assert_no_overlaps();
+}
+
 // ---------------------------------------------------------------- Figure 12
 
 /// §Step 3.3 Point Blank Shooting, Figure 12: the Spanish pike+shot has shot

@@ -866,6 +866,40 @@ decision shooting(side: side) \"pick targets\" {
     insta::assert_snapshot!("together_in_a_pick_decision", r);
 }
 
+/// A `face` decision names a unit and the unit it turns toward, and takes
+/// `must`, `by`, `check` and `then`: a charge's `reach` is refused.
+#[test]
+fn face_takes_the_clauses_of_a_pick() {
+    let (d, r) = rejected(
+        "face.muster",
+        ruleset!(
+            "import battle
+decision face_it(side: side) \"face\" {
+  face u toward t where u.side == side and in_contact(u, t)
+  reach 3
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::decision"]);
+    assert!(r.contains("a `face` decision has no `reach` clause"), "{r}");
+    assert!(
+        r.contains("`face` takes `must`, `by`, `check` and `then`"),
+        "{r}"
+    );
+    build_ok(
+        "face_ok.muster",
+        ruleset!(
+            "import battle
+decision face_it(side: side) \"face\" {
+  face u toward t where u.side == side and in_contact(u, t)
+  by 0
+}
+"
+        ),
+    );
+}
+
 /// `finish n:` (a second change of direction at the end of a move) is a
 /// clause of `move` alone, and not of a move `together`: a charge has no
 /// second change of direction (TVBD §Optional Rule: Unit Quality, "not in a
