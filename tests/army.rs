@@ -12,6 +12,10 @@ fn tvbd() -> muster::Build {
     common::ruleset("rules/tillys_very_bad_day.muster")
 }
 
+/// §Example cavalry heavy army, Figure 5 (a): 9,000 infantry at 1,500 a
+/// unit, 9,000 cavalry at 750 and 24 guns at 12 are 6 foot, 12 mounted and
+/// 2 cannons; the roster has them (with four commanders: the reserve is a
+/// command), 24 units and 74 points, and breaks no rule of the list.
 #[test]
 fn the_shipped_roster_is_legal() {
     let mut b = tvbd();
@@ -19,16 +23,32 @@ fn the_shipped_roster_is_legal() {
         std::fs::read_to_string(Path::new(ROOT).join("rules/rosters/tvbd_cavalry_heavy.toml"))
             .unwrap();
     let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
-    assert_eq!((r.units, r.points), (18, 56));
+    assert_eq!((r.units, r.points), (24, 74));
     assert_eq!(
         r.commands,
         vec![
-            ("Right wing".to_string(), 7, 23),
-            ("Centre".to_string(), 6, 19),
-            ("Left wing".to_string(), 5, 14)
+            ("Right wing".to_string(), 8, 26),
+            ("Centre".to_string(), 7, 22),
+            ("Left wing".to_string(), 6, 17),
+            ("Reserve".to_string(), 3, 9)
         ]
     );
     assert!(r.problems.is_empty(), "{:?}", r.problems);
+    // The book's arithmetic, by the units' classes (dragoons are mounted).
+    let roster: toml::Value = toml::from_str(&text).unwrap();
+    let (mut foot, mut mounted, mut guns) = (0, 0, 0);
+    for c in roster["command"].as_array().unwrap() {
+        for u in c["units"].as_array().unwrap() {
+            let n = u.get("count").map_or(1, |n| n.as_integer().unwrap());
+            match u["type"].as_str().unwrap() {
+                "Pike+Shot" | "Shot" | "Rabble" => foot += n,
+                "Horse" | "Light horse" | "Dragoons" => mounted += n,
+                "Cannons" => guns += n,
+                _ => {}
+            }
+        }
+    }
+    assert_eq!((foot, mounted, guns), (9000 / 1500, 9000 / 750, 24 / 12));
 }
 
 #[test]
