@@ -234,17 +234,9 @@ fn muster_army_checks_a_match_of_two_rosters() {
     std::fs::write(dir.join("red.toml"), &red).unwrap();
     let rules = Path::new(ROOT).join("rules/tillys_very_bad_day.muster");
     let rules = rules.to_str().unwrap();
-    let out = common::muster_in(
-        &dir,
-        &[
-            "army",
-            rules,
-            "--roster",
-            "blue.toml",
-            "--roster",
-            "red.toml",
-        ],
-    );
+    let army =
+        |a: &str, b: &str| common::muster_in(&dir, &["army", rules, "--roster", a, "--roster", b]);
+    let out = army("blue.toml", "red.toml");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stdout}{stderr}");
@@ -260,17 +252,7 @@ fn muster_army_checks_a_match_of_two_rosters() {
         stderr.contains("the armies differ in units: 13 in this roster, 15 in the first"),
         "{stderr}"
     );
-    let out = common::muster_in(
-        &dir,
-        &[
-            "army",
-            rules,
-            "--roster",
-            "blue.toml",
-            "--roster",
-            "blue.toml",
-        ],
-    );
+    let out = army("blue.toml", "blue.toml");
     assert!(
         out.status.success(),
         "{}",
