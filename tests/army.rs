@@ -222,6 +222,48 @@ fn both_sides_have_the_same_number_of_units() {
     assert!(muster::army::compare_sides(&b.ruleset, &[rb, again]).is_empty());
 }
 
+/// `same points for every side` compares the armies' points: priced by
+/// quality (superior 4, ordinary 3), 2 superior horse and 3 ordinary (17)
+/// against 5 ordinary (15) is a problem 2 points over; the same number of
+/// units is no problem here, as this list does not ask it.
+#[test]
+fn same_points_for_every_side() {
+    let text = r#"ruleset t "t"
+import core
+stat resolve
+units (resolve) { Horse: = 3 }
+quality superior { resolve +1 points 4 }
+quality ordinary default { points 3 }
+army match {
+  same points for every side
+}
+"#;
+    let mut b = match muster::build_text("t.muster", text, None) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+    };
+    let a = "[[command]]\nname = \"H\"\nunits = [\n  { type = \"Horse\", quality = \"superior\", count = 2 },\n  { type = \"Horse\", count = 3 },\n]\n";
+    let a = muster::army::check(&b.ruleset, "a.toml", a, &mut b.sources).unwrap();
+    let z = muster::army::check(
+        &b.ruleset,
+        "z.toml",
+        "[[command]]\nname = \"H\"\nunits = [{ type = \"Horse\", count = 5 }]\n",
+        &mut b.sources,
+    )
+    .unwrap();
+    assert_eq!((a.units, a.points, z.units, z.points), (5, 17, 5, 15));
+    let d = muster::army::compare_sides(&b.ruleset, &[a, z]);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        d[0].message,
+        "the armies differ in points: 15 in this roster, 17 in the first"
+    );
+    assert_eq!(
+        d[0].help.as_deref(),
+        Some("army list `match` gives every side the same points; this roster has 2 fewer")
+    );
+}
+
 /// `muster army` with a roster per side: each is totalled and checked, and
 /// the match too; a problem exits non-zero.
 #[test]
