@@ -3,7 +3,7 @@
 
 use crate::diagnostic::Diag;
 use crate::eval::{Ctx, Eval, EvalError, NoDice};
-use crate::ir::{ArmyDef, ArmyMatch, Id, Ruleset};
+use crate::ir::{ArmyAlways, ArmyDef, ArmyMatch, Id, Ruleset};
 use crate::situation::{quality_named, span_of, unit_type_named};
 use crate::source::Sources;
 use crate::syntax::{Limit, Span};
@@ -69,6 +69,8 @@ pub struct Report {
     /// (command name, units, points)
     pub commands: Vec<(String, i64, i64)>,
     pub problems: Vec<Diag>,
+    /// Where army-wide problems point: `army = ...`, else the first command.
+    pub whole: Span,
 }
 
 /// The points one unit costs: its quality's (or the default quality's).
@@ -304,6 +306,11 @@ pub fn check(
     if let Some(r) = army.points {
         range("the army's points", points, r, whole, &mut problems);
     }
+    for e in commands.iter().flat_map(|c| c.1.iter()) {
+        for a in army.always.iter().filter(|a| a.types[e.ty as usize]) {
+            always(rs, a, e, &army.name, &mut problems);
+        }
+    }
     let mut per = Vec::new();
     for ((cname, entries, cspan), prices) in commands.iter().zip(&price_of) {
         let refs: Vec<&Entry> = entries.iter().collect();
@@ -347,7 +354,93 @@ pub fn check(
         points,
         commands: per,
         problems,
+        whole,
     })
+}
+
+/// `TYPES always QUALITIES`: a problem at the entry unless its quality (or
+/// the default quality) is one of those the rule allows.
+fn always(rs: &Ruleset, a: &ArmyAlways, e: &Entry, army: &str, problems: &mut Vec<Diag>) {
+    let q = e.quality.or(rs.default_quality);
+    if q.is_some_and(|q| a.qualities.contains(&q)) {
+        return;
+    }
+    let ty = &rs.unit_types[e.ty as usize].name;
+    let has = match q {
+        Some(q) => rs.qualities[q as usize].name.clone(),
+        None => "of no quality".to_string(),
+    };
+    let allowed: Vec<&str> = a
+        .qualities
+        .iter()
+        .map(|q| rs.qualities[*q as usize].name.as_str())
+        .collect();
+    let allowed = allowed.join(" or ");
+    let by_default = rs.default_quality.is_some_and(|d| a.qualities.contains(&d));
+    problems.push(
+        Diag::new(
+            "muster::army_list",
+            format!(
+                "this {ty} is {has}, but army list `{army}` says {} always {allowed}",
+                a.label
+            ),
+        )
+        .at(e.span, format!("{has} {ty}"))
+        .note(a.span, "the army list's rule")
+        .help(if by_default {
+            format!("make it {allowed}, or leave its quality out (the default)")
+        } else {
+            format!("give it the quality {allowed}")
+        }),
+    );
+}
+
+/// The rules of army lists that compare the armies of a match (`same
+/// units for every side`, `same points for every side`): each roster
+/// after the first is compared with the first, under the rules of both
+/// their lists. A problem points at the later roster.
+pub fn compare_sides(rs: &Ruleset, reports: &[Report]) -> Vec<Diag> {
+    let list = |r: &Report| rs.armies.iter().find(|a| a.name == r.army);
+    let mut problems = Vec::new();
+    let Some(first) = reports.first() else {
+        return problems;
+    };
+    for r in &reports[1..] {
+        let rules: Vec<(bool, Span, &str)> = [list(first), list(r)]
+            .into_iter()
+            .flatten()
+            .flat_map(|a| a.same.iter().map(move |(u, sp)| (*u, *sp, a.name.as_str())))
+            .collect();
+        for units in [true, false] {
+            let Some((_, span, army)) = rules.iter().find(|x| x.0 == units) else {
+                continue;
+            };
+            let (what, total, mine, theirs) = if units {
+                ("units", "number of units", r.units, first.units)
+            } else {
+                ("points", "points", r.points, first.points)
+            };
+            if mine != theirs {
+                problems.push(
+                    Diag::new(
+                        "muster::army_list",
+                        format!(
+                            "the armies differ in {what}: {mine} in this roster, {theirs} in the first"
+                        ),
+                    )
+                    .at(r.whole, format!("{mine} {what}"))
+                    .note(first.whole, format!("the first roster: {theirs} {what}"))
+                    .note(*span, "the army list's rule")
+                    .help(format!(
+                        "army list `{army}` gives every side the same {total}; this roster has {} {}",
+                        (mine - theirs).abs(),
+                        if mine > theirs { "more" } else { "fewer" }
+                    )),
+                );
+            }
+        }
+    }
+    problems
 }
 
 fn limit(

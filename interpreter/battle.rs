@@ -431,7 +431,8 @@ impl BattleCode {
                     .as_ref()
                     .and_then(|(e, cond)| bound_test(rs, cond, ch.vars[0], *e)),
             );
-            let split = (ch.kind == ChoiceKind::Pick).then(|| Split::of(rs, ch, width));
+            let split = matches!(ch.kind, ChoiceKind::Pick | ChoiceKind::Face)
+                .then(|| Split::of(rs, ch, width));
             if compile {
                 let mut exprs = choice_exprs(ch);
                 exprs.extend(
@@ -1720,7 +1721,7 @@ impl<'r> Game<'r> {
         let mut frame = vec![Value::None; slots];
         frame[..args.len()].copy_from_slice(args);
         match ch.kind {
-            ChoiceKind::Pick => self.pick(ch, prefer, frame),
+            ChoiceKind::Pick | ChoiceKind::Face => self.pick(ch, prefer, frame),
             ChoiceKind::Move => self.move_units(ch, prefer, frame),
             ChoiceKind::Charge => self.charges(ch, frame),
             ChoiceKind::Retire => self.retire(ch, prefer, frame),
@@ -1956,12 +1957,19 @@ impl<'r> Game<'r> {
                 };
                 self.set_base(c as usize, end);
                 moved.push(c);
-                let how = if mutual && path.wheel.abs() < 1e-9 {
-                    format!("charges {target}, meeting half way")
-                } else if path.wheel.abs() > 1e-9 {
-                    format!("wheels {:+.0} and charges {target}", path.wheel)
+                // A charge onto a friend (a TVBD commander's) joins it.
+                let onto = if self.world.units[c as usize].side == self.world.units[t as usize].side
+                {
+                    format!("to join {target}")
                 } else {
-                    format!("charges {target}")
+                    target
+                };
+                let how = if mutual && path.wheel.abs() < 1e-9 {
+                    format!("charges {onto}, meeting half way")
+                } else if path.wheel.abs() > 1e-9 {
+                    format!("wheels {:+.0} and charges {onto}", path.wheel)
+                } else {
+                    format!("charges {onto}")
                 };
                 self.note(|_| Event::Move {
                     unit: name,

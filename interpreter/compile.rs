@@ -127,6 +127,15 @@ impl Scope {
 /// lengths (two of 40,000 characters took seconds).
 const MAX_SUGGEST_CHARS: usize = 128;
 
+/// A stat's value as the unit table (or a quality's `STAT = V`) writes it.
+fn stat_value(v: syntax::StatValue) -> Value {
+    match v {
+        syntax::StatValue::None => Value::None,
+        syntax::StatValue::Unlimited => Value::Int(UNLIMITED),
+        syntax::StatValue::Int(n) => Value::Int(n),
+    }
+}
+
 /// The closest known name, for "did you mean" help lines: the first of the
 /// nearest within an edit distance of a third of its length (at least 2).
 /// Bounded: names longer than [`MAX_SUGGEST_CHARS`] are not compared, nor
@@ -1137,11 +1146,7 @@ impl Compiler {
             let mut stats = vec![Value::None; self.rs.stats.len()];
             for (col, (v, _)) in cols.iter().zip(&row.values) {
                 if let Some(i) = col {
-                    stats[*i as usize] = match v {
-                        syntax::StatValue::None => Value::None,
-                        syntax::StatValue::Unlimited => Value::Int(UNLIMITED),
-                        syntax::StatValue::Int(n) => Value::Int(*n),
-                    };
+                    stats[*i as usize] = stat_value(*v);
                 }
             }
             let id = self.rs.unit_types.len() as Id;
@@ -1199,30 +1204,91 @@ impl Compiler {
         ok.then_some(set)
     }
 
+    /// `quality NAME { ... }`: each line adjusts a stat (`resolve +1`),
+    /// sets it (`resolve = 1`) or prices the quality (`points 3`); a stat
+    /// (or `points`) is named once.
     fn quality(&mut self, q: &syntax::Quality) {
+        use syntax::QualityChange::{By, To};
         let mut adjust = Vec::new();
+        let mut set = Vec::new();
         let mut points = None;
-        for (n, v) in &q.lines {
+        let mut seen: Vec<&Name> = Vec::new();
+        for line in &q.lines {
+            let n = &line.name;
+            if let Some(first) = seen.iter().find(|f| f.text == n.text) {
+                self.err(
+                    Diag::new(
+                        "muster::quality",
+                        format!("quality `{}` names `{}` twice", q.name.text, n.text),
+                    )
+                    .at(n.span, "named again here")
+                    .note(first.span, "first named here")
+                    .help(format!(
+                        "give `{}` one line: `{} +N` adjusts it, `{} = N` sets it",
+                        n.text, n.text, n.text
+                    )),
+                );
+                continue;
+            }
+            seen.push(n);
+            if let To { plus: true, .. } = line.change {
+                self.err(
+                    Diag::new(
+                        "muster::quality",
+                        format!(
+                            "quality `{}` both sets and adjusts `{}`",
+                            q.name.text, n.text
+                        ),
+                    )
+                    .at(line.value_span, "`=` sets the value, `+` adjusts it")
+                    .help(format!(
+                        "write `{} = N` for a value whatever the unit type's, or `{} +N` to add to it",
+                        n.text, n.text
+                    )),
+                );
+                continue;
+            }
             if n.text == "points" {
-                points = Some(*v);
-            } else if let Some(i) = self.stat_names.get(&n.text) {
-                adjust.push((*i, *v));
-            } else {
+                match line.change {
+                    By(v)
+                    | To {
+                        value: syntax::StatValue::Int(v),
+                        ..
+                    } => points = Some(v),
+                    To { .. } => self.err(
+                        Diag::new(
+                            "muster::quality",
+                            format!("quality `{}` has no number of points", q.name.text),
+                        )
+                        .at(line.value_span, "not a number")
+                        .help("write `points N`: what one unit of the quality costs"),
+                    ),
+                }
+                continue;
+            }
+            let Some(i) = self.stat_names.get(&n.text).copied() else {
                 let sugg = suggest(&n.text, self.rs.stats.iter().map(|s| s.as_str()));
+                let verb = if matches!(line.change, By(_)) {
+                    "adjusts"
+                } else {
+                    "sets"
+                };
                 self.err(
                     Diag::new(
                         "muster::unknown_stat",
-                        format!(
-                            "quality `{}` adjusts unknown stat `{}`",
-                            q.name.text, n.text
-                        ),
+                        format!("quality `{}` {verb} unknown stat `{}`", q.name.text, n.text),
                     )
                     .at(n.span, "not a stat")
                     .help(match sugg {
                         Some(s) => format!("did you mean `{s}`?"),
-                        None => "a quality line is `STAT +N` or `points N`".into(),
+                        None => "a quality line is `STAT +N`, `STAT = N` or `points N`".into(),
                     }),
                 );
+                continue;
+            };
+            match line.change {
+                By(d) => adjust.push((i, d)),
+                To { value, .. } => set.push((i, stat_value(value))),
             }
         }
         let id = self.rs.qualities.len() as Id;
@@ -1233,6 +1299,7 @@ impl Compiler {
             self.rs.qualities.push(QualityDef {
                 name: q.name.text.clone(),
                 adjust,
+                set,
                 points,
             });
         }
@@ -1510,9 +1577,30 @@ impl Compiler {
             limits: Vec::new(),
             price: None,
             requires: Vec::new(),
+            same: Vec::new(),
+            always: Vec::new(),
         };
         for r in &a.rules {
+            if r.per_command
+                && matches!(
+                    r.kind,
+                    syntax::ArmyRuleKind::Same { .. } | syntax::ArmyRuleKind::Always(..)
+                )
+            {
+                self.err(
+                    Diag::new("muster::army_list", "this rule takes no `per command:`")
+                        .at(r.span, "not a rule of one command")
+                        .help("`same ... for every side` compares whole armies, and `always` holds of every unit wherever it is: remove `per command:`"),
+                );
+                continue;
+            }
             match &r.kind {
+                syntax::ArmyRuleKind::Same { units } => def.same.push((*units, r.span)),
+                syntax::ArmyRuleKind::Always(types, qualities) => {
+                    if let Some(a) = self.army_always(types, qualities, r.span) {
+                        def.always.push(a);
+                    }
+                }
                 syntax::ArmyRuleKind::Price(n) => {
                     def.price = self.army_define(n, Ty::Unit, "price", "a number");
                 }
@@ -1550,6 +1638,67 @@ impl Compiler {
         if self.declare(&a.name, Def::Army(id)) {
             self.rs.armies.push(def);
         }
+    }
+
+    /// `TYPES always QUALITIES`: unit types (classes, groups) before
+    /// `always`, qualities after.
+    fn army_always(
+        &mut self,
+        types: &[Name],
+        qualities: &[Name],
+        span: Span,
+    ) -> Option<ArmyAlways> {
+        let mut ok = true;
+        for n in types {
+            if let Some(Def::Quality(_)) = self.lookup(&n.text) {
+                self.err(
+                    Diag::new("muster::army_list", format!("`{}` is a quality", n.text))
+                        .at(n.span, "a quality before `always`")
+                        .help("write unit types (classes, groups) before `always` and qualities after: `Commander | Cannons always ordinary`"),
+                );
+                ok = false;
+            }
+        }
+        let mut qs = Vec::new();
+        for n in qualities {
+            match self.lookup(&n.text) {
+                Some(Def::Quality(q)) => qs.push(q),
+                _ => {
+                    let names: Vec<&str> =
+                        self.rs.qualities.iter().map(|q| q.name.as_str()).collect();
+                    let help = match suggest(&n.text, names.iter().copied()) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None if names.is_empty() => {
+                            "declare it: `quality NAME { ... }`".to_string()
+                        }
+                        None => format!("the qualities are: {}", names.join(", ")),
+                    };
+                    self.err(
+                        Diag::new(
+                            "muster::army_list",
+                            format!("`{}` is not a quality", n.text),
+                        )
+                        .at(n.span, "not a quality")
+                        .help(help),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let set = self.type_set(types)?;
+        Some(ArmyAlways {
+            label: types
+                .iter()
+                .map(|n| n.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" | "),
+            types: set,
+            qualities: qs,
+            span,
+        })
     }
 
     // ------------------------------------------------------------ expressions

@@ -13,11 +13,11 @@ use crate::syntax::{self, Clause, Name, Span};
 fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
     use ChoiceKind::*;
     match word {
-        "must" => matches!(kind, Pick | Retire),
-        "by" => matches!(kind, Pick | Charge | Place),
+        "must" => matches!(kind, Pick | Retire | Face),
+        "by" => matches!(kind, Pick | Charge | Place | Face),
         "reach" | "wheel" => kind == Charge,
         "allowance" | "buffer" | "manoeuvre" | "finish" | "control" => kind == Move,
-        "check" => matches!(kind, Pick | Move | Retire),
+        "check" => matches!(kind, Pick | Move | Retire | Face),
         "through" => matches!(kind, Move | Retire),
         "together" => matches!(kind, Move | Retire | Charge),
         "distance" | "turn_about" => kind == Retire,
@@ -32,7 +32,7 @@ fn required(kind: ChoiceKind) -> &'static [&'static str] {
         ChoiceKind::Move => &["allowance", "manoeuvre"],
         ChoiceKind::Charge => &["reach"],
         ChoiceKind::Retire => &["distance"],
-        ChoiceKind::Place => &[],
+        ChoiceKind::Place | ChoiceKind::Face => &[],
     }
 }
 
@@ -43,6 +43,7 @@ fn kind_word(kind: ChoiceKind) -> &'static str {
         ChoiceKind::Charge => "charge",
         ChoiceKind::Retire => "retire",
         ChoiceKind::Place => "place",
+        ChoiceKind::Face => "face",
     }
 }
 
@@ -100,7 +101,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
     let mut sc = Compiler::scope_for(&params, false);
     let want_vars = if ch.kind == ChoiceKind::Pick {
         None
-    } else if ch.kind == ChoiceKind::Charge {
+    } else if matches!(ch.kind, ChoiceKind::Charge | ChoiceKind::Face) {
         Some(2)
     } else {
         Some(1)
@@ -118,7 +119,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                 )
                 .at(ch.span, "wrong number of names")
                 .help(
-                    "write `move u where ...`, `retire u where ...` or `charge c onto t where ...`",
+                    "write `move u where ...`, `retire u where ...`, `charge c onto t where ...` or `face u toward t where ...`",
                 ),
             );
             return;
@@ -173,6 +174,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                         ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `together g:` and `then`",
                         ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Place => "`place` takes `by` and `then`",
+                        ChoiceKind::Face => "`face` takes `must`, `by`, `check` and `then`",
                     }),
             );
             continue;

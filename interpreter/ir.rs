@@ -150,7 +150,11 @@ pub struct UnitType {
 #[derive(Clone, Debug)]
 pub struct QualityDef {
     pub name: String,
+    /// `STAT +N`: added to the unit type's value (a stat the type lacks
+    /// stays `none`).
     pub adjust: Vec<(Id, i64)>,
+    /// `STAT = V`: the value, whatever the unit type's.
+    pub set: Vec<(Id, Value)>,
     pub points: Option<i64>,
 }
 
@@ -336,6 +340,24 @@ pub struct ArmyDef {
     /// `require DEFINE "why"`: defines of one side that must hold, with
     /// the reason and where the rule is written.
     pub requires: Vec<(Id, String, crate::syntax::Span)>,
+    /// `same units for every side` (true) or `same points for every side`
+    /// (false), with where the rule is written: checked across the armies
+    /// of a match.
+    pub same: Vec<(bool, crate::syntax::Span)>,
+    /// `TYPES always QUALITIES`.
+    pub always: Vec<ArmyAlways>,
+}
+
+/// `Commander | Cannons always ordinary`: units of these types must have
+/// one of these qualities.
+#[derive(Clone, Debug)]
+pub struct ArmyAlways {
+    /// The types as written (`Commander | Cannons`).
+    pub label: String,
+    /// Unit types matched (by index).
+    pub types: Vec<bool>,
+    pub qualities: Vec<Id>,
+    pub span: crate::syntax::Span,
 }
 
 #[derive(Clone, Debug)]

@@ -118,8 +118,10 @@ enum Command {
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
     Army {
         ruleset: PathBuf,
-        #[arg(long)]
-        roster: PathBuf,
+        /// The roster, one army; give `--roster` once per side to check a
+        /// match as well (`same units for every side`).
+        #[arg(long, required = true)]
+        roster: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -532,38 +534,56 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             json,
         } => {
             let mut b = load(&ruleset)?;
-            let text = read_input(&roster, &b.sources)?;
-            let r = muster::army::check(
-                &b.ruleset,
-                &roster.display().to_string(),
-                &text,
-                &mut b.sources,
-            )
-            .map_err(|d| report(&d, &b.sources))?;
+            let mut reports = Vec::new();
+            for path in &roster {
+                let text = read_input(path, &b.sources)?;
+                let r = muster::army::check(
+                    &b.ruleset,
+                    &path.display().to_string(),
+                    &text,
+                    &mut b.sources,
+                )
+                .map_err(|d| report(&d, &b.sources))?;
+                reports.push(r);
+            }
+            // A rule between the armies is the later roster's problem.
+            let across = muster::army::compare_sides(&b.ruleset, &reports);
+            if let Some(last) = reports.last_mut() {
+                last.problems.extend(across);
+            }
             if json {
-                let v = serde_json::json!({
-                    "army": r.army,
-                    "name": r.name,
-                    "units": r.units,
-                    "points": r.points,
-                    "commands": r.commands.iter().map(|(n, u, p)| serde_json::json!({"name": n, "units": u, "points": p})).collect::<Vec<_>>(),
-                    "problems": r.problems.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
-                });
+                let one = |r: &muster::army::Report| {
+                    serde_json::json!({
+                        "army": r.army,
+                        "name": r.name,
+                        "units": r.units,
+                        "points": r.points,
+                        "commands": r.commands.iter().map(|(n, u, p)| serde_json::json!({"name": n, "units": u, "points": p})).collect::<Vec<_>>(),
+                        "problems": r.problems.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
+                    })
+                };
+                let v = match reports.as_slice() {
+                    [r] => one(r),
+                    rs => serde_json::Value::Array(rs.iter().map(one).collect()),
+                };
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
-                outln!(
-                    "{} (army list `{}`): {} units, {} points",
-                    r.name.as_deref().unwrap_or("roster"),
-                    r.army,
-                    r.units,
-                    r.points
-                );
-                for (n, u, p) in &r.commands {
-                    outln!("  {n}: {u} units, {p} points");
+                for r in &reports {
+                    outln!(
+                        "{} (army list `{}`): {} units, {} points",
+                        r.name.as_deref().unwrap_or("roster"),
+                        r.army,
+                        r.units,
+                        r.points
+                    );
+                    for (n, u, p) in &r.commands {
+                        outln!("  {n}: {u} units, {p} points");
+                    }
                 }
             }
-            if !r.problems.is_empty() {
-                return Err(report(&r.problems, &b.sources));
+            let problems: Vec<_> = reports.into_iter().flat_map(|r| r.problems).collect();
+            if !problems.is_empty() {
+                return Err(report(&problems, &b.sources));
             }
         }
         Command::Query {

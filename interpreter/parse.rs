@@ -395,9 +395,23 @@ impl Builder {
                         Rule::default_kw => default = true,
                         _ => {
                             let mut li = x.into_inner();
-                            let n = self.name(li.next().unwrap());
-                            let v = self.int(&li.next().unwrap());
-                            lines.push((n, v));
+                            let name = self.name(li.next().unwrap());
+                            let v = li.next().unwrap();
+                            let change = if v.as_rule() == Rule::quality_set {
+                                let sv = v.into_inner().next().unwrap();
+                                let value_span = self.span(&sv);
+                                let text = sv.as_str();
+                                let value = self.stat_value(text, value_span);
+                                let plus = text.trim_start().starts_with('+');
+                                (QualityChange::To { value, plus }, value_span)
+                            } else {
+                                (QualityChange::By(self.int(&v)), self.span(&v))
+                            };
+                            lines.push(QualityLine {
+                                name,
+                                change: change.0,
+                                value_span: change.1,
+                            });
                         }
                     }
                 }
@@ -706,6 +720,15 @@ impl Builder {
         }
     }
 
+    /// A stat's value as a unit row or a quality's `STAT = V` writes it.
+    fn stat_value(&self, text: &str, span: Span) -> StatValue {
+        match text {
+            "none" => StatValue::None,
+            "unlimited" => StatValue::Unlimited,
+            n => StatValue::Int(self.number(n, span)),
+        }
+    }
+
     fn unit_row(&self, p: P) -> UnitRow {
         let span = self.span(&p);
         let mut overrides = false;
@@ -719,12 +742,7 @@ impl Builder {
                 Rule::ident => classes.push(self.name(x)),
                 Rule::stat_value => {
                     let s = self.span(&x);
-                    let v = match x.as_str() {
-                        "none" => StatValue::None,
-                        "unlimited" => StatValue::Unlimited,
-                        n => StatValue::Int(self.number(n, s)),
-                    };
-                    values.push((v, s));
+                    values.push((self.stat_value(x.as_str(), s), s));
                 }
                 _ => {}
             }
@@ -764,6 +782,22 @@ impl Builder {
                     let mut i = x.into_inner();
                     let n = self.name(i.next().unwrap());
                     kind = Some(ArmyRuleKind::Require(n, unquote(i.next().unwrap())));
+                }
+                Rule::army_same => {
+                    let units = x.into_inner().next().unwrap().as_str() == "units";
+                    kind = Some(ArmyRuleKind::Same { units });
+                }
+                Rule::army_always => {
+                    let (mut types, mut qualities) = (Vec::new(), Vec::new());
+                    let mut after = false;
+                    for n in x.into_inner() {
+                        match n.as_rule() {
+                            Rule::always_kw => after = true,
+                            _ if after => qualities.push(self.name(n)),
+                            _ => types.push(self.name(n)),
+                        }
+                    }
+                    kind = Some(ArmyRuleKind::Always(types, qualities));
                 }
                 Rule::army_limit => {
                     let mut i = x.into_inner();
@@ -1048,6 +1082,7 @@ impl Builder {
             Rule::move_choice => ChoiceKind::Move,
             Rule::charge_choice => ChoiceKind::Charge,
             Rule::place_choice => ChoiceKind::Place,
+            Rule::face_choice => ChoiceKind::Face,
             _ => ChoiceKind::Retire,
         };
         let mut vars = Vec::new();

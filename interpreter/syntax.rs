@@ -160,7 +160,27 @@ pub enum StatValue {
 pub struct Quality {
     pub name: Name,
     pub default: bool,
-    pub lines: Vec<(Name, i64)>,
+    pub lines: Vec<QualityLine>,
+}
+
+/// One line of a quality: a stat (or `points`) and what the quality does
+/// to it.
+#[derive(Clone, Debug)]
+pub struct QualityLine {
+    pub name: Name,
+    pub change: QualityChange,
+    /// The line's value, as written (after `=`, if any).
+    pub value_span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QualityChange {
+    /// `STAT +N` / `STAT -N` (and `points N`): added to the type's value.
+    By(i64),
+    /// `STAT = V`: the stat is V, whatever the type's; `plus` records a
+    /// `+` written after `=` (`resolve = +1`), which the compiler refuses
+    /// as ambiguous.
+    To { value: StatValue, plus: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -342,6 +362,10 @@ pub enum ChoiceKind {
     /// `place u where LEGAL by ORDER`: deploy the units a scenario leaves
     /// unplaced, one at a time; LEGAL is judged with the unit in place.
     Place,
+    /// `face u toward t where LEGAL ...`: u turns to face t, which it
+    /// touches, and closes up against it, where there is room; options
+    /// are taken as `pick` takes them, each unit at most once.
+    Face,
 }
 
 /// The body of a decision.
@@ -413,6 +437,12 @@ pub enum ArmyRuleKind {
     Price(Name),
     /// `require DEFINE "why"`
     Require(Name, String),
+    /// `same units for every side` (true) / `same points for every side`.
+    Same {
+        units: bool,
+    },
+    /// `TYPES always QUALITIES`: units of the types have one of the qualities.
+    Always(Vec<Name>, Vec<Name>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

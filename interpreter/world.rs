@@ -63,7 +63,11 @@ impl World {
         let mut stats = rs.unit_types[ty as usize].stats.clone();
         let q = quality.or(rs.default_quality);
         if let Some(q) = q {
-            for (s, d) in &rs.qualities[q as usize].adjust {
+            let qd = &rs.qualities[q as usize];
+            for (s, v) in &qd.set {
+                stats[*s as usize] = *v;
+            }
+            for (s, d) in &qd.adjust {
                 if let Value::Int(v) = stats[*s as usize] {
                     stats[*s as usize] = Value::Int(v + d);
                 }

@@ -516,6 +516,149 @@ fn a_charge_at_an_enemy_to_front_goes_straight_ahead() {
     );
 }
 
+// ---------------------------------------------------------------- commander charges
+
+/// §Commander charges, both ways the book allows, in one scene
+/// (tvbd_commander_charges.toml), played through Steps 3.1, 3.2 and 3.4:
+///
+/// - the horse charges the shot 1.5 TUM ahead (the default policy:
+///   3 dice at 4-6 against 3 at 6), and its general, touching its rear,
+///   charges with it: he moves the same 1.5 TUM, after the horse (§Conduct
+///   charges: commanders last), and is still attached to it;
+/// - the pike+shot is locked in melee (its front on the Spanish pike+shot's
+///   since an earlier turn); its general, 1.5 TUM behind it, charges to
+///   attach to it, straight ahead into contact with its rear.
+///
+/// Neither general is a charger in the melee (he never initiates one); each
+/// adds his die to the unit he is attached to. The Spanish general, far
+/// from every friend, does not charge. On a873aa1 commanders never charged:
+/// the horse's general was left behind, and neither unit had a commander's
+/// die.
+#[test]
+fn a_commander_charges_with_his_unit_and_to_attach_to_one_locked_in_melee() {
+    let mut f = Figure::open("tvbd_commander_charges.toml");
+    assert!(f.holds("locked_in_melee(pike) and locked_in_melee(spanish_pike)"));
+    assert!(f.holds("attached(horse) == horse_general"));
+    assert!(f.holds("attached(pike) == none"));
+    f.step("Step 3.1 Declare Charge");
+    assert!(f.holds("declared_charge(horse, shot)"));
+    assert!(f.holds("declared_join(horse_general, horse)"));
+    assert!(f.holds("declared_join(foot_general, pike)"));
+    assert!(!f.holds("any x: declared_join(spanish_general, x)"));
+    f.step("Step 3.2 Charge");
+    let moves = f.moves();
+    let who: Vec<(&str, &str)> = moves
+        .iter()
+        .map(|m| (m.unit.as_str(), m.how.as_str()))
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("horse", "charges shot"),
+            ("horse_general", "charges to join horse"),
+            ("foot_general", "charges to join pike"),
+        ],
+        "{moves:?}"
+    );
+    assert_at(&f, "horse", 14.0, 10.5, 0.0);
+    assert_at(&f, "horse_general", 14.0, 9.5, 0.0);
+    assert_at(&f, "foot_general", 25.0, 8.0, 0.0);
+    f.assert_no_overlaps();
+    assert!(f.holds("attached(horse) == horse_general"));
+    assert!(f.holds("attached(pike) == foot_general"));
+    assert!(f.holds("charging(horse)"));
+    assert!(!f.holds("charging(horse_general) or charging(foot_general)"));
+    f.step("Step 3.3 Point Blank Shooting");
+    f.step("Step 3.4 Melee");
+    for unit in ["horse", "pike"] {
+        let struck = outcomes_of(&f, "strike", unit);
+        assert_eq!(struck.len(), 1, "{}", f.narrative());
+        assert!(
+            struck[0].contains(&("commander".to_string(), "true".to_string())),
+            "{unit}: {:?}",
+            struck[0]
+        );
+    }
+}
+
+/// §Commander charges: a commander charges only with, or to attach to, a
+/// friend that is charging or locked in melee; he never charges an enemy
+/// (§Charging criteria: "a unit, other than commanders"), and one already
+/// attached to a unit locked in melee needs no charge to stay.
+#[test]
+fn a_commander_charges_only_to_join_a_fight() {
+    let mut f = Figure::open("tvbd_commander_charges.toml");
+    assert!(!f.holds("any t: may_declare_charge(horse_general, t)"));
+    // Before any declaration the horse is not charging: its general may not
+    // join it yet, but the foot general may join the locked pike+shot.
+    assert!(!f.holds("may_join_charge(horse_general, horse)"));
+    assert!(f.holds("may_join_charge(foot_general, pike)"));
+    assert!(!f.holds("may_join_charge(foot_general, spanish_pike)"));
+    assert!(!f.holds("may_join_charge(spanish_general, spanish_pike)"));
+    f.perform("declare_charge", &["horse", "shot"]);
+    assert!(f.holds("may_join_charge(horse_general, horse)"));
+    // Too far from the horse (11 TUM) to reach it with a charge.
+    assert!(!f.holds("may_join_charge(foot_general, horse)"));
+    f.perform("declare_join", &["foot_general", "pike"]);
+    f.decide("charge_moves", &[]);
+    assert!(f.holds("attached(pike) == foot_general"));
+    // Attached to the locked pike+shot, he has no charge to make.
+    assert!(!f.holds("may_join_charge(foot_general, pike)"));
+}
+
+// ---------------------------------------------------------------- facing in melee
+
+/// §Fighting to flank or rear: "On the following turns the unit can change
+/// facing, if there is space, to increase its strength in melee." Three
+/// French units locked in melee, a Spanish horse's front against the right
+/// flank of each (tvbd_facing_in_melee.toml), each fighting with 1 die. In
+/// the French Move step (Step 1.1):
+///
+/// - pike_a turns to face its horse (a turn of 90 degrees) and closes up
+///   against it: from (15, 10) facing 0 to (15.5, 10) facing 90, its front
+///   on the horse's; it now fights with its 4 resolve dice;
+/// - pike_b would, but turned its base would lie on the French shot 0.3 TUM
+///   behind it: no space, it stays, still at 1 die;
+/// - the rabble only wheels, so it may not turn.
+///
+/// On a873aa1 a unit locked in melee never changed facing.
+#[test]
+fn a_unit_locked_in_melee_turns_to_face_a_flank_attacker_if_there_is_space() {
+    let mut f = Figure::open("tvbd_facing_in_melee.toml");
+    for (u, h) in [
+        ("pike_a", "horse_a"),
+        ("pike_b", "horse_b"),
+        ("rabble", "horse_r"),
+    ] {
+        assert!(f.holds(&format!("locked_in_melee({u})")), "{u}");
+        assert!(f.holds(&format!("position({u}, {h}) is to_flank")), "{u}");
+        assert_eq!(f.shown(&format!("melee_dice({u}, {h})")), "1", "{u}");
+    }
+    assert!(f.holds("may_face(pike_a, horse_a) and may_face(pike_b, horse_b)"));
+    assert!(!f.holds("may_face(rabble, horse_r)"));
+    f.step("Step 1.1 Attacker Move");
+    let moves = f.moves();
+    let turned: Vec<(&str, &str)> = moves
+        .iter()
+        .filter(|m| m.how.starts_with("turns to face"))
+        .map(|m| (m.unit.as_str(), m.how.as_str()))
+        .collect();
+    assert_eq!(turned, [("pike_a", "turns to face horse_a")], "{moves:?}");
+    assert_at(&f, "pike_a", 15.5, 10.0, 90.0);
+    assert!(f.holds("in_contact(pike_a, horse_a) and position(pike_a, horse_a) is to_front"));
+    assert_eq!(f.shown("melee_dice(pike_a, horse_a)"), "4");
+    assert!(
+        f.narrative()
+            .contains("pike_b stays: no room to face horse_b"),
+        "{}",
+        f.narrative()
+    );
+    assert_at(&f, "pike_b", 28.0, 10.0, 0.0);
+    assert_eq!(f.shown("melee_dice(pike_b, horse_b)"), "1");
+    assert_at(&f, "rabble", 21.0, 10.0, 0.0);
+    f.assert_no_overlaps();
+}
+
 // ---------------------------------------------------------------- Figure 12
 
 /// §Step 3.3 Point Blank Shooting, Figure 12: the Spanish pike+shot has shot
@@ -1337,6 +1480,50 @@ fn a_superior_unit_changes_direction_again_at_the_end_of_its_move() {
         !o.iter().any(|(h, _)| h.contains(", then ")),
         "{:?}",
         told(&o)
+    );
+}
+
+/// The outcomes of every run of procedure `name` whose first argument is
+/// `first`, in the log's order.
+fn outcomes_of(f: &Figure, name: &str, first: &str) -> Vec<Vec<(String, String)>> {
+    f.game
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            Event::Procedure {
+                name: n,
+                args,
+                outcomes,
+                ..
+            } if n == name && args.first().is_some_and(|a| a == first) => Some(outcomes.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// §Optional Rule: Unit Quality, Rabble: a rabble-quality pike+shot has 1
+/// resolve on the table (the quality sets it), so in the melee step it
+/// throws 1 die against the horse touching its front, not the type's 4.
+#[test]
+fn a_rabble_quality_pike_and_shot_fights_with_one_resolve() {
+    let mut f = Figure::open("tvbd_rabble_pike.toml");
+    assert_eq!(f.shown("pike_shot.resolve"), "1");
+    assert_eq!(f.shown("original(pike_shot.resolve)"), "1");
+    assert_eq!(f.shown("spanish_horse.resolve"), "3");
+    f.perform("charged", &["horse", "pike_shot"]);
+    f.step("Step 3.4 Melee");
+    let struck = outcomes_of(&f, "strike", "pike_shot");
+    assert_eq!(struck.len(), 1, "{}", f.narrative());
+    assert!(
+        struck[0].contains(&("dice".to_string(), "1".to_string())),
+        "{:?}",
+        struck[0]
+    );
+    let horse = outcomes_of(&f, "strike", "horse");
+    assert!(
+        horse[0].contains(&("dice".to_string(), "3".to_string())),
+        "{:?}",
+        horse[0]
     );
 }
 

@@ -164,6 +164,99 @@ fn quality_mixed_with_types_in_is_test() {
     assert!(r.contains("u is raw or u is"), "{r}");
 }
 
+/// A quality sets a stat (`resolve = 1`) or adjusts it (`resolve +1`);
+/// `resolve = +1` could mean either, so it is refused, pointing at the
+/// value.
+#[test]
+fn quality_both_sets_and_adjusts() {
+    let (d, r) = rejected(
+        "quality.muster",
+        ruleset!("quality rabble { resolve = +1 points 1 }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::quality"]);
+    assert!(
+        r.contains("quality `rabble` both sets and adjusts `resolve`"),
+        "{r}"
+    );
+    assert!(r.contains("write `resolve = N`"), "{r}");
+    assert!(
+        r.contains("9 │ quality rabble { resolve = +1 points 1 }"),
+        "{r}"
+    );
+}
+
+/// A quality names each stat once: a set and an adjustment of the same
+/// stat are refused, with the first line noted.
+#[test]
+fn quality_names_a_stat_twice() {
+    let (d, r) = rejected(
+        "twice.muster",
+        ruleset!("quality rabble { resolve = 1 resolve -1 points 1 }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::quality"]);
+    assert!(r.contains("quality `rabble` names `resolve` twice"), "{r}");
+    assert!(r.contains("first named here"), "{r}");
+}
+
+/// A quality that sets a stat nobody declared: the closest stat suggested.
+#[test]
+fn quality_sets_an_unknown_stat() {
+    let (d, r) = rejected(
+        "unknown.muster",
+        ruleset!("quality rabble { resolv = 1 points 1 }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::unknown_stat"]);
+    assert!(
+        r.contains("quality `rabble` sets unknown stat `resolv`"),
+        "{r}"
+    );
+    assert!(r.contains("did you mean `resolve`?"), "{r}");
+}
+
+/// `points` are a number: `points = none` is refused.
+#[test]
+fn quality_points_must_be_a_number() {
+    let (d, r) = rejected(
+        "points.muster",
+        ruleset!("quality rabble { resolve = 1 points = none }\n"),
+    );
+    assert_eq!(codes(&d), ["muster::quality"]);
+    assert!(
+        r.contains("quality `rabble` has no number of points"),
+        "{r}"
+    );
+}
+
+/// `always` takes unit types before it and qualities after: a quality
+/// before it, or a name after it that is no quality, is refused.
+#[test]
+fn army_always_names_types_then_qualities() {
+    let (d, r) = rejected(
+        "always.muster",
+        ruleset!("quality plain default { }\narmy a {\n  Horse always plan\n}\n"),
+    );
+    assert_eq!(codes(&d), ["muster::army_list"]);
+    assert!(r.contains("`plan` is not a quality"), "{r}");
+    assert!(r.contains("did you mean `plain`?"), "{r}");
+    let (d, r) = rejected(
+        "always.muster",
+        ruleset!("quality plain default { }\narmy a {\n  plain always plain\n}\n"),
+    );
+    assert_eq!(codes(&d), ["muster::army_list"]);
+    assert!(r.contains("`plain` is a quality"), "{r}");
+}
+
+/// `same ... for every side` and `always` are not rules of one command.
+#[test]
+fn army_rules_between_sides_take_no_per_command() {
+    let (d, r) = rejected(
+        "same.muster",
+        ruleset!("army a {\n  per command: same units for every side\n}\n"),
+    );
+    assert_eq!(codes(&d), ["muster::army_list"]);
+    assert!(r.contains("this rule takes no `per command:`"), "{r}");
+}
+
 #[test]
 fn unknown_standard_library() {
     let (d, r) = rejected("import.muster", "import kore\n");
@@ -771,6 +864,40 @@ decision shooting(side: side) \"pick targets\" {
         "{r}"
     );
     insta::assert_snapshot!("together_in_a_pick_decision", r);
+}
+
+/// A `face` decision names a unit and the unit it turns toward, and takes
+/// `must`, `by`, `check` and `then`: a charge's `reach` is refused.
+#[test]
+fn face_takes_the_clauses_of_a_pick() {
+    let (d, r) = rejected(
+        "face.muster",
+        ruleset!(
+            "import battle
+decision face_it(side: side) \"face\" {
+  face u toward t where u.side == side and in_contact(u, t)
+  reach 3
+}
+"
+        ),
+    );
+    assert_eq!(codes(&d), ["muster::decision"]);
+    assert!(r.contains("a `face` decision has no `reach` clause"), "{r}");
+    assert!(
+        r.contains("`face` takes `must`, `by`, `check` and `then`"),
+        "{r}"
+    );
+    build_ok(
+        "face_ok.muster",
+        ruleset!(
+            "import battle
+decision face_it(side: side) \"face\" {
+  face u toward t where u.side == side and in_contact(u, t)
+  by 0
+}
+"
+        ),
+    );
 }
 
 /// `finish n:` (a second change of direction at the end of a move) is a

@@ -330,6 +330,69 @@ quality = "inferior"
     assert_eq!(query(&mut b, &s, "recruit.resolve"), "3");
 }
 
+/// §Optional Rule: Unit Quality, Rabble: "the normal rabble rules apply so
+/// they only have 1 resolve", whatever their type: a rabble-quality
+/// pike+shot or horse has 1 resolve (the quality sets it: `resolve = 1`),
+/// where the quality used to leave the type's 4 and 3.
+#[test]
+fn rabble_quality_has_one_resolve_whatever_the_type() {
+    let mut b = tvbd();
+    let s = situation(
+        &mut b,
+        r#"
+[units.mob]
+type = "Pike+Shot"
+quality = "rabble"
+[units.riders]
+type = "Horse"
+quality = "rabble"
+[units.peasants]
+type = "Rabble"
+quality = "rabble"
+"#,
+    );
+    assert_eq!(query(&mut b, &s, "mob.resolve"), "1");
+    assert_eq!(query(&mut b, &s, "original(mob.resolve)"), "1");
+    assert_eq!(query(&mut b, &s, "riders.resolve"), "1");
+    assert_eq!(query(&mut b, &s, "peasants.resolve"), "1");
+    // The quality sets resolve only: the pike+shot keeps its range and scores.
+    assert_eq!(query(&mut b, &s, "mob.range"), "4");
+    assert_eq!(query(&mut b, &s, "mob.melee_hit"), "5");
+}
+
+/// The horse of tvbd_horse_charges_pike.toml charging a rabble-quality
+/// pike+shot: the pike+shot throws 1 die (its resolve), not 4. Horse hits
+/// a ~ Bin(3, 1/3), pike+shot d ~ Bin(1, 1/3): the defender wins only on
+/// d = 1, a = 0 (8/81); draws on a = d (16/81 + 12/81); routs on a >= 1
+/// (1 - 8/27).
+#[test]
+fn rabble_quality_pike_and_shot_melees_with_one_die() {
+    let mut b = tvbd();
+    let text = r#"
+procedure = "melee"
+facts = [
+  "charging(attacker)",
+  "position(defender, attacker) is to_front",
+  "position(attacker, defender) is to_front",
+]
+[units.attacker]
+type = "Horse"
+[units.defender]
+type = "Pike+Shot"
+quality = "rabble"
+"#;
+    let o = exact(&mut b, text);
+    let w = o.get("winner").unwrap();
+    assert_eq!(frac(w.p(sym(&b, "defender"))), (8, 81));
+    assert_eq!(frac(w.p(sym(&b, "draw"))), (28, 81));
+    assert_eq!(frac(w.p(sym(&b, "attacker"))), (5, 9));
+    let d = o.get("defender_hits").unwrap();
+    assert_eq!(frac(d.p(Value::Int(1))), (1, 3));
+    assert_eq!(frac(d.p(Value::Int(2))), (0, 1));
+    let r = o.get("defender_routed").unwrap();
+    assert_eq!(frac(r.p(Value::Bool(true))), (19, 27));
+}
+
 // ------------------------------------------------------------------ Figure 11: charges
 
 /// (A) Imperialist horse and Weimarian horse charge each other: both charges

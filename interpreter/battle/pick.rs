@@ -1,5 +1,7 @@
 //! `pick`: the options of a decision over one or more units, taken one at
-//! a time by the rules' order and the policy's score.
+//! a time by the rules' order and the policy's score. A `face` decision's
+//! options (a unit and the enemy it turns to face) are found and taken the
+//! same way; taking one turns the unit ([`Game::turn_to_face`]).
 //!
 //! Finding the options is a scan over every pair (or tuple) of units, so
 //! LEGAL is split once, with the scenario, into its `and`-ed parts by the
@@ -10,10 +12,10 @@
 //! `move`'s `control` condition (which enemy holds the mover in its zone
 //! of control: [`Game::control_reach`]).
 
-use super::{Game, Prefer};
+use super::{place, Event, Game, Prefer};
 use crate::diagnostic::Diag;
 use crate::field::Field;
-use crate::ir::{Bin, ChoiceDef, Ex, Id, Ruleset};
+use crate::ir::{Bin, ChoiceDef, ChoiceKind, Ex, Id, Ruleset};
 use crate::value::Value;
 use std::sync::Arc;
 
@@ -98,9 +100,46 @@ impl<'r> Game<'r> {
                 failed.push(opt[0]);
                 continue;
             }
+            if ch.kind == ChoiceKind::Face {
+                // A unit turns once, whether there was room or not.
+                known.retain(|o| o[0] != opt[0]);
+                failed.push(opt[0]);
+                if !self.turn_to_face(opt[0], opt[1]) {
+                    continue;
+                }
+            }
             self.run_then(ch, &mut frame)?;
         }
         Ok(())
+    }
+
+    /// `face u toward t`: unit `u` turns to face `t`, which it touches, and
+    /// closes up against it ([`crate::battlefield::Base::faced_against`]),
+    /// if its new base is on
+    /// the table and overlaps no other unit's ("if there is space"); else
+    /// it stays as it is. Whether it turned.
+    pub(super) fn turn_to_face(&mut self, u: u16, t: u16) -> bool {
+        let f = self.field();
+        let (start, tb) = (f.bases[u as usize], f.bases[t as usize]);
+        let end = start.faced_against(&tb);
+        let unit = self.world.units[u as usize].name.clone();
+        let target = self.world.units[t as usize].name.clone();
+        if !self.on_table(&end) || self.ends_on_someone(u, &end, &self.code.everyone) {
+            self.note(|_| Event::Stays {
+                unit,
+                why: format!("no room to face {target}"),
+            });
+            return false;
+        }
+        self.set_base(u as usize, end);
+        self.note(|_| Event::Move {
+            unit,
+            how: format!("turns to face {target}"),
+            from: place(&start),
+            to: place(&end),
+            with: Vec::new(),
+        });
+        true
     }
 
     /// Every legal option of a `pick` not yet taken, in the units' order.

@@ -119,6 +119,39 @@ impl Base {
     pub fn pivoted(&self, angle: f64) -> Base {
         self.facing_to(norm_bearing(self.facing + angle))
     }
+
+    /// The base turned to face `o`, which it touches, and closed up
+    /// against it: a unit fighting an enemy at its flank or rear turns to
+    /// face it ("change facing"), and as a base is wider than it is deep,
+    /// steps up to it again. The edge of `o` it faces is the one its centre
+    /// lies beyond (relative to `o`'s half width and half depth); its front
+    /// edge ends flush with that edge, its centre level with where it was
+    /// along it (kept within the edge's length). Its new facing is `o`'s
+    /// plus a multiple of 90 degrees: a unit squarely in contact ends
+    /// squarely face to face.
+    pub fn faced_against(&self, o: &Base) -> Base {
+        let (ahead, right) = o.local(self.centre);
+        let (hd, hw, d) = (o.depth * 0.5, o.width * 0.5, self.depth * 0.5);
+        let (f, r) = (o.forward(), o.right());
+        let (facing, centre) = if ahead.abs() * hw >= right.abs() * hd {
+            // Beyond o's front (or rear) edge: face o's facing reversed (or o's).
+            let along = r * right.clamp(-hw, hw);
+            if ahead >= 0.0 {
+                (o.facing + 180.0, o.centre + f * (hd + d) + along)
+            } else {
+                (o.facing, o.centre - f * (hd + d) + along)
+            }
+        } else {
+            // Beyond o's right (or left) side edge.
+            let along = f * ahead.clamp(-hd, hd);
+            if right >= 0.0 {
+                (o.facing + 270.0, o.centre + r * (hw + d) + along)
+            } else {
+                (o.facing + 90.0, o.centre - r * (hw + d) + along)
+            }
+        };
+        Base::new(centre, norm_bearing(facing), self.width, self.depth)
+    }
 }
 
 /// How many steps a move of `d` (either way) takes, a base every half
@@ -176,6 +209,37 @@ mod tests {
         assert_eq!(b.centre, a.centre);
         assert_eq!(b.facing, 210.0);
         assert_eq!(a.pivoted(-90.0).facing, 300.0);
+    }
+
+    /// "Change facing" in melee (TVBD §Fighting to flank or rear): a unit
+    /// with an enemy's front against its right flank turns to face it and
+    /// steps up to it (a 2 x 1 base turned in place leaves a gap of 0.5);
+    /// one with an enemy against its rear about faces in place; an enemy's
+    /// side against its left flank, offset along it, is faced squarely,
+    /// the unit level with where it stood. Every result touches the enemy
+    /// without overlapping it.
+    #[test]
+    fn faced_against_an_enemy_at_flank_or_rear() {
+        let a = Base::new(Pt::new(0.0, 0.0), 0.0, 2.0, 1.0);
+        // Enemy facing west (270), its front edge on a's right side x = 1.
+        let e = Base::new(Pt::new(1.5, 0.0), 270.0, 2.0, 1.0);
+        let t = a.faced_against(&e);
+        assert_eq!(t.facing, 90.0);
+        assert!(pt_close(t.centre, Pt::new(0.5, 0.0)), "{t:?}");
+        assert!(t.in_contact(&e) && !t.overlaps(&e));
+        // Enemy facing north (0), its front edge on a's rear y = -0.5.
+        let e = Base::new(Pt::new(0.3, -1.0), 0.0, 2.0, 1.0);
+        let t = a.faced_against(&e);
+        assert_eq!(t.facing, 180.0);
+        assert!(pt_close(t.centre, Pt::new(0.0, 0.0)), "{t:?}");
+        assert!(t.in_contact(&e) && !t.overlaps(&e));
+        // Enemy facing north (0), its right side (x = -1) on a's left flank,
+        // its centre 0.3 further forward than a's.
+        let e = Base::new(Pt::new(-2.0, 0.3), 0.0, 2.0, 1.0);
+        let t = a.faced_against(&e);
+        assert_eq!(t.facing, 270.0);
+        assert!(pt_close(t.centre, Pt::new(-0.5, 0.0)), "{t:?}");
+        assert!(t.in_contact(&e) && !t.overlaps(&e));
     }
 
     /// "Change of direction", sideways: shift directly sideways by 1 TUM.
