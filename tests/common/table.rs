@@ -1,0 +1,223 @@
+//! A ruleset's battle on a test scenario, set up and not begun: a
+//! [`Scene`] prepared once and started on many seeds (a sampled test plays
+//! one step thousands of times), and a [`Table`], one game with a build to
+//! ask questions of its world in the language.
+
+#![allow(dead_code)]
+
+use muster::battle::{Event, Game, Prepared};
+use muster::battlefield::{Base, Pt};
+use muster::diagnostic::render_plain;
+use muster::ir::Ruleset;
+use muster::value::Value;
+use muster::Build;
+use std::path::Path;
+
+/// A scenario of a ruleset, prepared once (units placed by the scenario,
+/// options set), to be started on many seeds.
+pub struct Scene {
+    pub build: Build,
+    pub prep: Prepared<'static>,
+}
+
+impl Scene {
+    /// `rules` and `scenario` are paths under the crate's folder; `None`
+    /// is the ruleset's default scenario. `options` are switched as
+    /// `--option` switches them.
+    pub fn open(rules: &str, scenario: Option<&str>, options: &[(&str, bool)]) -> Scene {
+        let mut build = super::ruleset(rules);
+        let path = scenario.map(|s| Path::new(env!("CARGO_MANIFEST_DIR")).join(s));
+        let sc = match build.scenario(path.as_deref()) {
+            Ok(s) => s,
+            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
+        };
+        // The game keeps its own copy of the ruleset, so that the build
+        // stays free to compile queries against the game's world.
+        let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
+        let mut prep = match Prepared::new(rs, &sc) {
+            Ok(p) => p,
+            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
+        };
+        for (name, on) in options {
+            let o = rs
+                .option(name)
+                .unwrap_or_else(|| panic!("no option `{name}`"));
+            prep.world.options[o as usize] = *on;
+        }
+        Scene { build, prep }
+    }
+
+    /// The game on `seed`, set up and not begun.
+    pub fn start(&self, seed: u64, log: bool) -> Game<'static> {
+        self.prep.start(seed, log)
+    }
+
+    /// The state `state` of unit `name` in `game`.
+    pub fn state(&self, game: &Game, name: &str, state: &str) -> Value {
+        let rs = &self.build.ruleset;
+        let s = rs
+            .state(state)
+            .unwrap_or_else(|| panic!("no state `{state}`")) as usize;
+        game.world.state[index(game, name) * rs.states.len() + s]
+    }
+
+    /// An enum value (an outcome's symbol) by name.
+    pub fn sym(&self, name: &str) -> Value {
+        super::sym(&self.build, name)
+    }
+}
+
+/// Unit `name`'s index in `game`.
+pub fn index(game: &Game, name: &str) -> usize {
+    game.world
+        .units
+        .iter()
+        .position(|u| u.name == name)
+        .unwrap_or_else(|| panic!("no unit `{name}`"))
+}
+
+/// Unit `name` of `game` as a value.
+pub fn unit(game: &Game, name: &str) -> Value {
+    Value::Unit(index(game, name) as u16)
+}
+
+/// Put unit `name`'s base at (x, y), keeping its size; facing `facing`
+/// (degrees: 0 toward the second army's edge) or, when None, as it was.
+pub fn place(game: &mut Game, name: &str, x: f64, y: f64, facing: Option<f64>) {
+    let i = index(game, name);
+    let b = game.world.field.as_ref().expect("a battle").bases[i];
+    let facing = facing.unwrap_or(b.facing);
+    game.set_base(i, Base::new(Pt { x, y }, facing, b.width, b.depth));
+}
+
+/// The outcomes of the last run of procedure `name` in `game`'s log, by
+/// name, as the narrative shows them.
+pub fn last_outcomes(game: &Game, name: &str) -> Vec<(String, String)> {
+    game.log
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Procedure {
+                name: n, outcomes, ..
+            } if n == name => Some(outcomes.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no run of `{name}` in the log"))
+}
+
+/// One game with a build to ask questions of its world in the language.
+pub struct Table {
+    pub build: Build,
+    pub game: Game<'static>,
+}
+
+impl Table {
+    /// The game of `scenario` (see [`Scene::open`]) on `seed`, logged.
+    pub fn open(rules: &str, scenario: Option<&str>, seed: u64) -> Table {
+        Table::open_with(rules, scenario, seed, &[])
+    }
+
+    /// The same, with options switched.
+    pub fn open_with(
+        rules: &str,
+        scenario: Option<&str>,
+        seed: u64,
+        options: &[(&str, bool)],
+    ) -> Table {
+        let scene = Scene::open(rules, scenario, options);
+        let game = scene.start(seed, true);
+        Table {
+            build: scene.build,
+            game,
+        }
+    }
+
+    pub fn u(&self, name: &str) -> Value {
+        unit(&self.game, name)
+    }
+
+    pub fn eval(&mut self, expr: &str) -> Value {
+        match self.build.query_world(&self.game.world, expr) {
+            Ok(v) => v.0,
+            Err(d) => panic!("{expr}: {}", render_plain(&d, &self.build.sources)),
+        }
+    }
+
+    pub fn holds(&mut self, expr: &str) -> bool {
+        match self.eval(expr) {
+            Value::Bool(b) => b,
+            other => panic!("{expr} is {other:?}, not true or false"),
+        }
+    }
+
+    pub fn int(&mut self, expr: &str) -> i64 {
+        match self.eval(expr) {
+            Value::Int(i) => i,
+            other => panic!("{expr} is {other:?}, not a whole number"),
+        }
+    }
+
+    /// Set a unit's state directly (what earlier play would have done).
+    pub fn set(&mut self, unit: &str, state: &str, v: Value) {
+        let u = index(&self.game, unit);
+        let s = self
+            .build
+            .ruleset
+            .states
+            .iter()
+            .position(|d| d.name == state)
+            .unwrap_or_else(|| panic!("no state `{state}`"));
+        let ns = self.build.ruleset.states.len();
+        self.game.world.state[u * ns + s] = v;
+    }
+
+    /// Put a unit's base at (x, y), keeping its facing and size.
+    pub fn place(&mut self, unit: &str, x: f64, y: f64) {
+        place(&mut self.game, unit, x, y, None);
+    }
+
+    /// Put a unit's base at (x, y) facing `facing` degrees.
+    pub fn place_facing(&mut self, unit: &str, x: f64, y: f64, facing: f64) {
+        place(&mut self.game, unit, x, y, Some(facing));
+    }
+
+    /// Where a unit's base is: (x, y, facing).
+    pub fn at(&self, unit: &str) -> (f64, f64, f64) {
+        let b = self.game.world.field.as_ref().expect("a battle").bases[index(&self.game, unit)];
+        (b.centre.x, b.centre.y, b.facing)
+    }
+
+    pub fn perform(&mut self, proc: &str, args: &[Value]) {
+        if let Err(d) = self.game.perform_named(proc, args) {
+            panic!("{proc}: {}", render_plain(&[d], &self.build.sources));
+        }
+    }
+
+    pub fn decide(&mut self, decision: &str, args: &[Value]) {
+        if let Err(d) = self.game.decide_named(decision, args) {
+            panic!("{decision}: {}", render_plain(&[d], &self.build.sources));
+        }
+    }
+
+    pub fn side(&self, i: u16) -> Value {
+        Value::Side(i)
+    }
+
+    pub fn sym(&self, name: &str) -> Value {
+        super::sym(&self.build, name)
+    }
+
+    /// The outcomes of the last run of procedure `name`.
+    pub fn outcomes(&self, name: &str) -> Vec<(String, String)> {
+        last_outcomes(&self.game, name)
+    }
+
+    /// One outcome of the last run of procedure `name`, as shown.
+    pub fn outcome(&self, name: &str, outcome: &str) -> String {
+        self.outcomes(name)
+            .into_iter()
+            .find(|(n, _)| n == outcome)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("`{name}` has no outcome `{outcome}` in the log"))
+    }
+}
