@@ -329,3 +329,288 @@ fn straight_doubles(face: i64, kills: i64, first: bool) -> [f64; 3] {
     }
     out
 }
+
+// ------------------------------------------------------------------ falling back
+
+/// §XIII Checking the Result, Fail 1: Daunted troops falling back through
+/// a friend of equal or lower original points, or of another arm, give it
+/// a Disarray. Red's Battalia (24 points), Daunted, falls back 6" through
+/// the Division (12) behind it: the Division is Disarrayed
+/// (`retired_through` says whom it went through). A Division falling back
+/// through a Battalia (24, the same arm) leaves it as it was; through a
+/// squadron (another arm) Disarrays it; and Daunted skirmishers on foot
+/// disarray nobody (§X Moving through Friendly Troops).
+#[test]
+fn falling_back_through_friends_disarrays_them() {
+    let red = Value::Side(0);
+    for (mover, x, friend, disarrayed) in [
+        ("red_battalia", 20.0, "red_division", true),
+        ("red_division", 30.0, "red_battalia", false),
+        ("red_division", 30.0, "red_horse", true),
+        ("red_skirmishers", 10.0, "red_division", false),
+    ] {
+        let mut t = table();
+        // Everything else of red's out of the way back.
+        t.place("red_brigadier", 2.0, 22.0);
+        t.place("red_pikes", 50.0, 22.0);
+        t.place(mover, x, 12.0);
+        t.place(friend, x, 8.0);
+        t.set(mover, "daunted", Value::Bool(true));
+        t.set(mover, "must_fall_back", Value::Bool(true));
+        t.decide("fall_backs", &[red]);
+        let (_, y, _) = t.at(mover);
+        let back = if mover == "red_skirmishers" { 8.0 } else { 6.0 };
+        assert!((y - (12.0 - back)).abs() < 1e-9, "{mover}: {y}");
+        assert!(
+            t.holds(&format!("retired_through({mover}, {friend})")),
+            "{mover} went through {friend}"
+        );
+        assert_eq!(
+            t.int(&format!("{friend}.disarray")),
+            disarrayed as i64,
+            "{mover} through {friend}"
+        );
+        assert!(t.holds(&format!("not {mover}.must_fall_back")));
+    }
+}
+
+/// §XIII Checking the Result, Fail 1: "if the Fall Back takes troops into
+/// contact with another enemy Unit, treat this as a new combat, which
+/// takes place immediately". Red's Daunted Battalia falls back toward
+/// Blue's squadron 3.25" behind it: it stops in contact with it (`meeting
+/// e:`), and the squadron attacks its rear at once: the Battalia rolls no
+/// Doctrine and fights with half a rank (4 dice); the squadron, which did
+/// not move, cannot Charge (a 5-6 is a Trot). A gun behind it is not met:
+/// the Battalia stops short of it, by quarters, and nothing is fought.
+#[test]
+fn falling_back_into_an_enemy_is_a_new_combat() {
+    let mut fought = 0;
+    for seed in 1..=12 {
+        let mut t = Table::open(RULES, Some(SCENARIO), seed);
+        t.place("red_battalia", 20.0, 12.0);
+        t.place_facing("blue_horse", 20.0, 7.0, 0.0);
+        t.set("red_battalia", "daunted", Value::Bool(true));
+        t.set("red_battalia", "must_fall_back", Value::Bool(true));
+        // 3.25" to the squadron, less the contact of 0.01.
+        assert!(t.holds("room_behind(red_battalia) == 207 / 64"));
+        t.decide("fall_backs", &[Value::Side(0)]);
+        let (_, y, _) = t.at("red_battalia");
+        assert!((y - 8.75).abs() < 1e-9, "{y}");
+        let melee = t.game.log.iter().find_map(|e| match e {
+            muster::battle::Event::Procedure {
+                name,
+                args,
+                outcomes,
+                ..
+            } if name == "fell_back" => Some((args.clone(), outcomes.clone())),
+            _ => None,
+        });
+        let (args, outcomes) = melee.expect("a fall back");
+        // The fall back names the enemy it met, and tells the new combat.
+        assert_eq!(args, ["red_battalia", "blue_horse"]);
+        assert!(
+            t.game
+                .narrative()
+                .contains("red_battalia falls back 3.2 into blue_horse"),
+            "{}",
+            t.game.narrative()
+        );
+        let get = |n: &str| {
+            outcomes
+                .iter()
+                .find(|(o, _)| o == n)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(get("defender_tactics"), "no_tactic");
+        assert_ne!(get("attacker_tactics"), "charge");
+        fought += 1;
+    }
+    assert_eq!(fought, 12);
+    // Half a rank of each part, caught in the rear: 4 pikes... as the
+    // melee counts it, with the facts the table gives.
+    let mut t = table();
+    t.place("red_battalia", 20.0, 8.75);
+    t.place_facing("blue_horse", 20.0, 7.0, 0.0);
+    assert!(t.holds("attacked_in_rear(red_battalia) and attacked_in_flank_or_rear(red_battalia)"));
+    assert_eq!(
+        t.int("fighting_dice(red_battalia, blue_horse, false, 1)"),
+        4
+    );
+
+    // A gun is never met: the fall back stops short of it.
+    let mut t = table();
+    t.place("red_battalia", 20.0, 12.0);
+    t.place_facing("blue_field_gun", 20.0, 7.9, 0.0);
+    t.set("red_battalia", "daunted", Value::Bool(true));
+    t.set("red_battalia", "must_fall_back", Value::Bool(true));
+    t.decide("fall_backs", &[Value::Side(0)]);
+    // 2.35" to the gun: 2.25 back, by quarters.
+    let (_, y, _) = t.at("red_battalia");
+    assert!((y - 9.75).abs() < 1e-9, "{y}");
+    assert!(!t.holds("in_contact(red_battalia, blue_field_gun)"));
+    let told = t.game.narrative();
+    assert!(
+        told.lines()
+            .any(|l| l.trim() == "fell_back(red_battalia, none)"),
+        "{told}"
+    );
+}
+
+// ------------------------------------------------------------------ evade details
+
+/// §XII Evade Moves: "if there is cover within one Move, Skirmishers on
+/// foot will take shelter there instead". Blue's skirmishers, evading a
+/// Battalia that touches their front, have the spinney 4" to one side:
+/// they go there (8" sideways, into the wood) and do not evade straight
+/// back. Far from cover they go one Move straight back, turned about.
+#[test]
+fn foot_skirmishers_evade_into_cover() {
+    for (x, cover) in [(58.0, true), (10.0, false)] {
+        let mut t = table();
+        t.place("blue_battalia", 20.0, 22.0);
+        t.place("blue_skirmishers", x, 14.0);
+        t.place("red_battalia", x, 12.5);
+        assert!(t.holds("in_contact(red_battalia, blue_skirmishers)"));
+        t.set("blue_skirmishers", "evades", Value::Bool(true));
+        t.decide("shelters", &[]);
+        t.decide("melee_moves", &[]);
+        let (ex, ey, _) = t.at("blue_skirmishers");
+        assert_eq!(t.holds("in_cover(blue_skirmishers)"), cover, "({ex}, {ey})");
+        if cover {
+            assert!(t.holds("in_terrain(blue_skirmishers, woods)"));
+            assert!(t.holds("distance(blue_skirmishers, red_battalia) > 0"));
+        } else {
+            assert!(
+                (ex - x).abs() < 1e-9 && (ey - 22.0).abs() < 1e-9,
+                "({ex}, {ey})"
+            );
+        }
+        assert!(t.holds("not blue_skirmishers.evades"));
+    }
+}
+
+/// §XII Evade Moves: the attacker whose enemy evades may carry on, up to
+/// its maximum move, into another enemy the evaders went through; and
+/// friendly cavalry the evaders went through, caught by enemy cavalry,
+/// rolls for its tactics. Red's squadron charges Blue's skirmishers from
+/// 10.25" (two Moves: they may evade); they go 8" back through Blue's
+/// squadron. Red's squadron, 13.75" of its 24" left, carries on into that
+/// squadron: a new first round in which it keeps the tactics it rolled and
+/// Blue's squadron rolls the Horse table. Where the skirmishers stand and
+/// shoot instead, the melee is theirs and nothing carries on.
+#[test]
+fn an_attacker_carries_on_past_evaders() {
+    let (mut evaded, mut stood) = (0, 0);
+    for seed in 1..=24 {
+        let mut t = Table::open(RULES, Some(SCENARIO), seed);
+        t.place("blue_division", 40.0, 23.0);
+        t.place("red_division", 12.0, 2.0);
+        t.place("blue_skirmishers", 30.0, 14.0);
+        t.place("blue_horse", 30.0, 19.0);
+        t.place("red_horse", 30.0, 2.0);
+        t.set("red_horse", "active", Value::Bool(true));
+        t.set("red_horse", "actions", Value::Int(2));
+        let (h, s) = (t.u("red_horse"), t.u("blue_skirmishers"));
+        t.perform("declare_attack", &[h, s]);
+        assert_eq!(t.int("red_horse.attack_reach"), 24);
+        t.decide("attack_moves", &[]);
+        t.decide("shelters", &[]);
+        t.decide("melee_moves", &[]);
+        let tactics = t.outcome("attack_contact", "attacker_tactics");
+        if t.outcome("attack_contact", "defender_tactics") != "evade" {
+            stood += 1;
+            assert!(t.holds("evaded_from(red_horse) == none"));
+            continue;
+        }
+        evaded += 1;
+        assert!(t.holds("retired_through(blue_skirmishers, blue_horse)"));
+        assert!(t.holds("evaded_from(red_horse) == blue_skirmishers"));
+        assert_eq!(t.int("4 * carry_on_reach(red_horse)"), 55);
+        for side in [0, 1] {
+            t.decide("carry_on", &[Value::Side(side)]);
+        }
+        assert!(t.holds("carried_on(red_horse, blue_horse)"));
+        t.decide("attack_moves", &[]);
+        let out = t.outcomes("attack_contact");
+        let get = |n: &str| {
+            out.iter()
+                .find(|(o, _)| o == n)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        assert!(
+            t.game
+                .narrative()
+                .contains("red_horse charges blue_horse: (30.0, 12.2) facing 0 -> (30.0, 17.0)"),
+            "{}",
+            t.game.narrative()
+        );
+        assert_eq!(get("attacker_tactics"), tactics, "seed {seed}");
+        assert!(
+            ["fire", "trot", "charge"].contains(&get("defender_tactics").as_str()),
+            "seed {seed}: {out:?}"
+        );
+    }
+    assert!(evaded >= 12 && stood >= 1, "{evaded} evaded, {stood} stood");
+}
+
+/// The carried-on attack in `muster odds`, the fact stated: the attacker
+/// keeps its tactics (a Charge, here); a Battalia caught at the halt rolls
+/// no Doctrine, while a squadron (one the evaders went through) rolls the
+/// Horse table: a Charge 1/3, a Trot 1/2, Fire 1/6.
+#[test]
+fn a_carried_on_attack_in_the_odds() {
+    let mut b = common::ruleset(RULES);
+    let text = |defender: &str| {
+        format!(
+            "procedure = \"melee\"\nfacts = [\"carried_on(attacker, defender)\"]\n\
+             [units.attacker]\ntype = \"Harquebusiers\"\nside = \"first_army\"\n\
+             [units.attacker.state]\ntactics = \"charge\"\n\
+             [units.defender]\ntype = \"{defender}\"\nside = \"second_army\"\n"
+        )
+    };
+    let o = common::exact(&mut b, &text("Battalia"));
+    let sym = |n: &str| common::sym(&b, n);
+    assert_eq!(common::p(&o, "attacker_tactics", sym("charge")), 1.0);
+    assert_eq!(common::p(&o, "defender_tactics", sym("no_tactic")), 1.0);
+    let o = common::exact(&mut b, &text("Cuirassiers"));
+    let sym = |n: &str| common::sym(&b, n);
+    assert_eq!(common::p(&o, "attacker_tactics", sym("charge")), 1.0);
+    // Cuirassiers reroll a 6: 1 Fire 1/6 + 1/36, 2-4 Trot 1/2 + 3/36,
+    // 5-6 Charge 1/6 + 2/36 (a Charge on the flat, 7" or more away).
+    for (t, p) in [
+        ("fire", 7.0 / 36.0),
+        ("trot", 21.0 / 36.0),
+        ("charge", 8.0 / 36.0),
+    ] {
+        let got = common::p(&o, "defender_tactics", sym(t));
+        assert!((got - p).abs() < 1e-12, "{t}: {got}");
+    }
+}
+
+// ------------------------------------------------------------------ the engine
+
+/// `meeting e:` is for a unit retiring alone: with `together` the
+/// compiler says so, at the clause.
+#[test]
+fn a_group_retire_meets_no_enemy() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RULES),
+    )
+    .unwrap()
+    .replace(
+        "  through f: friends(f, u)\n  meeting e: may_fall_into(e, u)",
+        "  through f: friends(f, u)\n  together g: grouped(u, g)\n  meeting e: may_fall_into(e, u)",
+    );
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let Err((d, s)) = muster::build_text("house.muster", &text, Some(&dir)) else {
+        panic!("a retire together with meeting compiles");
+    };
+    let shown = muster::diagnostic::render_plain(&d, &s);
+    assert!(
+        shown.contains("a retire `together` has no `meeting` clause"),
+        "{shown}"
+    );
+    assert!(shown.contains("house.muster"), "{shown}");
+}
