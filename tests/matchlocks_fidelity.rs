@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::table::Table;
+use common::table::{last_outcomes, place, unit, Scene, Table, Tally};
+use muster::battle::Game;
 use muster::value::Value;
 
 const RULES: &str = "rules/never_mind_the_matchlocks.muster";
@@ -613,4 +614,372 @@ fn a_group_retire_meets_no_enemy() {
         "{shown}"
     );
     assert!(shown.contains("house.muster"), "{shown}");
+}
+
+// ------------------------------------------------------------------ battles against the exact odds
+
+/// Games per scene: a few thousand in release, fewer in a debug build.
+fn games() -> u64 {
+    if cfg!(debug_assertions) {
+        300
+    } else {
+        4000
+    }
+}
+
+/// One scene played on many seeds: `setup` places and sets what the scene
+/// needs on a fresh game, `play` plays the battle's step; the outcomes of
+/// the last run of procedure `logged` are tallied and compared with the
+/// exact odds of `situation` (the same facts stated), outcome by outcome.
+fn against_the_odds(
+    scene: &mut Scene,
+    what: &str,
+    setup: &dyn Fn(&Scene, &mut Game),
+    play: &dyn Fn(&mut Game) -> Result<(), muster::diagnostic::Diag>,
+    logged: &str,
+    situation: &str,
+    names: &[&str],
+) {
+    let mut tally = Tally::new();
+    for seed in 0..games() {
+        let mut g = scene.start(seed, true);
+        setup(scene, &mut g);
+        if let Err(d) = play(&mut g) {
+            panic!(
+                "{what}: {}",
+                muster::diagnostic::render_plain(&[d], &scene.build.sources)
+            );
+        }
+        tally.add(&last_outcomes(&g, logged));
+    }
+    let exact = scene.exact(situation);
+    let shown = |v: Value| scene.show(v);
+    let compared = tally.assert_matches(what, &exact, shown, names);
+    assert!(compared >= names.len() * 2, "{what}: {compared} compared");
+}
+
+/// The outcomes a melee's log line and `melee` share.
+const MELEE: [&str; 9] = [
+    "winner",
+    "attacker_kills",
+    "defender_kills",
+    "attacker_tactics",
+    "defender_tactics",
+    "result",
+    "total",
+    "attacker_leader_lost",
+    "defender_leader_lost",
+];
+
+/// §XI Shooting played on the table against `muster odds`: each scene
+/// plays the battle's shooting decision (its target chosen, its range,
+/// cover and leader measured on the table) and compares the Shoot
+/// action's dice, hits, kills, misfires and leader lost with the exact
+/// odds of `shoot_action` with the same facts stated.
+/// - A stationary seasoned Battalia (both ranks, its first volley: 1s
+///   rerolled) at a Battalia 7" off (short range) with a Brigadier
+///   attached: more than 3 kills put him at risk (§V Risk to Leaders).
+/// - A Light Gun at a Battalia 12.5" off (long range: 6s), its four sixes
+///   a misfire (the hook).
+/// - Skirmishers at skirmishers in a wood 5" off: halved dice, the target
+///   saving on 4+ in cover.
+#[test]
+fn shooting_on_the_table_matches_the_exact_odds() {
+    let mut scene = Scene::open(RULES, Some(SCENARIO), &[]);
+    let red = |g: &mut Game| g.decide_named("shooting", &[Value::Side(0)]);
+    let blue = |g: &mut Game| g.decide_named("shooting", &[Value::Side(1)]);
+    let names = [
+        "shoot_actions",
+        "dice",
+        "hits",
+        "kills",
+        "misfired",
+        "leader_lost",
+    ];
+    against_the_odds(
+        &mut scene,
+        "a Battalia's volley at a Battalia with a leader",
+        &|s, g| {
+            place(g, "blue_battalia", 20.0, 13.5, None);
+            place(g, "blue_brigadier", 20.0, 14.75, None);
+            s.set(g, "red_battalia", "active", Value::Bool(true));
+            s.set(g, "red_battalia", "actions", Value::Int(2));
+        },
+        &red,
+        "shoot_action",
+        r#"procedure = "shoot_action"
+facts = ["short_range(s, t)", "leader_attached(t)"]
+[units.s]
+type = "Battalia"
+side = "first_army"
+[units.s.state]
+actions = 2
+[units.t]
+type = "Battalia"
+side = "second_army"
+"#,
+        &names,
+    );
+    against_the_odds(
+        &mut scene,
+        "a Light Gun at long range",
+        &|s, g| {
+            place(g, "red_gun", 56.0, 8.0, None);
+            place(g, "red_battalia", 44.0, 5.0, None);
+            s.set(g, "blue_gun", "active", Value::Bool(true));
+            s.set(g, "blue_gun", "actions", Value::Int(2));
+        },
+        &blue,
+        "shoot_action",
+        r#"procedure = "shoot_action"
+facts = ["not short_range(s, t)"]
+[units.s]
+type = "Light Gun"
+side = "second_army"
+[units.s.state]
+actions = 2
+[units.t]
+type = "Battalia"
+side = "first_army"
+"#,
+        &names,
+    );
+    against_the_odds(
+        &mut scene,
+        "skirmishers at skirmishers in a wood",
+        &|s, g| {
+            place(g, "red_reserve", 30.0, 12.0, None);
+            place(g, "red_skirmishers", 66.0, 5.5, None);
+            place(g, "blue_skirmishers", 66.0, 12.0, None);
+            s.set(g, "red_skirmishers", "active", Value::Bool(true));
+            s.set(g, "red_skirmishers", "actions", Value::Int(2));
+        },
+        &red,
+        "shoot_action",
+        r#"procedure = "shoot_action"
+facts = ["short_range(s, t)", "in_cover(t)"]
+[units.s]
+type = "Musketeer Detachment"
+side = "first_army"
+[units.s.state]
+actions = 2
+[units.t]
+type = "Musketeer Detachment"
+side = "second_army"
+"#,
+        &names,
+    );
+}
+
+/// §XII Melee and §Tactical Doctrine played on the table against `muster
+/// odds`: each scene makes the battle's attack (declared, charged home,
+/// its first round fought by `attack_contact`), or its fall back into an
+/// enemy, or a continuing melee's round, with every fact measured on the
+/// table, and compares the round (winner, kills, both sides' tactics, the
+/// loser's test, leaders lost) with the exact odds of `melee` with the
+/// same facts stated.
+/// - A squadron in line with a Brigadier attached (class 2: two hits, a
+///   free Doctrine reroll, his risk) charges a squadron 8" off.
+/// - A Battalia attacks a Battalia, Foot against Foot.
+/// - A squadron charges a Battalia's flank from 12" (two Moves: the
+///   Battalia turns to face or forms Hedgehog).
+/// - A Daunted Battalia falls back into a squadron behind it (§XIII): the
+///   squadron attacks its rear at once, from no distance.
+/// - Two Battalia in their second round (hits on 5+, the winner of the
+///   first rerolling 1s) at the turn's first Bonus card.
+#[test]
+fn melees_on_the_table_match_the_exact_odds() {
+    let mut scene = Scene::open(RULES, Some(SCENARIO), &[]);
+    let attack = |c: &'static str, t: &'static str| {
+        move |g: &mut Game| {
+            let args = [unit(g, c), unit(g, t)];
+            g.perform_named("declare_attack", &args)?;
+            g.decide_named("attack_moves", &[])
+        }
+    };
+    against_the_odds(
+        &mut scene,
+        "a squadron with its Brigadier charges a squadron",
+        &|s, g| {
+            place(g, "red_colonel", 52.0, 3.5, None);
+            place(g, "blue_horse", 52.0, 15.0, None);
+            s.set(g, "red_horse", "active", Value::Bool(true));
+            s.set(g, "red_horse", "actions", Value::Int(2));
+        },
+        &attack("red_horse", "blue_horse"),
+        "attack_contact",
+        r#"procedure = "melee"
+facts = ["in_line(attacker)", "in_line(defender)", "leader_attached(attacker)", "leader_class(attacker) == 2"]
+[units.attacker]
+type = "Harquebusiers"
+side = "first_army"
+[units.defender]
+type = "Harquebusiers"
+side = "second_army"
+"#,
+        &MELEE,
+    );
+    against_the_odds(
+        &mut scene,
+        "a Battalia attacks a Battalia",
+        &|s, g| {
+            place(g, "blue_battalia", 20.0, 12.5, None);
+            s.set(g, "red_battalia", "active", Value::Bool(true));
+            s.set(g, "red_battalia", "actions", Value::Int(2));
+        },
+        &attack("red_battalia", "blue_battalia"),
+        "attack_contact",
+        r#"procedure = "melee"
+[units.attacker]
+type = "Battalia"
+side = "first_army"
+[units.defender]
+type = "Battalia"
+side = "second_army"
+"#,
+        &MELEE,
+    );
+    against_the_odds(
+        &mut scene,
+        "a squadron charges a Battalia's flank",
+        &|s, g| {
+            place(g, "blue_battalia", 40.0, 12.0, Some(0.0));
+            place(g, "red_horse", 24.0, 12.0, Some(90.0));
+            s.set(g, "red_horse", "active", Value::Bool(true));
+            s.set(g, "red_horse", "actions", Value::Int(2));
+        },
+        &attack("red_horse", "blue_battalia"),
+        "attack_contact",
+        r#"procedure = "melee"
+facts = ["in_line(attacker)", "attacked_in_flank_or_rear(defender)"]
+[units.attacker]
+type = "Harquebusiers"
+side = "first_army"
+[units.defender]
+type = "Battalia"
+side = "second_army"
+"#,
+        &MELEE,
+    );
+    against_the_odds(
+        &mut scene,
+        "a Daunted Battalia falls back into a squadron",
+        &|s, g| {
+            place(g, "red_battalia", 20.0, 12.0, None);
+            place(g, "blue_horse", 20.0, 7.0, Some(0.0));
+            s.set(g, "red_battalia", "daunted", Value::Bool(true));
+            s.set(g, "red_battalia", "must_fall_back", Value::Bool(true));
+        },
+        &|g: &mut Game| g.decide_named("fall_backs", &[Value::Side(0)]),
+        "fell_back",
+        r#"procedure = "melee"
+facts = ["in_line(attacker)", "attacked_in_flank_or_rear(defender)", "attacked_in_rear(defender)",
+         "single_move_attack(attacker)", "too_close_to_charge(attacker)", "too_close_to_charge(defender)"]
+[units.attacker]
+type = "Harquebusiers"
+side = "second_army"
+[units.defender]
+type = "Battalia"
+side = "first_army"
+[units.defender.state]
+daunted = true
+"#,
+        &MELEE,
+    );
+    against_the_odds(
+        &mut scene,
+        "two Battalia in their second round",
+        &|s, g| {
+            place(g, "blue_battalia", 20.0, 6.5, None);
+            for (u, won, kills) in [("red_battalia", true, 3), ("blue_battalia", false, 5)] {
+                s.set(g, u, "melee_round", Value::Int(1));
+                s.set(g, u, "won_round", Value::Bool(won));
+                s.set(g, u, "kills", Value::Int(kills));
+            }
+            s.note(
+                g,
+                "melee_attacker",
+                &["red_battalia", "blue_battalia"],
+                Value::Bool(true),
+            );
+        },
+        &|g: &mut Game| g.decide_named("continuing_melees", &[]),
+        "next_round",
+        r#"procedure = "melee"
+[units.attacker]
+type = "Battalia"
+side = "first_army"
+[units.attacker.state]
+melee_round = 1
+won_round = true
+kills = 3
+[units.defender]
+type = "Battalia"
+side = "second_army"
+[units.defender.state]
+melee_round = 1
+kills = 5
+"#,
+        &MELEE,
+    );
+}
+
+/// §XIII The Morale Crisis Test at the end of the turn (§VII Ending the
+/// Turn 2), on `matchlocks_morale.toml`, against `muster odds`: the
+/// rerolls' circumstances measured on the table.
+/// - A raw Battalia at half strength (12 kills) with an Expert Brigadier
+///   attached: the raw 6s and the expert's 1s cancel.
+/// - A Division at half strength whose brigade is all Daunted (Last Men
+///   Standing): it rerolls 6s.
+#[test]
+fn morale_tests_on_the_table_match_the_exact_odds() {
+    let mut scene = Scene::open(RULES, Some("tests/scenarios/matchlocks_morale.toml"), &[]);
+    let names = ["result", "total"];
+    against_the_odds(
+        &mut scene,
+        "a raw Battalia with an Expert Brigadier",
+        &|s, g| {
+            place(g, "red_brigadier", 20.0, 3.75, None);
+            s.set(g, "red_brigadier", "command_class", Value::Int(3));
+            s.set(g, "red_raw", "kills", Value::Int(12));
+        },
+        &|g: &mut Game| {
+            let u = unit(g, "red_raw");
+            g.perform_named("end_of_turn_test", &[u]).map(|_| ())
+        },
+        "end_of_turn_test",
+        r#"procedure = "end_of_turn_test"
+facts = ["expert_leader_attached(u)"]
+[units.u]
+type = "Battalia"
+quality = "raw"
+side = "first_army"
+[units.u.state]
+kills = 12
+"#,
+        &names,
+    );
+    against_the_odds(
+        &mut scene,
+        "the last men standing",
+        &|s, g| {
+            s.set(g, "red_division", "kills", Value::Int(6));
+            s.set(g, "red_raw", "daunted", Value::Bool(true));
+            s.set(g, "red_pikes", "daunted", Value::Bool(true));
+        },
+        &|g: &mut Game| {
+            let u = unit(g, "red_division");
+            g.perform_named("end_of_turn_test", &[u]).map(|_| ())
+        },
+        "end_of_turn_test",
+        r#"procedure = "end_of_turn_test"
+facts = ["brigade_gone(u)"]
+[units.u]
+type = "Musketeer Division"
+side = "first_army"
+[units.u.state]
+kills = 6
+"#,
+        &names,
+    );
 }

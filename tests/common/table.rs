@@ -65,6 +65,38 @@ impl Scene {
     pub fn sym(&self, name: &str) -> Value {
         super::sym(&self.build, name)
     }
+
+    /// Set state `state` of unit `name` in `game` (what earlier play would
+    /// have done).
+    pub fn set(&self, game: &mut Game, name: &str, state: &str, v: Value) {
+        let rs = &self.build.ruleset;
+        let s = rs
+            .state(state)
+            .unwrap_or_else(|| panic!("no state `{state}`")) as usize;
+        let i = index(game, name) * rs.states.len() + s;
+        game.world.state[i] = v;
+    }
+
+    /// Note fact `fact` of `units` in `game` (as a procedure's `note` would).
+    pub fn note(&self, game: &mut Game, fact: &str, units: &[&str], v: Value) {
+        let f = self
+            .build
+            .ruleset
+            .fact(fact)
+            .unwrap_or_else(|| panic!("no fact `{fact}`"));
+        let args = units.iter().map(|u| unit(game, u)).collect();
+        game.world.set_fact(f, args, v);
+    }
+
+    /// A value as the log shows it.
+    pub fn show(&self, v: Value) -> String {
+        self.prep.world.show(&self.build.ruleset, v)
+    }
+
+    /// `muster odds`' exact distribution of the situation `text`.
+    pub fn exact(&mut self, text: &str) -> muster::odds::Odds {
+        super::exact(&mut self.build, text)
+    }
 }
 
 /// Unit `name`'s index in `game`.
@@ -219,5 +251,87 @@ impl Table {
             .find(|(n, _)| n == outcome)
             .map(|(_, v)| v)
             .unwrap_or_else(|| panic!("`{name}` has no outcome `{outcome}` in the log"))
+    }
+}
+
+/// How often each value of a procedure's outcomes came up over many
+/// games, against `muster odds`' exact distribution of the same procedure
+/// with the same facts stated.
+pub struct Tally {
+    /// The games counted.
+    pub n: u64,
+    /// (outcome, value as the log shows it) and how often.
+    counts: std::collections::BTreeMap<(String, String), u64>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally::new()
+    }
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally {
+            n: 0,
+            counts: Default::default(),
+        }
+    }
+
+    /// One game's outcomes (as an `Event::Procedure` holds them).
+    pub fn add(&mut self, outcomes: &[(String, String)]) {
+        self.n += 1;
+        for (name, v) in outcomes {
+            *self.counts.entry((name.clone(), v.clone())).or_default() += 1;
+        }
+    }
+
+    /// Each value of each outcome in `names` came up as often as the exact
+    /// odds say, within 4.5 standard errors (at least 4.5 / n), and nothing
+    /// came up that they give no chance. `show` writes an exact value as
+    /// the log does. Returns how many (outcome, value) pairs were compared.
+    pub fn assert_matches(
+        &self,
+        what: &str,
+        exact: &muster::odds::Odds,
+        show: impl Fn(Value) -> String,
+        names: &[&str],
+    ) -> usize {
+        let n = self.n as f64;
+        let mut compared = 0;
+        for &name in names {
+            let o = exact
+                .get(name)
+                .unwrap_or_else(|| panic!("{what}: no outcome `{name}` in the odds"));
+            let want: Vec<(String, f64)> = o
+                .values
+                .iter()
+                .map(|(v, p)| (show(*v), p.to_f64()))
+                .collect();
+            for (v, p) in &want {
+                let c = self
+                    .counts
+                    .get(&(name.to_string(), v.clone()))
+                    .copied()
+                    .unwrap_or(0);
+                let got = c as f64 / n;
+                let se = (p * (1.0 - p) / n).sqrt().max(1.0 / n);
+                assert!(
+                    (got - p).abs() < 4.5 * se,
+                    "{what}: {name} = {v}: battle {got:.4} ({c} of {}), exact {p:.4}",
+                    self.n
+                );
+                compared += 1;
+            }
+            for ((o_name, v), c) in &self.counts {
+                if o_name == name {
+                    assert!(
+                        want.iter().any(|(w, p)| w == v && *p > 0.0),
+                        "{what}: {name} = {v} came up {c} times; the exact odds give it no chance"
+                    );
+                }
+            }
+        }
+        compared
     }
 }
