@@ -531,8 +531,8 @@ fn an_attacker_carries_on_past_evaders() {
         for side in [0, 1] {
             t.decide("carry_on", &[Value::Side(side)]);
         }
-        assert!(t.holds("carried_on(red_horse, blue_horse)"));
-        t.decide("attack_moves", &[]);
+        assert!(t.holds("carried_on(red_horse, blue_horse) and red_horse.carries_on"));
+        t.decide("carry_on_moves", &[Value::Side(0)]);
         let out = t.outcomes("attack_contact");
         let get = |n: &str| {
             out.iter()
