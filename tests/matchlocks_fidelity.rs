@@ -983,3 +983,191 @@ kills = 6
         &names,
     );
 }
+
+// ------------------------------------------------------------------ cards and classes
+
+/// A Battalia's test result (0 passed, 1 Daunted, 2 Broken) on dice `a`
+/// and `b` (2d6 + 1) after `kills`, doubles read on these dice.
+fn battalia_band(a: i64, b: i64, kills: i64) -> usize {
+    let total = a + b + 1;
+    if a == 6 && b == 6 {
+        0
+    } else if (a == 1 && b == 1) || total < 5 {
+        2
+    } else if total > kills {
+        0
+    } else {
+        1
+    }
+}
+
+/// §VII The Bonus Deck › Reroll and Jeopardy, held cards played on a
+/// Morale Crisis Test (the port's reading): a veteran Battalia, Disarrayed
+/// (its circumstances cancel: no reroll of its own), 6 kills. Holding
+/// Reroll, its side rerolls both dice of a throw that would break it;
+/// with the enemy holding Jeopardy, a throw that passes has its higher die
+/// rolled again. Exact odds against a closed form that throws the dice and
+/// plays the card; the card is spent only when played.
+#[test]
+fn reroll_and_jeopardy_cards_on_a_morale_test() {
+    let mut b = common::ruleset(RULES);
+    let die = 1.0 / 6.0;
+    for card in ["reroll", "jeopardy"] {
+        let (side, holder) = if card == "reroll" {
+            ("first_army", "holds_reroll")
+        } else {
+            ("second_army", "holds_jeopardy")
+        };
+        let text = format!(
+            "procedure = \"morale_test\"\n[units.u]\ntype = \"Battalia\"\nquality = \"veteran\"\n\
+             side = \"first_army\"\n[units.u.state]\nkills = 6\ndisarray = 1\n\
+             [units.foe]\ntype = \"Battalia\"\nside = \"second_army\"\n\
+             [sides.{side}]\n{holder} = true\n"
+        );
+        let o = common::exact(&mut b, &text);
+        let mut want = [0.0; 3];
+        let mut played = 0.0;
+        for a0 in 1..=6 {
+            for b0 in 1..=6 {
+                let first = battalia_band(a0, b0, 6);
+                let p0 = die * die;
+                if card == "reroll" && first == 2 {
+                    played += p0;
+                    for a1 in 1..=6 {
+                        for b1 in 1..=6 {
+                            want[battalia_band(a1, b1, 6)] += p0 * die * die;
+                        }
+                    }
+                } else if card == "jeopardy" && first == 0 {
+                    played += p0;
+                    for f in 1..=6 {
+                        let r = if a0 >= b0 {
+                            battalia_band(f, b0, 6)
+                        } else {
+                            battalia_band(a0, f, 6)
+                        };
+                        want[r] += p0 * die;
+                    }
+                } else {
+                    want[first] += p0;
+                }
+            }
+        }
+        for (i, r) in ["passed", "daunted", "broken"].into_iter().enumerate() {
+            let got = common::p(&o, "result", common::sym(&b, r));
+            assert!(
+                (got - want[i]).abs() < 1e-12,
+                "{card}: {r} {got} against {}",
+                want[i]
+            );
+        }
+        let outcome = format!("{card}_card");
+        let got = common::p(&o, &outcome, Value::Bool(true));
+        assert!(
+            (got - played).abs() < 1e-12,
+            "{card} played {got} against {played}"
+        );
+    }
+}
+
+/// §V Command Class, the optional roll: 1 Amateur (1/6), 2-4 Able (1/2),
+/// 5-6 Expert (1/3); off, every Brigadier is Able and nothing is rolled.
+#[test]
+fn the_command_class_roll() {
+    let mut b = common::ruleset(RULES);
+    let text = |on: bool| {
+        format!(
+            "procedure = \"roll_command_class\"\n[units.u]\ntype = \"Brigadier\"\nside = \"first_army\"\n\
+             [options]\ncommand_class_roll = {on}\n"
+        )
+    };
+    let o = common::exact(&mut b, &text(true));
+    for (class, p) in [(1, 1.0 / 6.0), (2, 0.5), (3, 1.0 / 3.0)] {
+        let got = common::p(&o, "class_rolled", Value::Int(class));
+        assert!((got - p).abs() < 1e-12, "class {class}: {got}");
+    }
+    let o = common::exact(&mut b, &text(false));
+    assert_eq!(common::p(&o, "class_rolled", Value::Int(0)), 1.0);
+}
+
+/// §Cards › The Special Events Deck, each card played on the table:
+/// Skittish Mount (an enemy Brigadier's card gives him no token), Well-
+/// drilled (all Disarray off one unit), Scattered Showers (no shooting
+/// this turn or the next), The Fog of War (9" at most, hits on 6 only),
+/// Powder Explosion (an enemy foot unit tests, its mounted neighbours
+/// within a Move take a Disarray), Loot the Baggage! (a leaderless enemy
+/// squadron within two Moves of our base line leaves, no token lost) and
+/// Extra Ammunition Supply (two more volleys for a unit that has fired).
+#[test]
+fn the_special_events_do_what_their_cards_say() {
+    let red = Value::Side(0);
+    let mut t = table();
+    t.decide("skittish_mount", &[red]);
+    let startled: Vec<&str> = ["blue_brigadier", "blue_colonel"]
+        .into_iter()
+        .filter(|l| t.holds(&format!("{l}.skittish")))
+        .collect();
+    assert_eq!(startled.len(), 1, "one enemy leader is startled");
+    let l = t.u(startled[0]);
+    t.perform("leader_card", &[l]);
+    assert_eq!(t.int(&format!("{}.orders_left", startled[0])), 0);
+
+    let mut t = table();
+    t.set("red_division", "disarray", Value::Int(2));
+    t.set("red_battalia", "disarray", Value::Int(1));
+    t.decide("well_drilled", &[red]);
+    assert!(t.holds("red_division.disarray == 0 and red_battalia.disarray == 1"));
+
+    let mut t = table();
+    t.place("blue_battalia", 20.0, 13.5);
+    t.set("red_battalia", "actions", Value::Int(2));
+    assert!(t.holds("may_shoot_at(red_battalia, blue_battalia)"));
+    t.perform("scattered_showers", &[red]);
+    assert!(!t.holds("may_shoot_at(red_battalia, blue_battalia)"));
+    t.perform("weather", &[red]);
+    t.perform("weather", &[Value::Side(1)]);
+    assert!(
+        !t.holds("may_shoot_at(red_battalia, blue_battalia)"),
+        "next turn too"
+    );
+    t.perform("weather", &[red]);
+    t.perform("weather", &[Value::Side(1)]);
+    assert!(t.holds("may_shoot_at(red_battalia, blue_battalia)"));
+
+    let mut t = table();
+    t.place("blue_battalia", 20.0, 13.5);
+    assert_eq!(t.int("max_range(red_battalia)"), 15);
+    assert_eq!(t.int("hit_score(red_battalia, blue_battalia)"), 5);
+    t.perform("fog_of_war", &[red]);
+    assert_eq!(t.int("max_range(red_battalia)"), 9);
+    assert_eq!(t.int("hit_score(red_battalia, blue_battalia)"), 6);
+
+    let mut t = table();
+    t.set("blue_battalia", "kills", Value::Int(20));
+    t.place("blue_horse", 29.0, 14.0);
+    assert!(t.holds("distance(blue_horse, blue_battalia) <= 10"));
+    t.decide("powder_explosion", &[red]);
+    assert!(t.holds("blue_battalia.exploded"));
+    assert!(t.game.log.iter().any(
+        |e| matches!(e, muster::battle::Event::Procedure { name, args, .. }
+            if name == "blow_up" && args[0] == "blue_battalia")
+    ));
+    assert!(t.holds("blue_horse.disarray == 1 and blue_cuirassiers.disarray == 0"));
+
+    let mut t = table();
+    let tokens = t.int("second_army.tokens");
+    t.decide("loot_the_baggage", &[red]);
+    let looted: Vec<&str> = ["blue_horse", "blue_cuirassiers"]
+        .into_iter()
+        .filter(|u| t.holds(&format!("{u}.looted and {u}.off_table")))
+        .collect();
+    assert_eq!(looted.len(), 1);
+    assert_eq!(t.int("second_army.tokens"), tokens);
+
+    let mut t = table();
+    t.set("red_division", "volleys", Value::Int(3));
+    t.set("red_division", "ammunition", Value::Int(4));
+    t.decide("extra_ammunition", &[red]);
+    assert_eq!(t.int("red_division.ammunition"), 6);
+    assert!(t.holds("red_division.resupplied and red_battalia.ammunition == 6"));
+}
