@@ -658,6 +658,29 @@ fn against_the_odds(
     assert!(compared >= names.len() * 2, "{what}: {compared} compared");
 }
 
+/// A situation for `muster odds`: `procedure` on `units`, each (name,
+/// type, side, its state's TOML lines), the `facts` stated.
+fn situation(procedure: &str, facts: &[&str], units: &[(&str, &str, &str, &str)]) -> String {
+    let facts: Vec<String> = facts.iter().map(|f| format!("{f:?}")).collect();
+    let mut text = format!(
+        "procedure = {procedure:?}\nfacts = [{}]\n",
+        facts.join(", ")
+    );
+    for (name, ty, side, state) in units {
+        text += &format!("[units.{name}]\ntype = {ty:?}\nside = {side:?}\n");
+        if !state.is_empty() {
+            text += &format!("[units.{name}.state]\n{state}\n");
+        }
+    }
+    text
+}
+
+/// Unit `u` acts on the card in play, with its two actions.
+fn activate(s: &Scene, g: &mut Game, u: &str) {
+    s.set(g, u, "active", Value::Bool(true));
+    s.set(g, u, "actions", Value::Int(2));
+}
+
 /// The outcomes a melee's log line and `melee` share.
 const MELEE: [&str; 9] = [
     "winner",
@@ -702,22 +725,18 @@ fn shooting_on_the_table_matches_the_exact_odds() {
         &|s, g| {
             place(g, "blue_battalia", 20.0, 13.5, None);
             place(g, "blue_brigadier", 20.0, 14.75, None);
-            s.set(g, "red_battalia", "active", Value::Bool(true));
-            s.set(g, "red_battalia", "actions", Value::Int(2));
+            activate(s, g, "red_battalia");
         },
         &red,
         "shoot_action",
-        r#"procedure = "shoot_action"
-facts = ["short_range(s, t)", "leader_attached(t)"]
-[units.s]
-type = "Battalia"
-side = "first_army"
-[units.s.state]
-actions = 2
-[units.t]
-type = "Battalia"
-side = "second_army"
-"#,
+        &situation(
+            "shoot_action",
+            &["short_range(s, t)", "leader_attached(t)"],
+            &[
+                ("s", "Battalia", "first_army", "actions = 2"),
+                ("t", "Battalia", "second_army", ""),
+            ],
+        ),
         &names,
     );
     against_the_odds(
@@ -726,22 +745,18 @@ side = "second_army"
         &|s, g| {
             place(g, "red_gun", 56.0, 8.0, None);
             place(g, "red_battalia", 44.0, 5.0, None);
-            s.set(g, "blue_gun", "active", Value::Bool(true));
-            s.set(g, "blue_gun", "actions", Value::Int(2));
+            activate(s, g, "blue_gun");
         },
         &blue,
         "shoot_action",
-        r#"procedure = "shoot_action"
-facts = ["not short_range(s, t)"]
-[units.s]
-type = "Light Gun"
-side = "second_army"
-[units.s.state]
-actions = 2
-[units.t]
-type = "Battalia"
-side = "first_army"
-"#,
+        &situation(
+            "shoot_action",
+            &["not short_range(s, t)"],
+            &[
+                ("s", "Light Gun", "second_army", "actions = 2"),
+                ("t", "Battalia", "first_army", ""),
+            ],
+        ),
         &names,
     );
     against_the_odds(
@@ -751,22 +766,18 @@ side = "first_army"
             place(g, "red_reserve", 30.0, 12.0, None);
             place(g, "red_skirmishers", 66.0, 5.5, None);
             place(g, "blue_skirmishers", 66.0, 12.0, None);
-            s.set(g, "red_skirmishers", "active", Value::Bool(true));
-            s.set(g, "red_skirmishers", "actions", Value::Int(2));
+            activate(s, g, "red_skirmishers");
         },
         &red,
         "shoot_action",
-        r#"procedure = "shoot_action"
-facts = ["short_range(s, t)", "in_cover(t)"]
-[units.s]
-type = "Musketeer Detachment"
-side = "first_army"
-[units.s.state]
-actions = 2
-[units.t]
-type = "Musketeer Detachment"
-side = "second_army"
-"#,
+        &situation(
+            "shoot_action",
+            &["short_range(s, t)", "in_cover(t)"],
+            &[
+                ("s", "Musketeer Detachment", "first_army", "actions = 2"),
+                ("t", "Musketeer Detachment", "second_army", ""),
+            ],
+        ),
         &names,
     );
 }
@@ -803,20 +814,23 @@ fn melees_on_the_table_match_the_exact_odds() {
         &|s, g| {
             place(g, "red_colonel", 52.0, 3.5, None);
             place(g, "blue_horse", 52.0, 15.0, None);
-            s.set(g, "red_horse", "active", Value::Bool(true));
-            s.set(g, "red_horse", "actions", Value::Int(2));
+            activate(s, g, "red_horse");
         },
         &attack("red_horse", "blue_horse"),
         "attack_contact",
-        r#"procedure = "melee"
-facts = ["in_line(attacker)", "in_line(defender)", "leader_attached(attacker)", "leader_class(attacker) == 2"]
-[units.attacker]
-type = "Harquebusiers"
-side = "first_army"
-[units.defender]
-type = "Harquebusiers"
-side = "second_army"
-"#,
+        &situation(
+            "melee",
+            &[
+                "in_line(attacker)",
+                "in_line(defender)",
+                "leader_attached(attacker)",
+                "leader_class(attacker) == 2",
+            ],
+            &[
+                ("attacker", "Harquebusiers", "first_army", ""),
+                ("defender", "Harquebusiers", "second_army", ""),
+            ],
+        ),
         &MELEE,
     );
     against_the_odds(
@@ -824,19 +838,18 @@ side = "second_army"
         "a Battalia attacks a Battalia",
         &|s, g| {
             place(g, "blue_battalia", 20.0, 12.5, None);
-            s.set(g, "red_battalia", "active", Value::Bool(true));
-            s.set(g, "red_battalia", "actions", Value::Int(2));
+            activate(s, g, "red_battalia");
         },
         &attack("red_battalia", "blue_battalia"),
         "attack_contact",
-        r#"procedure = "melee"
-[units.attacker]
-type = "Battalia"
-side = "first_army"
-[units.defender]
-type = "Battalia"
-side = "second_army"
-"#,
+        &situation(
+            "melee",
+            &[],
+            &[
+                ("attacker", "Battalia", "first_army", ""),
+                ("defender", "Battalia", "second_army", ""),
+            ],
+        ),
         &MELEE,
     );
     against_the_odds(
@@ -845,20 +858,18 @@ side = "second_army"
         &|s, g| {
             place(g, "blue_battalia", 40.0, 12.0, Some(0.0));
             place(g, "red_horse", 24.0, 12.0, Some(90.0));
-            s.set(g, "red_horse", "active", Value::Bool(true));
-            s.set(g, "red_horse", "actions", Value::Int(2));
+            activate(s, g, "red_horse");
         },
         &attack("red_horse", "blue_battalia"),
         "attack_contact",
-        r#"procedure = "melee"
-facts = ["in_line(attacker)", "attacked_in_flank_or_rear(defender)"]
-[units.attacker]
-type = "Harquebusiers"
-side = "first_army"
-[units.defender]
-type = "Battalia"
-side = "second_army"
-"#,
+        &situation(
+            "melee",
+            &["in_line(attacker)", "attacked_in_flank_or_rear(defender)"],
+            &[
+                ("attacker", "Harquebusiers", "first_army", ""),
+                ("defender", "Battalia", "second_army", ""),
+            ],
+        ),
         &MELEE,
     );
     against_the_odds(
@@ -872,18 +883,21 @@ side = "second_army"
         },
         &|g: &mut Game| g.decide_named("fall_backs", &[Value::Side(0)]),
         "fell_back",
-        r#"procedure = "melee"
-facts = ["in_line(attacker)", "attacked_in_flank_or_rear(defender)", "attacked_in_rear(defender)",
-         "single_move_attack(attacker)", "too_close_to_charge(attacker)", "too_close_to_charge(defender)"]
-[units.attacker]
-type = "Harquebusiers"
-side = "second_army"
-[units.defender]
-type = "Battalia"
-side = "first_army"
-[units.defender.state]
-daunted = true
-"#,
+        &situation(
+            "melee",
+            &[
+                "in_line(attacker)",
+                "attacked_in_flank_or_rear(defender)",
+                "attacked_in_rear(defender)",
+                "single_move_attack(attacker)",
+                "too_close_to_charge(attacker)",
+                "too_close_to_charge(defender)",
+            ],
+            &[
+                ("attacker", "Harquebusiers", "second_army", ""),
+                ("defender", "Battalia", "first_army", "daunted = true"),
+            ],
+        ),
         &MELEE,
     );
     against_the_odds(
@@ -905,21 +919,24 @@ daunted = true
         },
         &|g: &mut Game| g.decide_named("continuing_melees", &[]),
         "next_round",
-        r#"procedure = "melee"
-[units.attacker]
-type = "Battalia"
-side = "first_army"
-[units.attacker.state]
-melee_round = 1
-won_round = true
-kills = 3
-[units.defender]
-type = "Battalia"
-side = "second_army"
-[units.defender.state]
-melee_round = 1
-kills = 5
-"#,
+        &situation(
+            "melee",
+            &[],
+            &[
+                (
+                    "attacker",
+                    "Battalia",
+                    "first_army",
+                    "melee_round = 1\nwon_round = true\nkills = 3",
+                ),
+                (
+                    "defender",
+                    "Battalia",
+                    "second_army",
+                    "melee_round = 1\nkills = 5",
+                ),
+            ],
+        ),
         &MELEE,
     );
 }
@@ -972,14 +989,11 @@ kills = 12
             g.perform_named("end_of_turn_test", &[u]).map(|_| ())
         },
         "end_of_turn_test",
-        r#"procedure = "end_of_turn_test"
-facts = ["brigade_gone(u)"]
-[units.u]
-type = "Musketeer Division"
-side = "first_army"
-[units.u.state]
-kills = 6
-"#,
+        &situation(
+            "end_of_turn_test",
+            &["brigade_gone(u)"],
+            &[("u", "Musketeer Division", "first_army", "kills = 6")],
+        ),
         &names,
     );
 }
