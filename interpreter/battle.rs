@@ -503,6 +503,7 @@ fn choice_exprs(ch: &ChoiceDef) -> Vec<&Ex> {
             &ch.control,
             &ch.through,
             &ch.together,
+            &ch.meeting,
         ]
         .into_iter()
         .flatten()
@@ -2198,7 +2199,8 @@ impl<'r> Game<'r> {
     }
 
     /// `retire`: units go straight back `distance`, through friends where
-    /// `through` allows, stopping short where the way is blocked.
+    /// `through` allows, stopping short where the way is blocked (or, with
+    /// `meeting e:`, in contact with an enemy in the way).
     #[inline(never)]
     fn retire(
         &mut self,
@@ -2215,6 +2217,9 @@ impl<'r> Game<'r> {
                 continue;
             }
             frame[u_slot] = Value::Unit(u);
+            if let Some((e_slot, _)) = &ch.meeting {
+                frame[*e_slot as usize] = Value::None;
+            }
             if !self.eval(&ch.legal, &mut frame)?.as_bool() {
                 continue;
             }
@@ -2250,19 +2255,50 @@ impl<'r> Game<'r> {
             }
             let start = self.field().bases[u as usize];
             let mut done = None;
-            for dist in moves::retreats(d, self.field().longest_move()) {
-                // An end off the table: not clear, and not laid.
-                let end = start.straight_end(-dist);
-                if !self.on_table(&end) {
-                    continue;
-                }
-                if self.path_clear(ch, u, &start.straight_path(-dist), &mut frame)? {
-                    done = Some((dist, end));
-                    break;
+            let mut met = None;
+            if let Some((e_slot, cond)) = &ch.meeting {
+                if let Some((e, gap)) =
+                    self.enemy_behind(u, &start, d, *e_slot, cond, &mut frame)?
+                {
+                    let end = start.straight_end(-gap);
+                    if gap <= 0.0
+                        || (self.on_table(&end)
+                            && self.path_clear(ch, u, &start.straight_path(-gap), &mut frame)?)
+                    {
+                        done = Some((gap.max(0.0), end));
+                        met = Some(e);
+                    } else {
+                        frame[*e_slot as usize] = Value::None;
+                    }
                 }
             }
+            if done.is_none() {
+                for dist in moves::retreats(d, self.field().longest_move()) {
+                    // An end off the table: not clear, and not laid.
+                    let end = start.straight_end(-dist);
+                    if !self.on_table(&end) {
+                        continue;
+                    }
+                    if self.path_clear(ch, u, &start.straight_path(-dist), &mut frame)? {
+                        done = Some((dist, end));
+                        break;
+                    }
+                }
+            }
+            let passed = match done {
+                Some((dist, _)) if dist > 0.0 => self
+                    .gone_through(&[u], &[start.straight_path(-dist)])
+                    .pop()
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            self.field_mut().retired(u, &passed);
             let unit = self.world.units[u as usize].name.clone();
             let turned = if turn { ", turning about" } else { "" };
+            let into = match met {
+                Some(e) => format!(" into {}", self.world.units[e as usize].name),
+                None => String::new(),
+            };
             match done {
                 Some((dist, end)) => {
                     // Turning about in place covers the same ground.
@@ -2270,7 +2306,7 @@ impl<'r> Game<'r> {
                     self.set_base(u as usize, end);
                     self.note(|_| Event::Move {
                         unit,
-                        how: format!("falls back {dist:.1}{turned}"),
+                        how: format!("falls back {dist:.1}{into}{turned}"),
                         from: place(&start),
                         to: place(&end),
                         with: Vec::new(),

@@ -20,7 +20,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
         "check" => matches!(kind, Pick | Move | Retire | Face),
         "through" => matches!(kind, Move | Retire),
         "together" => matches!(kind, Move | Retire | Charge),
-        "distance" | "turn_about" => kind == Retire,
+        "distance" | "turn_about" | "meeting" => kind == Retire,
         "then" => true,
         _ => false,
     }
@@ -151,6 +151,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         control: None,
         through: None,
         together: None,
+        meeting: None,
         check: None,
         then: None,
         slots: 0,
@@ -158,6 +159,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
     };
     let mut seen: Vec<&str> = Vec::new();
     let mut finish_span = None;
+    let mut meeting_span = None;
     for cl in &ch.clauses {
         let (word, span) = match cl {
             Clause::Expr(k, _) | Clause::Bound(k, _, _) => (k.text.as_str(), k.span),
@@ -172,7 +174,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                         ChoiceKind::Pick => "`pick` takes `must`, `by`, `check` and `then`",
                         ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `finish n:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `together g:` and `then`",
-                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `check` and `then`",
+                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `meeting e:`, `check` and `then`",
                         ChoiceKind::Place => "`place` takes `by` and `then`",
                         ChoiceKind::Face => "`face` takes `must`, `by`, `check` and `then`",
                     }),
@@ -193,6 +195,9 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         seen.push(word);
         if word == "finish" {
             finish_span = Some(span);
+        }
+        if word == "meeting" {
+            meeting_span = Some(span);
         }
         match cl {
             Clause::Expr(k, e) => {
@@ -246,6 +251,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     "finish" => &mut def.finish,
                     "control" => &mut def.control,
                     "together" => &mut def.together,
+                    "meeting" => &mut def.meeting,
                     _ => &mut def.through,
                 };
                 *target = Some((slot, ex));
@@ -307,6 +313,16 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                 }),
             );
         }
+    }
+    if let (Some(span), Some(_), Some(_)) = (meeting_span, &def.meeting, &def.together) {
+        c.err(
+            Diag::new(
+                "muster::decision",
+                "a retire `together` has no `meeting` clause",
+            )
+            .at(span, "only a unit retiring alone meets an enemy")
+            .help("drop `meeting` or `together`: a group's retire stops short of any enemy in its way"),
+        );
     }
     if let (Some(span), Some(_)) = (finish_span, &def.together) {
         c.err(

@@ -366,6 +366,10 @@ pub struct Field {
     pub groups: GroupCache,
     /// Per unit: where its centre stood when the turn began.
     pub turn_start: Vec<Pt>,
+    /// (a, b): a's last `retire` this turn went through b's base
+    /// (`retired_through`); forgotten when a retires again and when a turn
+    /// begins.
+    pub retired_through: Vec<(u16, u16)>,
     /// Per side: its units, in order (worked out from the world the first
     /// time they are needed, and again after [`Field::forget_sides`]).
     sides: std::sync::OnceLock<Vec<Vec<u16>>>,
@@ -417,6 +421,7 @@ impl Field {
         let terrain_bounds = terrain.iter().map(|f| f.shape.bounds()).collect();
         Field {
             turn_start,
+            retired_through: Vec::new(),
             width,
             depth,
             terrain,
@@ -477,19 +482,23 @@ impl Field {
     }
 
     /// Put every unit where `bases` says, on the table or not, held in
-    /// reserve or not, with the turn begun at `turn_start`; everything
-    /// known of distances, zones and groups is forgotten.
+    /// reserve or not, with the turn begun at `turn_start` and the units
+    /// retired through; everything known of distances, zones and groups
+    /// is forgotten.
     pub fn restore(
         &mut self,
         bases: &[Base],
         on_table: &[bool],
         reserve: &[bool],
         turn_start: &[Pt],
+        retired_through: &[(u16, u16)],
     ) {
         self.bases.copy_from_slice(bases);
         self.on_table.copy_from_slice(on_table);
         self.reserve.copy_from_slice(reserve);
         self.turn_start.copy_from_slice(turn_start);
+        self.retired_through.clear();
+        self.retired_through.extend_from_slice(retired_through);
         for u in 0..self.bases.len() {
             self.moved(u);
         }
@@ -533,11 +542,20 @@ impl Field {
         }
     }
 
-    /// A new turn: every unit's travel this turn starts from where it stands.
+    /// A new turn: every unit's travel this turn starts from where it
+    /// stands, and no unit has retired through another yet.
     pub fn start_turn(&mut self) {
         for (s, b) in self.turn_start.iter_mut().zip(&self.bases) {
             *s = b.centre;
         }
+        self.retired_through.clear();
+    }
+
+    /// Unit `u` has just retired, through the units `passed` (none: it
+    /// went through nobody): what it went through before is forgotten.
+    pub fn retired(&mut self, u: u16, passed: &[u16]) {
+        self.retired_through.retain(|(a, _)| *a != u);
+        self.retired_through.extend(passed.iter().map(|b| (u, *b)));
     }
 
     /// Put unit `u` on the table, or take it off.
@@ -1207,6 +1225,10 @@ impl Field {
             B::RoomBehind => {
                 let a = self.unit(v[0])?;
                 to_value(self.room_behind(w, a))
+            }
+            B::RetiredThrough => {
+                let (a, b) = (self.unit(v[0])?, self.unit(v[1])?);
+                self.retired_through.contains(&(a as u16, b as u16)).into()
             }
             B::CommandNumber => {
                 let a = self.unit(v[0])?;

@@ -307,6 +307,10 @@ pub struct ChoiceDef {
     /// `together g: COND`: unit g moves with the mover (or charger) as one
     /// body (a group).
     pub together: Option<(u16, Ex)>,
+    /// Retirements: `meeting e: COND`: an enemy e in the way back for which
+    /// COND holds stops the unit in contact with it (not a quarter short);
+    /// `then` reads e, the enemy met or `none`.
+    pub meeting: Option<(u16, Ex)>,
     /// `check PROC(args) unless COND`: the procedure's `passed` outcome
     /// decides whether the option may be taken.
     pub check: Option<(Id, Vec<Ex>, Option<Ex>)>,
@@ -519,6 +523,9 @@ pub enum Builtin {
     /// left the table or touched an enemy's base behind it (friends are
     /// the rules' to pass or not).
     RoomBehind,
+    /// `retired_through(a, b)`: a's last `retire` this turn went through
+    /// b's base (a friend its `through` let it pass).
+    RetiredThrough,
 }
 
 /// The types of a builtin's parameters and result.
@@ -570,6 +577,7 @@ impl Builtin {
             "group_reachable" => GroupReachable,
             "on_line_through" => OnLineThrough,
             "room_behind" => RoomBehind,
+            "retired_through" => RetiredThrough,
             _ => return None,
         })
     }
@@ -590,7 +598,8 @@ impl Builtin {
             | B::Uphill
             | B::UnitsBetween
             | B::SameCommand
-            | B::Grouped => (&[Unit, Unit], Bool),
+            | B::Grouped
+            | B::RetiredThrough => (&[Unit, Unit], Bool),
             B::NearestEnemy | B::NearestFriend => (&[Unit], Unit),
             B::InTerrain | B::TouchesTerrain => (&[Unit, Terrain], Bool),
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),

@@ -18,6 +18,7 @@ mod fuzz;
 mod hooks;
 mod matchlocks;
 mod matchlocks_battle;
+mod matchlocks_fidelity;
 mod matchlocks_melee;
 mod nesting;
 mod output;

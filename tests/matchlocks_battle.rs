@@ -8,129 +8,22 @@
 
 use crate::common;
 
+use common::table::Table;
 use common::{binomial, exact, p, sampled};
-use muster::battle::{Event, Game, Prepared};
+use muster::battle::{Event, Prepared};
 use muster::diagnostic::render_plain;
-use muster::ir::Ruleset;
 use muster::value::Value;
-use muster::Build;
-use std::path::Path;
 
 const RULES: &str = "rules/never_mind_the_matchlocks.muster";
 
-/// A game on a scenario, set up (units placed, state initialised) but
-/// with none of its steps played, and a build to ask questions in the
-/// language.
-struct Table {
-    build: Build,
-    game: Game<'static>,
+/// A game of the Matchlocks ruleset on `scenario` (None: its default).
+fn table(scenario: Option<&str>, seed: u64) -> Table {
+    Table::open(RULES, scenario, seed)
 }
 
-impl Table {
-    fn open(scenario: Option<&str>, seed: u64) -> Table {
-        let mut build = common::ruleset(RULES);
-        let path = scenario.map(|s| Path::new(env!("CARGO_MANIFEST_DIR")).join(s));
-        let sc = match build.scenario(path.as_deref()) {
-            Ok(s) => s,
-            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
-        };
-        let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
-        let prep = match Prepared::new(rs, &sc) {
-            Ok(p) => p,
-            Err(d) => panic!("{}", render_plain(&d, &build.sources)),
-        };
-        let game = prep.start(seed, true);
-        Table { build, game }
-    }
-
-    fn small() -> Table {
-        Table::open(Some("tests/scenarios/matchlocks_orders.toml"), 1)
-    }
-
-    fn u(&self, name: &str) -> Value {
-        let i = self
-            .game
-            .world
-            .units
-            .iter()
-            .position(|u| u.name == name)
-            .unwrap_or_else(|| panic!("no unit `{name}`"));
-        Value::Unit(i as u16)
-    }
-
-    fn eval(&mut self, expr: &str) -> Value {
-        match self.build.query_world(&self.game.world, expr) {
-            Ok(v) => v.0,
-            Err(d) => panic!("{expr}: {}", render_plain(&d, &self.build.sources)),
-        }
-    }
-
-    fn holds(&mut self, expr: &str) -> bool {
-        match self.eval(expr) {
-            Value::Bool(b) => b,
-            other => panic!("{expr} is {other:?}, not true or false"),
-        }
-    }
-
-    fn int(&mut self, expr: &str) -> i64 {
-        match self.eval(expr) {
-            Value::Int(i) => i,
-            other => panic!("{expr} is {other:?}, not a whole number"),
-        }
-    }
-
-    /// Set a unit's state directly (what earlier play would have done).
-    fn set(&mut self, unit: &str, state: &str, v: Value) {
-        let Value::Unit(u) = self.u(unit) else {
-            unreachable!()
-        };
-        let s = self
-            .build
-            .ruleset
-            .states
-            .iter()
-            .position(|d| d.name == state)
-            .unwrap_or_else(|| panic!("no state `{state}`"));
-        let ns = self.build.ruleset.states.len();
-        self.game.world.state[u as usize * ns + s] = v;
-    }
-
-    /// Put a unit's base at (x, y), keeping its facing and size.
-    fn place(&mut self, unit: &str, x: f64, y: f64) {
-        let Value::Unit(i) = self.u(unit) else {
-            unreachable!()
-        };
-        let b = self.game.world.field.as_ref().unwrap().bases[i as usize];
-        self.game.set_base(
-            i as usize,
-            muster::battlefield::Base::new(
-                muster::battlefield::Pt { x, y },
-                b.facing,
-                b.width,
-                b.depth,
-            ),
-        );
-    }
-
-    fn perform(&mut self, proc: &str, args: &[Value]) {
-        if let Err(d) = self.game.perform_named(proc, args) {
-            panic!("{proc}: {}", render_plain(&[d], &self.build.sources));
-        }
-    }
-
-    fn decide(&mut self, decision: &str, args: &[Value]) {
-        if let Err(d) = self.game.decide_named(decision, args) {
-            panic!("{decision}: {}", render_plain(&[d], &self.build.sources));
-        }
-    }
-
-    fn side(&self, i: u16) -> Value {
-        Value::Side(i)
-    }
-
-    fn sym(&self, name: &str) -> Value {
-        common::sym(&self.build, name)
-    }
+/// The small table of orders, targets and tokens.
+fn small() -> Table {
+    table(Some("tests/scenarios/matchlocks_orders.toml"), 1)
 }
 
 // ------------------------------------------------------------------ orders
@@ -141,7 +34,7 @@ impl Table {
 /// the Battalia 17" away is not ordered at all.
 #[test]
 fn a_brigadier_orders_the_units_in_his_range_one_token_an_arm() {
-    let mut t = Table::small();
+    let mut t = small();
     assert!(t.holds("in_command_range(red_brigadier, red_battalia)"));
     assert!(t.holds("in_command_range(red_brigadier, red_horse)"));
     assert!(!t.holds("in_command_range(red_brigadier, far_battalia)"));
@@ -164,7 +57,7 @@ fn a_brigadier_orders_the_units_in_his_range_one_token_an_arm() {
 /// §V Command Class: an Amateur (class 1) has one token: one arm only.
 #[test]
 fn an_amateur_brigadier_orders_one_arm() {
-    let mut t = Table::small();
+    let mut t = small();
     t.set("red_brigadier", "command_class", Value::Int(1));
     let l = t.u("red_brigadier");
     t.perform("leader_card", &[l]);
@@ -180,7 +73,7 @@ fn an_amateur_brigadier_orders_one_arm() {
 /// gets one action, and the card is spent.
 #[test]
 fn forfeit_leaves_the_next_ordered_unit_one_action() {
-    let mut t = Table::small();
+    let mut t = small();
     let blue = t.side(1);
     t.perform("hold_forfeit", &[blue]);
     let l = t.u("red_brigadier");
@@ -202,7 +95,7 @@ fn forfeit_leaves_the_next_ordered_unit_one_action() {
 /// attached to it (he may choose the target).
 #[test]
 fn the_nearest_enemy_is_the_target_unless_a_leader_chooses() {
-    let mut t = Table::small();
+    let mut t = small();
     assert_eq!(t.int("2 * distance(red_battalia, blue_battalia)"), 15);
     assert!(t.holds("short_range(red_battalia, blue_battalia)"));
     assert_eq!(t.int("hit_score(red_battalia, blue_battalia)"), 5);
@@ -233,7 +126,7 @@ fn the_nearest_enemy_is_the_target_unless_a_leader_chooses() {
 /// (16 dice) with its two actions; once it has moved, one rank (8).
 #[test]
 fn a_stationary_battalia_fires_both_ranks() {
-    let mut t = Table::small();
+    let mut t = small();
     let (s, g) = (t.u("red_battalia"), t.u("blue_battalia"));
     t.set("red_battalia", "actions", Value::Int(2));
     t.perform("shoot_action", &[s, g]);
@@ -256,7 +149,7 @@ fn a_stationary_battalia_fires_both_ranks() {
     assert_eq!(t.int("red_battalia.actions"), 0);
     // Its free volley spent, the counter falls from 6 to 5.
     assert_eq!(t.int("red_battalia.ammunition"), 5);
-    let mut t = Table::small();
+    let mut t = small();
     t.set("red_battalia", "actions", Value::Int(2));
     t.set("red_battalia", "moved", Value::Bool(true));
     t.perform("shoot_action", &[s, g]);
@@ -272,7 +165,7 @@ fn a_stationary_battalia_fires_both_ranks() {
 /// not have loses.
 #[test]
 fn army_morale_tokens_and_defeat() {
-    let mut t = Table::small();
+    let mut t = small();
     assert_eq!(t.int("first_army.tokens"), 5);
     assert_eq!(t.int("second_army.tokens"), 2);
     let u = t.u("blue_battalia");
@@ -300,7 +193,7 @@ fn army_morale_tokens_and_defeat() {
 /// off, and the side regains the tokens (§XVI).
 #[test]
 fn rallying_a_daunted_battalia_regains_its_tokens() {
-    let mut t = Table::small();
+    let mut t = small();
     let u = t.u("red_battalia");
     let daunted = t.sym("daunted");
     t.perform("test_result", &[u, daunted]);
@@ -327,7 +220,7 @@ fn rallying_a_daunted_battalia_regains_its_tokens() {
 /// everything is forgotten.
 #[test]
 fn friends_routing_within_ten_inches_make_a_unit_test() {
-    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    let mut t = table(Some("tests/scenarios/matchlocks_routing.toml"), 3);
     let broken = t.sym("broken");
     let tests_of = |t: &Table| -> Vec<String> {
         t.game
@@ -379,7 +272,7 @@ fn friends_routing_within_ten_inches_make_a_unit_test() {
 /// no allowance for any move, and horse never attack a unit in a wood.
 #[test]
 fn horse_stay_out_of_woods() {
-    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    let mut t = table(Some("tests/scenarios/matchlocks_routing.toml"), 3);
     assert_eq!(t.int("move_allowance(right_horse, straight)"), 10);
     assert_eq!(t.int("move_allowance(in_the_wood, straight)"), 4);
     assert_eq!(t.int("move_allowance(steady, straight)"), 6);
@@ -395,7 +288,7 @@ fn horse_stay_out_of_woods() {
 /// before it begins, with the rule's diagnostic (18 of 42 here).
 #[test]
 fn an_army_over_the_quarter_limit_is_refused() {
-    let mut t = Table::open(Some("tests/scenarios/matchlocks_too_light.toml"), 1);
+    let mut t = table(Some("tests/scenarios/matchlocks_too_light.toml"), 1);
     assert_eq!(t.int("light_points(first_army)"), 18);
     assert_eq!(t.int("troop_points(first_army)"), 42);
     let mut g = t.game;
@@ -421,7 +314,7 @@ fn an_army_over_the_quarter_limit_is_refused() {
 /// horse-holder, §XI Shoot!); another action puts them back.
 #[test]
 fn dragoons_dismount_and_mount_with_an_action() {
-    let mut t = Table::open(None, 1);
+    let mut t = table(None, 1);
     let d = t.u("Usher's dragoons");
     t.set("Usher's dragoons", "actions", Value::Int(2));
     // Usher's dragoons, the King's one company.
@@ -447,7 +340,7 @@ fn dragoons_dismount_and_mount_with_an_action() {
 /// copse cannot reach an enemy 7.5" away, one in the open can.
 #[test]
 fn gaps_and_woods_limit_shooting() {
-    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    let mut t = table(Some("tests/scenarios/matchlocks_routing.toml"), 3);
     t.place("blue_battalia", 12.5, 20.0);
     t.place("left_horse", 8.0, 12.0);
     t.place("right_horse", 17.0, 12.0);
@@ -473,7 +366,7 @@ fn gaps_and_woods_limit_shooting() {
 /// fire at the unit that shot (a Division 13" away), and nothing else.
 #[test]
 fn guns_return_fire() {
-    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    let mut t = table(Some("tests/scenarios/matchlocks_routing.toml"), 3);
     t.place("blue_gun", 36.0, 30.0);
     t.place("reserve", 36.0, 20.0);
     t.place("far_away", 45.0, 17.0);
@@ -494,7 +387,7 @@ fn guns_return_fire() {
 /// a leader, they cannot.
 #[test]
 fn two_damaged_squadrons_reorganise_as_one() {
-    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    let mut t = table(Some("tests/scenarios/matchlocks_routing.toml"), 3);
     t.place("right_horse", 27.0, 12.0);
     t.set("left_horse", "actions", Value::Int(2));
     t.set("left_horse", "kills", Value::Int(3));
@@ -526,7 +419,7 @@ fn two_damaged_squadrons_reorganise_as_one() {
 /// Skirmishers & Artillery card would activate it.
 #[test]
 fn the_ambush_brings_on_the_reserve_detachment() {
-    let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), 3);
+    let mut t = table(Some("tests/scenarios/matchlocks_routing.toml"), 3);
     assert!(
         t.holds("red_ambush.off_table and in_reserve(red_ambush) and held_in_reserve(red_ambush)")
     );
@@ -566,7 +459,7 @@ fn the_ambush_brings_on_the_reserve_detachment() {
 fn a_lost_brigadier_is_replaced_on_four_or_more() {
     let mut replaced = 0;
     for seed in 1..=40 {
-        let mut t = Table::open(Some("tests/scenarios/matchlocks_routing.toml"), seed);
+        let mut t = table(Some("tests/scenarios/matchlocks_routing.toml"), seed);
         let b = t.u("red_brigadier");
         let red = t.side(0);
         t.perform("lose_leader", &[b]);
@@ -594,7 +487,7 @@ fn a_lost_brigadier_is_replaced_on_four_or_more() {
 /// 158).
 #[test]
 fn the_default_armies_points_tokens_and_scouts() {
-    let mut t = Table::open(None, 1);
+    let mut t = table(None, 1);
     assert_eq!(t.int("army_points(first_army)"), 192);
     assert_eq!(t.int("army_points(second_army)"), 178);
     assert_eq!(t.int("first_army.tokens"), 13);
@@ -629,7 +522,7 @@ fn the_default_armies_points_tokens_and_scouts() {
 /// out-scouted side (Essex) placing two before the King places any.
 #[test]
 fn deployment_follows_scouting() {
-    let mut t = Table::open(None, 1);
+    let mut t = table(None, 1);
     let s0 = t.side(0);
     let s1 = t.side(1);
     t.perform("scouting", &[s0]);
@@ -730,7 +623,7 @@ fn the_artillery_misfire_against_its_closed_form() {
 #[test]
 fn the_default_battle_is_seeded() {
     let play = |seed: u64| {
-        let t = Table::open(None, seed);
+        let t = table(None, seed);
         let mut g = t.game;
         if let Err(d) = g.run() {
             panic!("{}", render_plain(&[d], &t.build.sources));

@@ -387,6 +387,14 @@ impl Game<'_> {
                 break;
             }
         }
+        // What each member went through (`retired_through`).
+        let passed = match found {
+            Some((dist, _)) => self.gone_through(&group, &body.paths(&start.straight_path(-dist))),
+            None => vec![Vec::new(); group.len()],
+        };
+        for (g, through) in group.iter().zip(&passed) {
+            self.field_mut().retired(*g, through);
+        }
         let turned = if turn { ", turning about" } else { "" };
         let ends_at = |outline: &Base| -> Vec<Base> {
             let outline = if turn {

@@ -93,6 +93,79 @@ impl<'r> Game<'r> {
         Ok(true)
     }
 
+    /// Per mover, the units outside `movers` on the table whose bases its
+    /// path (its start left out) goes through: the friends a `retire`
+    /// passed (`retired_through`). `paths[i]` is `movers[i]`'s.
+    pub(super) fn gone_through(&self, movers: &[u16], paths: &[Vec<Base>]) -> Vec<Vec<u16>> {
+        let f = self.field();
+        paths
+            .iter()
+            .map(|path| {
+                let bounds = battlefield::Bounds::of(path);
+                (0..f.bases.len())
+                    .filter(|&o| {
+                        let ob = &f.bases[o];
+                        f.on_table[o]
+                            && !movers.contains(&(o as u16))
+                            && !bounds.clear_of(ob, 0.0)
+                            && path.iter().skip(1).any(|b| b.overlaps(ob))
+                    })
+                    .map(|o| o as u16)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `meeting e: COND` of a `retire` of unit `u` from `start`, `d` straight
+    /// back: the nearest enemy on the table in its way (as `room_behind`
+    /// measures), when the retire would reach it and COND holds for it
+    /// (with `e` bound to it and `u` where it stands); with how far back
+    /// `u`'s base touches it. None when no enemy is in the way within `d`,
+    /// or COND holds for none of the nearest: the retire then stops short
+    /// of it, as without the clause.
+    pub(super) fn enemy_behind(
+        &self,
+        u: u16,
+        start: &Base,
+        d: f64,
+        e_slot: u16,
+        cond: &crate::ir::Ex,
+        frame: &mut [Value],
+    ) -> Result<Option<(u16, f64)>, Diag> {
+        let f = self.field();
+        let side = self.world.units[u as usize].side;
+        let behind: Vec<(u16, f64)> = (0..f.bases.len())
+            .filter(|&o| o != u as usize && f.on_table[o] && self.world.units[o].side != side)
+            .filter_map(|o| {
+                // The room left before contact; the gap itself, 0 within contact.
+                let r = start.room_behind_to(&f.bases[o])?;
+                Some((
+                    o as u16,
+                    if r > 0.0 {
+                        r + battlefield::CONTACT
+                    } else {
+                        0.0
+                    },
+                ))
+            })
+            .collect();
+        let Some(nearest) = behind.iter().map(|x| x.1).reduce(f64::min) else {
+            return Ok(None);
+        };
+        let furthest = retreats(d, f.longest_move()).next().unwrap_or(0.0);
+        if nearest > furthest + 1e-9 {
+            return Ok(None);
+        }
+        for &(o, gap) in behind.iter().filter(|x| x.1 <= nearest + 1e-9) {
+            frame[e_slot as usize] = Value::Unit(o);
+            if self.eval(cond, frame)?.as_bool() {
+                return Ok(Some((o, gap)));
+            }
+        }
+        frame[e_slot as usize] = Value::None;
+        Ok(None)
+    }
+
     /// The enemies of unit `u` among `near` that are on the table, in
     /// `near`'s order, each with whether it is certainly further than
     /// `buffer` from where `u` stands ([`Field::apart`]): what

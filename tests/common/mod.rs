@@ -91,3 +91,4 @@ pub fn succeeded(out: std::process::Output) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+pub mod table;
