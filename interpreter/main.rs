@@ -97,6 +97,21 @@ enum Command {
         ruleset: PathBuf,
         #[command(flatten)]
         run: Runs,
+        /// Play only the I-th of N equal slices of the run's games (1 <= I
+        /// <= N) and write a shard file (JSON) for `muster merge`, which adds
+        /// the N files up to exactly this run's summary.
+        #[arg(long, value_name = "I/N", value_parser = muster::simulate::shard::Slice::parse)]
+        shard: Option<muster::simulate::shard::Slice>,
+    },
+    /// Add up the shard files of one run (`simulate --shard I/N`, one per
+    /// slice, from any machines) into the summary of the whole run.
+    Merge {
+        /// The shard files, one for each slice of the run.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print JSON (as `simulate --json` does) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Play one scenario many times under two rulesets (two drafts, or a
     /// book and a house rule) and show what moved, with 95% intervals.
@@ -368,6 +383,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     json,
                     options,
                 },
+            shard,
         } => {
             let mut b = load(&ruleset)?;
             let sc = b
@@ -377,27 +393,65 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .map_err(|d| report(&d, &b.sources))?;
             set_options(&b.ruleset, &mut prep.world, &options)?;
             let pool = thread_pool(threads)?;
-            let bar = progress_bar(runs, json);
+            let games = shard.map_or(0..runs, |s| s.games(runs));
+            let bar = progress_bar(games.end - games.start, json || shard.is_some());
             let start = std::time::Instant::now();
-            let summary = pool
-                .install(|| muster::simulate::run(&prep, runs, seed, &|| bar.inc(1)))
+            let played = pool
+                .install(|| {
+                    muster::simulate::play_range(&prep, games.clone(), seed, &|| bar.inc(1))
+                })
                 .map_err(|d| report(&[d], &b.sources))?;
             bar.finish_and_clear();
             let secs = start.elapsed().as_secs_f64();
-            if json {
+            let frame = muster::simulate::Frame::of(&prep);
+            let tally = muster::simulate::Tally::of(&played, frame.unit_types.len());
+            let scenario_name = sc.description.clone().unwrap_or_else(|| "scenario".into());
+            if let Some(slice) = shard {
+                use muster::simulate::shard;
+                let s = shard::Shard {
+                    format: shard::FORMAT.into(),
+                    version: shard::VERSION,
+                    muster: shard::program(),
+                    fingerprint: shard::fingerprint(&b.sources, &options),
+                    title: b.ruleset.title.clone(),
+                    scenario: scenario_name,
+                    seed,
+                    runs,
+                    shard: slice,
+                    first_game: games.start,
+                    end_game: games.end,
+                    frame,
+                    tally,
+                };
+                outln!("{}", serde_json::to_string_pretty(&s).unwrap());
+            } else if json {
+                let summary = tally.summary(&frame, seed);
                 outln!("{}", serde_json::to_string_pretty(&summary).unwrap());
             } else {
-                outln!(
-                    "{} — {}",
-                    b.ruleset.title,
-                    sc.description.as_deref().unwrap_or("scenario")
-                );
+                let summary = tally.summary(&frame, seed);
+                outln!("{} — {scenario_name}", b.ruleset.title);
                 out!("{summary}");
-                outln!(
-                    "({:.0} games/s on {} threads)",
-                    runs as f64 / secs.max(1e-9),
-                    pool.current_num_threads()
-                );
+            }
+            // The speed on standard error: two runs' outputs compare equal.
+            errln!(
+                "({:.0} games/s on {} threads)",
+                (games.end - games.start) as f64 / secs.max(1e-9),
+                pool.current_num_threads()
+            );
+        }
+        Command::Merge { files, json } => {
+            let mut sources = Sources::default();
+            let mut texts = Vec::new();
+            for f in &files {
+                texts.push((f.display().to_string(), read_input(f, &sources)?));
+            }
+            let m = muster::simulate::shard::merge(&texts, &mut sources)
+                .map_err(|d| report(&d, &sources))?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&m.summary).unwrap());
+            } else {
+                outln!("{} — {}", m.title, m.scenario);
+                out!("{}", m.summary);
             }
         }
         Command::Compare {

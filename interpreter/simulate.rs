@@ -2,13 +2,18 @@
 //! reader wants it (who wins, with 95% confidence intervals; how long games
 //! last; what each army loses, by unit type). Game `i` of seed `s` always
 //! gets the same generator stream, so the summary for a seed and N is the
-//! same on any number of threads.
+//! same on any number of threads; and a run split into shards (machines,
+//! jobs of a cluster) adds up to exactly the summary of the whole run
+//! ([`Tally`], [`shard::merge`]).
 
 use crate::battle::{GameSummary, Prepared, Result_};
 use crate::diagnostic::Diag;
 use crate::rng::splitmix64;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+pub mod shard;
 
 /// The seed of game `i` of a run seeded `seed`.
 pub fn game_seed(seed: u64, i: u64) -> u64 {
@@ -94,7 +99,18 @@ pub fn play(
     seed: u64,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<GameSummary>, Diag> {
-    (0..n)
+    play_range(p, 0..n, seed, progress)
+}
+
+/// Games `range` of a run seeded `seed` (a shard of it), in order: each
+/// game plays exactly as it does in the whole run.
+pub fn play_range(
+    p: &Prepared,
+    range: Range<u64>,
+    seed: u64,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<GameSummary>, Diag> {
+    range
         .into_par_iter()
         .map(|i| {
             let g = p.play(game_seed(seed, i), false).map_err(|mut d| {
@@ -113,72 +129,158 @@ pub fn play(
 
 /// The summary of the games of a run seeded `seed` ([`play`]).
 pub fn summarise(p: &Prepared, games: &[GameSummary], seed: u64) -> Summary {
-    let n = games.len() as u64;
-    let mut wins = [0u64; 2];
-    let (mut draws, mut limit) = (0u64, 0u64);
-    let mut lengths: Vec<u32> = Vec::with_capacity(games.len());
-    let types = p.rs.unit_types.len();
-    let mut lost = vec![vec![0u64; types]; 2];
-    for g in games {
-        match g.result {
-            Result_::Won(a) => wins[a] += 1,
-            Result_::Draw => draws += 1,
-            Result_::TurnLimit => limit += 1,
+    let frame = Frame::of(p);
+    Tally::of(games, frame.unit_types.len()).summary(&frame, seed)
+}
+
+/// What a summary names besides the counts: the armies, the ruleset's unit
+/// types, and how many units of each type each army fields.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Frame {
+    pub armies: Vec<String>,
+    /// Every unit type of the ruleset, in its order.
+    pub unit_types: Vec<String>,
+    /// Per army, per unit type: units fielded.
+    pub fielded: Vec<Vec<u32>>,
+}
+
+impl Frame {
+    /// The frame of a prepared scenario.
+    pub fn of(p: &Prepared) -> Frame {
+        let types = p.rs.unit_types.len();
+        let mut fielded = vec![vec![0u32; types]; 2];
+        for (u, a) in p.army_of.iter().enumerate() {
+            fielded[*a][p.world.units[u].ty as usize] += 1;
         }
-        lengths.push(g.turns);
-        for (mine, theirs) in lost.iter_mut().zip(&g.lost) {
-            for (m, t) in mine.iter_mut().zip(theirs) {
-                *m += *t as u64;
+        Frame {
+            armies: p.army_names.clone(),
+            unit_types: p.rs.unit_types.iter().map(|t| t.name.clone()).collect(),
+            fielded,
+        }
+    }
+}
+
+/// The exact counts of a set of games: whole numbers only, so that the
+/// tallies of the shards of a run add up to the tally of the whole run and
+/// give the same summary to the last digit.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Tally {
+    pub games: u64,
+    /// Per army: games won.
+    pub wins: [u64; 2],
+    pub draws: u64,
+    pub turn_limit: u64,
+    /// Games by length: (turns, games), shortest first.
+    pub length: Vec<(u32, u64)>,
+    /// Per army, per unit type: units that left the table, over all games.
+    pub lost: Vec<Vec<u64>>,
+}
+
+impl Tally {
+    /// The tally of `games`, in a ruleset of `types` unit types.
+    pub fn of(games: &[GameSummary], types: usize) -> Tally {
+        let mut t = Tally {
+            lost: vec![vec![0u64; types]; 2],
+            ..Tally::default()
+        };
+        let mut lengths: Vec<u32> = Vec::with_capacity(games.len());
+        for g in games {
+            t.games += 1;
+            match g.result {
+                Result_::Won(a) => t.wins[a] += 1,
+                Result_::Draw => t.draws += 1,
+                Result_::TurnLimit => t.turn_limit += 1,
+            }
+            lengths.push(g.turns);
+            for (mine, theirs) in t.lost.iter_mut().zip(&g.lost) {
+                for (m, l) in mine.iter_mut().zip(theirs) {
+                    *m += *l as u64;
+                }
+            }
+        }
+        lengths.sort_unstable();
+        for l in &lengths {
+            match t.length.last_mut() {
+                Some((turns, c)) if turns == l => *c += 1,
+                _ => t.length.push((*l, 1)),
+            }
+        }
+        t
+    }
+
+    /// Add the games of `other` (of the same ruleset and scenario).
+    pub fn add(&mut self, other: &Tally) {
+        self.games += other.games;
+        for (w, o) in self.wins.iter_mut().zip(&other.wins) {
+            *w += o;
+        }
+        self.draws += other.draws;
+        self.turn_limit += other.turn_limit;
+        let mut length = std::collections::BTreeMap::new();
+        for (turns, c) in self.length.iter().chain(&other.length) {
+            *length.entry(*turns).or_insert(0u64) += c;
+        }
+        self.length = length.into_iter().collect();
+        if self.lost.is_empty() {
+            self.lost = other.lost.clone();
+        } else {
+            for (mine, theirs) in self.lost.iter_mut().zip(&other.lost) {
+                for (m, l) in mine.iter_mut().zip(theirs) {
+                    *m += l;
+                }
             }
         }
     }
-    lengths.sort_unstable();
-    let mut length: Vec<(u32, u64)> = Vec::new();
-    for l in &lengths {
-        match length.last_mut() {
-            Some((t, c)) if t == l => *c += 1,
-            _ => length.push((*l, 1)),
+
+    /// The summary these games make, seeded `seed`.
+    pub fn summary(&self, frame: &Frame, seed: u64) -> Summary {
+        let n = self.games;
+        let losses = (0..2)
+            .map(|a| {
+                (0..frame.unit_types.len())
+                    .filter(|t| frame.fielded[a][*t] > 0)
+                    .map(|t| {
+                        let mean = if n == 0 {
+                            0.0
+                        } else {
+                            self.lost[a][t] as f64 / n as f64
+                        };
+                        TypeLosses {
+                            unit_type: frame.unit_types[t].clone(),
+                            fielded: frame.fielded[a][t],
+                            mean_lost: mean,
+                            lost_share: mean / frame.fielded[a][t] as f64,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        // Whole turns summed exactly (below 2^53), whatever their order.
+        let turns: u64 = self.length.iter().map(|(t, c)| *t as u64 * c).sum();
+        Summary {
+            games: n,
+            seed,
+            armies: frame.armies.clone(),
+            wins: self.wins.iter().map(|w| Rate::of(*w, n)).collect(),
+            draws: Rate::of(self.draws, n),
+            turn_limit: Rate::of(self.turn_limit, n),
+            length: self.length.clone(),
+            mean_turns: if n == 0 { 0.0 } else { turns as f64 / n as f64 },
+            median_turns: self.median_turns(),
+            losses,
         }
     }
-    let mut fielded = vec![vec![0u32; types]; 2];
-    for (u, a) in p.army_of.iter().enumerate() {
-        fielded[*a][p.world.units[u].ty as usize] += 1;
-    }
-    let losses = (0..2)
-        .map(|a| {
-            (0..types)
-                .filter(|t| fielded[a][*t] > 0)
-                .map(|t| {
-                    let mean = if n == 0 {
-                        0.0
-                    } else {
-                        lost[a][t] as f64 / n as f64
-                    };
-                    TypeLosses {
-                        unit_type: p.rs.unit_types[t].name.clone(),
-                        fielded: fielded[a][t],
-                        mean_lost: mean,
-                        lost_share: mean / fielded[a][t] as f64,
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    Summary {
-        games: n,
-        seed,
-        armies: p.army_names.clone(),
-        wins: wins.iter().map(|w| Rate::of(*w, n)).collect(),
-        draws: Rate::of(draws, n),
-        turn_limit: Rate::of(limit, n),
-        length,
-        mean_turns: if n == 0 {
-            0.0
-        } else {
-            lengths.iter().map(|l| *l as f64).sum::<f64>() / n as f64
-        },
-        median_turns: lengths.get(lengths.len() / 2).copied().unwrap_or(0),
-        losses,
+
+    /// The length of game `games / 2` in order of length (the upper median).
+    fn median_turns(&self) -> u32 {
+        let mut seen = 0;
+        for (t, c) in &self.length {
+            seen += c;
+            if seen > self.games / 2 {
+                return *t;
+            }
+        }
+        0
     }
 }
 

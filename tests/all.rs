@@ -26,6 +26,7 @@ mod quantifiers;
 mod robustness;
 mod rulesets;
 mod scenario;
+mod shard;
 mod thistle;
 mod tvbd;
 mod untrusted;
