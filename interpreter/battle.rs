@@ -1220,6 +1220,10 @@ impl<'r> Game<'r> {
         let limit = self.turn_limit.unwrap_or(DEFAULT_TURN_LIMIT);
         for _ in 0..MAX_STEPS {
             if node == graph.end {
+                // A game that ends mid-turn is drawn as it ended, too.
+                if self.snapshots.last().is_some_and(|s| s.turn != self.turn) {
+                    self.snapshot();
+                }
                 self.finish(false);
                 return Ok(());
             }

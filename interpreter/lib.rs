@@ -42,6 +42,7 @@ pub mod odds;
 pub mod output;
 pub mod parse;
 pub mod phase_graph;
+pub mod pictures;
 pub mod procedures;
 pub mod rng;
 pub mod scenario;

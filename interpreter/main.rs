@@ -88,6 +88,11 @@ enum Command {
         /// Draw the table at the end of every turn into this folder (turn-NN.svg).
         #[arg(long)]
         svg: Option<PathBuf>,
+        /// Write the battle as one self-contained web page: the table turn
+        /// by turn beside the turn's narrative (an existing file is replaced
+        /// only if this program wrote it).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
         /// Switch an optional rule: `--option variable_army_morale=on` (repeatable).
         #[arg(long = "option", value_name = "NAME=on|off")]
         options: Vec<String>,
@@ -323,6 +328,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             seed,
             log,
             svg,
+            html,
             options,
         } => {
             let mut b = load(&ruleset)?;
@@ -336,6 +342,11 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .play(seed, true)
                 .map_err(|d| report(&[d], &b.sources))?;
             // Pictures first: a failure to write them stops before the log.
+            if let Some(file) = &html {
+                let page = muster::pictures::page(&b.ruleset, &sc, &prep, &game, seed);
+                muster::output::write_file(file, &page, muster::pictures::is_page)
+                    .map_err(|d| report(&[d], &b.sources))?;
+            }
             if let Some(dir) = &svg {
                 let w = write_svgs(dir, &b.ruleset, &sc, &prep, &game)
                     .map_err(|d| report(&[d], &b.sources))?;
@@ -362,9 +373,23 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     out!("{}", game.narrative());
                 }
                 LogFormat::Json => {
+                    let units: Vec<serde_json::Value> = game
+                        .world
+                        .units
+                        .iter()
+                        .enumerate()
+                        .map(|(i, u)| {
+                            serde_json::json!({
+                                "name": u.name,
+                                "army": prep.army_names[prep.army_of[i]],
+                                "type": b.ruleset.unit_types[u.ty as usize].name,
+                            })
+                        })
+                        .collect();
                     let out = serde_json::json!({
                         "ruleset": b.ruleset.id,
                         "seed": seed,
+                        "units": units,
                         "events": game.log,
                         "summary": game.summary(),
                     });
@@ -787,46 +812,10 @@ fn write_svgs(
     prep: &muster::battle::Prepared,
     game: &muster::battle::Game,
 ) -> Result<muster::output::Written, Diag> {
-    let features: Vec<muster::svg::Feature> = sc
-        .terrain
-        .iter()
-        .map(|t| muster::svg::Feature {
-            label: &t.name,
-            kind: &t.kind_name,
-            shape: &t.shape,
-        })
+    let files: Vec<(String, String)> = muster::pictures::turn_pictures(rs, sc, prep, game)
+        .into_iter()
+        .map(|p| (format!("turn-{:02}.svg", p.turn), p.svg))
         .collect();
-    let shorts: Vec<String> = game
-        .world
-        .units
-        .iter()
-        .map(|u| short_name(&rs.unit_types[u.ty as usize].name))
-        .collect();
-    let mut files = Vec::new();
-    for snap in &game.snapshots {
-        let units: Vec<muster::svg::UnitMark> = game
-            .world
-            .units
-            .iter()
-            .enumerate()
-            .map(|(i, u)| muster::svg::UnitMark {
-                label: &u.name,
-                short: &shorts[i],
-                base: snap.bases[i],
-                side: prep.army_of[i],
-                side_name: &prep.army_names[prep.army_of[i]],
-                faded: !snap.on_table[i],
-                resolve: snap.resolve[i],
-            })
-            .collect();
-        let title = if snap.turn == 0 {
-            format!("{} — deployed", rs.title)
-        } else {
-            format!("{} — end of turn {}", rs.title, snap.turn)
-        };
-        let svg = muster::svg::render(&title, sc.width, sc.depth, &features, &units);
-        files.push((format!("turn-{:02}.svg", snap.turn), svg));
-    }
     muster::output::write_into(dir, &files, is_turn_picture)
 }
 
@@ -835,26 +824,6 @@ fn is_turn_picture(name: &str) -> bool {
     name.strip_prefix("turn-")
         .and_then(|n| n.strip_suffix(".svg"))
         .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// A short label for a unit type: initials of a name of several words
-/// ("Pike+Shot" -> "P+S", "Light horse" -> "LH"), the first two letters of
-/// one word ("Commander" -> "Co", "Cannons" -> "Ca").
-fn short_name(t: &str) -> String {
-    let words: Vec<&str> = t
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    if words.len() == 1 {
-        return words[0].chars().take(2).collect();
-    }
-    let sep = if t.contains('+') { "+" } else { "" };
-    words
-        .iter()
-        .filter_map(|w| w.chars().next())
-        .map(|c| c.to_ascii_uppercase().to_string())
-        .collect::<Vec<_>>()
-        .join(sep)
 }
 
 /// The most threads a command starts, per core: more only wait on each

@@ -81,6 +81,46 @@ pub fn write_into(
     Ok(out)
 }
 
+/// Write `text` to the file `path`, making its folder if missing. An
+/// existing file is replaced only when `ours` says the program wrote it
+/// (it is given the file's first 4 KiB); anything else there is refused
+/// before anything is written.
+pub fn write_file(path: &Path, text: &str, ours: impl Fn(&str) -> bool) -> Result<(), Diag> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(Diag::new(
+                "muster::output",
+                format!("{} is in the way: it is not a plain file", path.display()),
+            )
+            .help("name another file; the program replaces only files it wrote"))
+        }
+        Ok(_) => {
+            let mut head = Vec::new();
+            let read = std::fs::File::open(path).and_then(|f| {
+                use std::io::Read;
+                f.take(4096).read_to_end(&mut head)
+            });
+            if read.is_err() || !ours(&String::from_utf8_lossy(&head)) {
+                return Err(Diag::new(
+                    "muster::output",
+                    format!(
+                        "{} already exists and is not a file this program wrote",
+                        path.display()
+                    ),
+                )
+                .help("name a new file (or remove this one yourself); the program replaces only files it wrote"));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| cannot(dir, &e))?;
+            }
+        }
+        Err(e) => return Err(cannot(path, &e)),
+    }
+    write_one(path, text.as_bytes()).map_err(|e| cannot(path, &e))
+}
+
 /// Write one file: to a new file beside it (created, never opened if it
 /// exists), then renamed over the final name. The new file is removed if
 /// anything fails.

@@ -1,6 +1,8 @@
 //! A picture of the battlefield as an SVG string (no dependencies): the
-//! table, its terrain coloured by kind, and the units as rotated bases with
-//! their front edges marked, their short names and resolve.
+//! table, its terrain coloured by kind (clipped to the table), and the units
+//! as rotated bases with their front edges marked, their short names and
+//! resolve (units off the table drawn faded, beneath the live ones); above
+//! it the title and the sides, below it a key to the short names.
 //!
 //! The table is scaled to about 900 px wide and the y axis flipped, so that
 //! y = 0 (the first army's base edge) is at the bottom of the picture and a
@@ -26,8 +28,13 @@ pub struct Feature<'a> {
 pub struct UnitMark<'a> {
     /// Its full name (shown as the tooltip).
     pub label: &'a str,
-    /// Its short name written on the base, e.g. "P+S".
+    /// What is written on the base, e.g. "P+S3" (its type's short name,
+    /// and what tells it from the others of its side).
+    pub tag: &'a str,
+    /// Its type's short name, e.g. "P+S", for the key.
     pub short: &'a str,
+    /// What the short name stands for (its unit type), for the key.
+    pub kind: &'a str,
     pub base: Base,
     /// Its side, which picks the colour: 0 blue, 1 red, then green,
     /// purple, orange.
@@ -40,12 +47,26 @@ pub struct UnitMark<'a> {
     pub resolve: Option<i64>,
 }
 
+/// A move of the turn drawn: from where a unit was to where it went.
+pub struct Arrow {
+    pub from: Pt,
+    pub to: Pt,
+    /// A charge (drawn solid and thick) rather than a move (dashed).
+    pub charge: bool,
+    /// The side of the unit that moved, which picks the colour.
+    pub side: usize,
+}
+
 /// The width of the table in the picture, px.
 const TABLE_PX: f64 = 900.0;
 /// The margin around the table, px.
 const MARGIN: f64 = 24.0;
-/// The height of the legend line above the table, px.
-const LEGEND: f64 = 30.0;
+/// The height of the title and sides lines above the table, px.
+const LEGEND: f64 = 44.0;
+/// The height of a line of the key below the table, px.
+const KEY_LINE: f64 = 16.0;
+/// About how wide a character of 11 px text is, px (to wrap the key).
+const CHAR_PX: f64 = 6.6;
 
 /// The colours of the sides, in turn.
 const SIDE_COLOURS: [&str; 5] = ["#1f4fbf", "#c62a1f", "#1f8f3f", "#7d3c98", "#d9771a"];
@@ -148,7 +169,8 @@ impl View {
 }
 
 /// Draw the battlefield: a table `width` by `depth` (in the ruleset's
-/// measure), its terrain, its units, and a legend line with the title.
+/// measure), its terrain, its units, the title and sides above, the key
+/// below.
 pub fn render(
     title: &str,
     width: f64,
@@ -156,15 +178,36 @@ pub fn render(
     features: &[Feature],
     units: &[UnitMark],
 ) -> String {
+    render_as("", title, width, depth, features, units, &[])
+}
+
+/// [`render`] with the moves of the turn drawn as arrows over the units,
+/// the picture's element ids prefixed by `id` (pictures inline in one page
+/// need ids of their own).
+pub fn render_as(
+    id: &str,
+    title: &str,
+    width: f64,
+    depth: f64,
+    features: &[Feature],
+    units: &[UnitMark],
+    arrows: &[Arrow],
+) -> String {
     let width = if width > 0.0 { width } else { 1.0 };
     let depth = if depth > 0.0 { depth } else { 1.0 };
     let v = View {
         scale: TABLE_PX / width,
         depth,
     };
+    let key = key_lines(units);
+    let key_px = if key.is_empty() {
+        0.0
+    } else {
+        12.0 + KEY_LINE * key.len() as f64
+    };
     let (pw, ph) = (
         TABLE_PX + 2.0 * MARGIN,
-        depth * v.scale + 2.0 * MARGIN + LEGEND,
+        depth * v.scale + 2.0 * MARGIN + LEGEND + key_px,
     );
     let mut o = String::new();
     // Writing to a String cannot fail.
@@ -182,6 +225,18 @@ pub fn render(
         num(ph)
     );
     table(&mut o, &v, width, depth);
+    // Terrain is drawn on the table only: a hill whose outline runs past
+    // the table's edge is cut there.
+    let clip = format!("{id}table-clip");
+    let _ = writeln!(
+        o,
+        r#"<clipPath id="{clip}"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath>"#,
+        num(v.x(0.0)),
+        num(v.y(depth)),
+        num(width * v.scale),
+        num(depth * v.scale)
+    );
+    let _ = writeln!(o, r#"<g clip-path="url(#{clip})">"#);
     for f in features.iter().filter(|f| !style(f.kind).line) {
         feature(&mut o, &v, f);
     }
@@ -190,7 +245,10 @@ pub fn render(
     }
     for f in features {
         let (lo, hi) = f.shape.bounds();
-        let c = Pt::new((lo.x + hi.x) * 0.5, (lo.y + hi.y) * 0.5);
+        let c = Pt::new(
+            ((lo.x + hi.x) * 0.5).clamp(0.0, width),
+            ((lo.y + hi.y) * 0.5).clamp(0.0, depth),
+        );
         let _ = writeln!(
             o,
             r##"<text x="{}" y="{}" font-size="11" font-style="italic" fill="#222" text-anchor="middle" opacity="0.8">{}</text>"##,
@@ -199,12 +257,65 @@ pub fn render(
             esc(f.label)
         );
     }
-    for u in units {
+    let _ = writeln!(o, "</g>");
+    // Units off the table beneath the live ones, which stay readable.
+    for u in units.iter().filter(|u| u.faded) {
         unit(&mut o, &v, u);
     }
+    for u in units.iter().filter(|u| !u.faded) {
+        unit(&mut o, &v, u);
+    }
+    for a in arrows {
+        arrow(&mut o, &v, a);
+    }
     legend(&mut o, title, units);
+    let top = v.y(0.0) + 30.0;
+    for (i, line) in key.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            r##"<text class="key" x="{}" y="{}" font-size="11" fill="#333">{}</text>"##,
+            num(MARGIN),
+            num(top + KEY_LINE * i as f64),
+            esc(line)
+        );
+    }
     o.push_str("</svg>\n");
     o
+}
+
+/// The key to the short names written on the bases ("P+S Pike+Shot"), in
+/// the order the units come, and what the number after them is; wrapped to
+/// the table's width.
+fn key_lines(units: &[UnitMark]) -> Vec<String> {
+    let mut entries: Vec<String> = Vec::new();
+    for u in units {
+        let e = if u.kind.is_empty() || u.kind == u.short {
+            u.short.to_string()
+        } else {
+            format!("{} {}", u.short, u.kind)
+        };
+        if !u.short.is_empty() && !entries.contains(&e) {
+            entries.push(e);
+        }
+    }
+    if units.iter().any(|u| u.resolve.is_some()) {
+        entries.push("[N] resolve".into());
+    }
+    if entries.is_empty() {
+        return Vec::new();
+    }
+    let most = (TABLE_PX / CHAR_PX) as usize;
+    let mut lines = vec!["Key:".to_string()];
+    for e in entries {
+        let last = lines.last_mut().expect("one line at least");
+        if last.chars().count() + 3 + e.chars().count() > most && last != "Key:" {
+            lines.push(e);
+        } else {
+            last.push_str(if last == "Key:" { " " } else { " · " });
+            last.push_str(&e);
+        }
+    }
+    lines
 }
 
 /// The table, a grid every unit of measure, and tick labels every 6.
@@ -339,7 +450,12 @@ fn unit(o: &mut String, v: &View, u: &UnitMark) {
     } else {
         ""
     };
-    let _ = writeln!(o, "<g{}>", if u.faded { r#" opacity="0.5""# } else { "" });
+    let _ = writeln!(
+        o,
+        r#"<g class="unit-mark" data-unit="{}"{}>"#,
+        esc(u.label),
+        if u.faded { r#" opacity="0.5""# } else { "" }
+    );
     let _ = writeln!(o, "<title>{}</title>", esc(u.label));
     let _ = writeln!(
         o,
@@ -368,8 +484,8 @@ fn unit(o: &mut String, v: &View, u: &UnitMark) {
         v.points(&[mid, back + half, back - half]),
     );
     let text = match u.resolve {
-        Some(r) => format!("{} {}", u.short, r),
-        None => u.short.to_string(),
+        Some(r) => format!("{} [{r}]", u.tag),
+        None => u.tag.to_string(),
     };
     let _ = writeln!(
         o,
@@ -380,7 +496,46 @@ fn unit(o: &mut String, v: &View, u: &UnitMark) {
     let _ = writeln!(o, "</g>");
 }
 
-/// The legend line: the title, and a swatch for each side present.
+/// One move: a line from where the unit was to where it went, and a head.
+fn arrow(o: &mut String, v: &View, a: &Arrow) {
+    let colour = SIDE_COLOURS[a.side % SIDE_COLOURS.len()];
+    let (from, to) = (
+        Pt::new(v.x(a.from.x), v.y(a.from.y)),
+        Pt::new(v.x(a.to.x), v.y(a.to.y)),
+    );
+    let d = to - from;
+    let len = (d.x * d.x + d.y * d.y).sqrt();
+    if len < 1.0 {
+        return;
+    }
+    let (ux, uy) = (d.x / len, d.y / len);
+    let head = 9.0_f64.min(len * 0.5);
+    let back = Pt::new(to.x - ux * head, to.y - uy * head);
+    let side = Pt::new(-uy * head * 0.45, ux * head * 0.45);
+    let (class, dash, w) = if a.charge {
+        ("charge", "", 3.0)
+    } else {
+        ("move", r#" stroke-dasharray="6 4""#, 1.8)
+    };
+    let _ = writeln!(
+        o,
+        r#"<g class="{class}"><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="{}"{dash} stroke-linecap="round"/><polygon points="{},{} {},{} {},{}" fill="{colour}"/></g>"#,
+        num(from.x),
+        num(from.y),
+        num(back.x),
+        num(back.y),
+        num(w),
+        num(to.x),
+        num(to.y),
+        num(back.x + side.x),
+        num(back.y + side.y),
+        num(back.x - side.x),
+        num(back.y - side.y),
+    );
+}
+
+/// The title, and below it a swatch for each side present (on lines of
+/// their own: a long title never runs into the sides).
 fn legend(o: &mut String, title: &str, units: &[UnitMark]) {
     let _ = writeln!(
         o,
@@ -392,24 +547,24 @@ fn legend(o: &mut String, title: &str, units: &[UnitMark]) {
     let mut sides: Vec<(usize, &str)> = units.iter().map(|u| (u.side, u.side_name)).collect();
     sides.sort_unstable();
     sides.dedup_by_key(|s| s.0);
-    let mut x = MARGIN + TABLE_PX;
-    for (s, name) in sides.iter().rev() {
+    let mut x = MARGIN;
+    for (s, name) in &sides {
         let shown = if name.is_empty() {
             format!("side {s}")
         } else {
             name.to_string()
         };
-        x -= 30.0 + 7.0 * shown.chars().count() as f64;
         let colour = SIDE_COLOURS[s % SIDE_COLOURS.len()];
         let _ = writeln!(
             o,
             r#"<rect x="{}" y="{}" width="14" height="10" fill="{colour}" fill-opacity="0.45" stroke="{colour}"/><text x="{}" y="{}" font-size="12">{}</text>"#,
             num(x),
-            num(MARGIN - 5.0),
+            num(MARGIN + 15.0),
             num(x + 18.0),
-            num(MARGIN + 4.0),
+            num(MARGIN + 24.0),
             esc(&shown),
         );
+        x += 40.0 + 7.0 * shown.chars().count() as f64;
     }
 }
 
@@ -421,7 +576,9 @@ mod tests {
         UnitMark {
             side_name: "",
             label: short,
+            tag: short,
             short,
+            kind: "",
             base: Base::new(Pt::new(x, y), facing, 2.0, 1.0),
             side,
             faded: false,
@@ -450,7 +607,7 @@ mod tests {
         assert_eq!(s.matches(r#"<rect class="unit""#).count(), 2);
         assert_eq!(s.matches(r#"<line class="front""#).count(), 2);
         assert_eq!(s.matches("<g").count(), s.matches("</g>").count());
-        assert!(s.contains(">P+S 3<"));
+        assert!(s.contains(">P+S [3]<"));
     }
 
     /// A unit facing 0 faces up the picture: its front edge is above (smaller
@@ -479,14 +636,14 @@ mod tests {
         u.label = "<\"Tilly's\">";
         let s = render("Breitenfeld <1631> & \"after\"", 48.0, 32.0, &[], &[u]);
         assert!(s.contains("Breitenfeld &lt;1631&gt; &amp; &quot;after&quot;"));
-        assert!(s.contains("A&amp;B 3"));
+        assert!(s.contains("A&amp;B [3]"));
         assert!(s.contains("&lt;&quot;Tilly&apos;s&quot;&gt;"));
         assert!(!s.contains("<1631>") && !s.contains("A&B"));
     }
 
-    /// Writes /tmp/svg_check.svg, a picture to look at: a wood, a hill, a
-    /// river, and two units a side facing each other, one of them turned 45
-    /// degrees.
+    /// A picture with everything in it: a wood, a hill, a river, a road,
+    /// and two units a side facing each other, one of them turned 45
+    /// degrees, and a routed one.
     #[test]
     fn example_picture() {
         let wood = Shape::Rect {
@@ -548,5 +705,80 @@ mod tests {
             &units,
         );
         assert_eq!(s.matches(r#"class="terrain""#).count(), 4);
+    }
+
+    /// The key names each short name once, in the order units come, and
+    /// says what the number is; it wraps at the table's width.
+    #[test]
+    fn key_to_the_short_names() {
+        let mut a = mark("P+S", 5.0, 5.0, 0.0, 0);
+        a.kind = "Pike+Shot";
+        let mut b = mark("LH", 9.0, 5.0, 0.0, 1);
+        b.kind = "Light horse";
+        let mut c = mark("P+S", 15.0, 5.0, 0.0, 1);
+        c.kind = "Pike+Shot";
+        let s = render("t", 48.0, 32.0, &[], &[a, b, c]);
+        assert!(
+            s.contains(">Key: P+S Pike+Shot · LH Light horse · [N] resolve<"),
+            "{s}"
+        );
+        let many: Vec<UnitMark> = (0..40)
+            .map(|i| {
+                let mut u = mark("Xx", 1.0 + i as f64, 5.0, 0.0, 0);
+                u.kind = Box::leak(format!("A unit type of a long name {i}").into_boxed_str());
+                u
+            })
+            .collect();
+        let lines = key_lines(&many);
+        assert!(lines.len() > 4, "{lines:?}");
+        assert!(lines
+            .iter()
+            .all(|l| l.chars().count() as f64 * CHAR_PX <= TABLE_PX));
+        assert_eq!(
+            lines
+                .iter()
+                .map(|l| l.matches("A unit type").count())
+                .sum::<usize>(),
+            40
+        );
+    }
+
+    /// Routed units come first in the picture (beneath); terrain is cut to
+    /// the table; the sides' line is below the title's.
+    #[test]
+    fn layers_clip_and_legend() {
+        let mut routed = mark("R", 5.0, 5.0, 0.0, 1);
+        routed.faded = true;
+        routed.label = "routed one";
+        let mut live = mark("L", 5.0, 5.0, 0.0, 0);
+        live.label = "live one";
+        let hill = Shape::Ellipse {
+            centre: Pt::new(0.0, 16.0),
+            rx: 6.0,
+            ry: 3.0,
+            angle: 0.0,
+        };
+        let f = [Feature {
+            label: "Hill",
+            kind: "hill",
+            shape: &hill,
+        }];
+        let s = render_as("t3-", "a title", 48.0, 32.0, &f, &[live, routed], &[]);
+        assert!(s.find("routed one").unwrap() < s.find("live one").unwrap());
+        let clip = s.find(r#"<clipPath id="t3-table-clip">"#).unwrap();
+        let group = s.find(r#"<g clip-path="url(#t3-table-clip)">"#).unwrap();
+        assert!(clip < group && group < s.find(r#"class="terrain""#).unwrap());
+        // The hill's label stays on the table.
+        let label = &s[..s.find(">Hill<").unwrap()];
+        let x: f64 = label[label.rfind("x=\"").unwrap() + 3..]
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(x >= MARGIN, "{x}");
+        let title_y = attr(&s, r#"<text x="24" y="28" font-size="16""#, "y");
+        let side_y = attr(&s, r#"<rect x="24" y="39""#, "y");
+        assert!(side_y > title_y, "{title_y} {side_y}");
     }
 }

@@ -191,3 +191,121 @@ fn a_mistake_at_the_end_of_a_million_character_line_is_shown_cut() {
     assert!(err.len() < 2_000, "{} bytes of error", err.len());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A game that ends mid-turn (every Matchlocks game: the army morale test
+/// ends it) is drawn as it ended: one picture for the deployment and one
+/// for each turn, the last one included.
+#[test]
+fn a_game_ending_mid_turn_is_drawn_as_it_ended() {
+    let d = scratch("midturn");
+    let rules = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/rules/never_mind_the_matchlocks.muster"
+    );
+    let out = common::succeeded(common::muster_in(
+        &d,
+        &["battle", rules, "--seed", "5", "--svg", "."],
+    ));
+    let end = out
+        .lines()
+        .find(|l| l.starts_with("=== End after"))
+        .unwrap();
+    assert_eq!(
+        end,
+        "=== End after 7 turns: The Earl of Essex's army wins ==="
+    );
+    let want: Vec<String> = (0..=7).map(|t| format!("turn-{t:02}.svg")).collect();
+    assert_eq!(names(&d), want);
+    // The last picture is not the one before it: units moved, or left.
+    let last = std::fs::read_to_string(d.join("turn-07.svg")).unwrap();
+    let before = std::fs::read_to_string(d.join("turn-06.svg")).unwrap();
+    assert!(last.contains("end of turn 7"));
+    assert_ne!(
+        last.replace("end of turn 7", ""),
+        before.replace("end of turn 6", "")
+    );
+}
+
+/// `--html FILE` writes one page; it replaces a page it wrote before, and
+/// refuses a file of the user's (left as it was) and a folder in the way.
+#[test]
+fn the_battle_page_never_replaces_a_users_file() {
+    let d = scratch("html");
+    let page = |name: &str| common::muster_in(&d, &["battle", TVBD, "--seed", "7", "--html", name]);
+    common::succeeded(page("reports/battle.html"));
+    let first = std::fs::read_to_string(d.join("reports/battle.html")).unwrap();
+    assert!(first.starts_with("<!doctype html>"));
+    assert!(first.contains("<meta name=\"generator\" content=\"muster battle --html\">"));
+    // No script or style from elsewhere: the page stands alone.
+    assert!(!first.contains("src=\"http") && !first.contains("href=\"http"));
+    common::succeeded(page("reports/battle.html"));
+    assert_eq!(
+        std::fs::read_to_string(d.join("reports/battle.html")).unwrap(),
+        first
+    );
+    std::fs::write(d.join("mine.html"), "<!doctype html><p>my notes</p>").unwrap();
+    let out = page("mine.html");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("already exists and is not a file this program wrote"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("mine.html")).unwrap(),
+        "<!doctype html><p>my notes</p>"
+    );
+    std::fs::create_dir_all(d.join("folder.html")).unwrap();
+    let out = page("folder.html");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is in the way"));
+    assert_eq!(names(&d), ["folder.html", "mine.html", "reports"]);
+}
+
+/// On every shipped ruleset's default battle, what a base says tells it
+/// from every other unit of its army (the key's label column), and the
+/// page has a frame for the deployment and each turn.
+#[test]
+fn every_unit_has_a_label_of_its_own() {
+    let d = scratch("labels");
+    for rules in [
+        "tillys_very_bad_day",
+        "never_mind_the_matchlocks",
+        "thistle_lily_and_rose",
+    ] {
+        let file = format!("{}/rules/{rules}.muster", env!("CARGO_MANIFEST_DIR"));
+        let name = format!("{rules}.html");
+        common::succeeded(common::muster_in(
+            &d,
+            &["battle", &file, "--seed", "3", "--html", &name],
+        ));
+        let html = std::fs::read_to_string(d.join(&name)).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        let rows: Vec<&str> = html.split("<tr class=\"unit-row\"").skip(1).collect();
+        assert!(rows.len() >= 30, "{rules}: {}", rows.len());
+        for row in rows {
+            let cells: Vec<&str> = row
+                .split("<td>")
+                .skip(1)
+                .map(|c| &c[..c.find("</td>").unwrap()])
+                .collect();
+            assert!(!cells[0].is_empty());
+            assert!(
+                seen.insert((cells[2], cells[0])),
+                "{rules}: {cells:?} twice"
+            );
+        }
+        let json = common::succeeded(common::muster_in(
+            &d,
+            &["battle", &file, "--seed", "3", "--log", "json"],
+        ));
+        let turns = serde_json::from_str::<serde_json::Value>(&json).unwrap()["summary"]["turns"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(
+            html.matches("<section class=\"frame\"").count() as u64,
+            turns + 1,
+            "{rules}"
+        );
+    }
+}
