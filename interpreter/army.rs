@@ -66,11 +66,82 @@ pub struct Report {
     pub name: Option<String>,
     pub units: i64,
     pub points: i64,
-    /// (command name, units, points)
-    pub commands: Vec<(String, i64, i64)>,
+    /// What the army list allows the whole army: (least, most) units and
+    /// points, where it says.
+    pub allowed_units: Option<(i64, i64)>,
+    pub allowed_points: Option<(i64, i64)>,
+    pub commands: Vec<Command>,
     pub problems: Vec<Diag>,
     /// Where army-wide problems point: `army = ...`, else the first command.
     pub whole: Span,
+}
+
+/// A command of a roster, as an army builder shows it: each entry with its
+/// cost, and the command's totals.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Command {
+    pub name: String,
+    pub units: i64,
+    pub points: i64,
+    pub entries: Vec<Line>,
+}
+
+/// One entry of a command: so many units of a type and quality, what one
+/// costs, and what they cost together.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Line {
+    #[serde(rename = "type")]
+    pub unit_type: String,
+    /// Its quality, or the ruleset's default quality when the entry names
+    /// none (none when the ruleset has no qualities).
+    pub quality: Option<String>,
+    pub count: i64,
+    pub each: i64,
+    pub points: i64,
+}
+
+/// A checked roster as an army builder shows it: the army's totals against
+/// what the list allows ("74 points of 45-90"), each command's totals, and
+/// each entry with what one unit costs and what the entry costs.
+pub fn roster_text(r: &Report) -> String {
+    use std::fmt::Write;
+    let of = |v: i64, allowed: Option<(i64, i64)>| match allowed {
+        Some((lo, hi)) => format!("{v} of {lo}-{hi}"),
+        None => v.to_string(),
+    };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} (army list `{}`): {} units, {} points",
+        r.name.as_deref().unwrap_or("roster"),
+        r.army,
+        of(r.units, r.allowed_units),
+        of(r.points, r.allowed_points)
+    );
+    let what = |l: &Line| match &l.quality {
+        Some(q) => format!("{} {}, {q}", l.count, l.unit_type),
+        None => format!("{} {}", l.count, l.unit_type),
+    };
+    let wide = r
+        .commands
+        .iter()
+        .flat_map(|c| c.entries.iter())
+        .map(|l| what(l).chars().count())
+        .max()
+        .unwrap_or(0);
+    for c in &r.commands {
+        let _ = writeln!(o, "  {}: {} units, {} points", c.name, c.units, c.points);
+        for l in &c.entries {
+            let _ = writeln!(
+                o,
+                "    {:<wide$}  {:>3} each  {:>4}",
+                what(l),
+                l.each,
+                l.points
+            );
+        }
+    }
+    o
 }
 
 /// The points one unit costs: its quality's (or the default quality's).
@@ -316,7 +387,25 @@ pub fn check(
         let refs: Vec<&Entry> = entries.iter().collect();
         let n: i64 = entries.iter().map(|e| e.count).sum();
         let p: i64 = entries.iter().zip(prices).map(|(e, p)| e.count * p).sum();
-        per.push((cname.clone(), n, p));
+        per.push(Command {
+            name: cname.clone(),
+            units: n,
+            points: p,
+            entries: entries
+                .iter()
+                .zip(prices)
+                .map(|(e, each)| Line {
+                    unit_type: rs.unit_types[e.ty as usize].name.clone(),
+                    quality: e
+                        .quality
+                        .or(rs.default_quality)
+                        .map(|q| rs.qualities[q as usize].name.clone()),
+                    count: e.count,
+                    each: *each,
+                    points: e.count * each,
+                })
+                .collect(),
+        });
         if let Some(r) = army.per_command_units {
             range(
                 &format!("command \"{cname}\"'s number of units"),
@@ -352,6 +441,8 @@ pub fn check(
         name: f.name,
         units,
         points,
+        allowed_units: army.units,
+        allowed_points: army.points,
         commands: per,
         problems,
         whole,

@@ -637,7 +637,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                         "name": r.name,
                         "units": r.units,
                         "points": r.points,
-                        "commands": r.commands.iter().map(|(n, u, p)| serde_json::json!({"name": n, "units": u, "points": p})).collect::<Vec<_>>(),
+                        "allowed": {"units": r.allowed_units, "points": r.allowed_points},
+                        "commands": r.commands,
                         "problems": r.problems.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
                     })
                 };
@@ -648,16 +649,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 for r in &reports {
-                    outln!(
-                        "{} (army list `{}`): {} units, {} points",
-                        r.name.as_deref().unwrap_or("roster"),
-                        r.army,
-                        r.units,
-                        r.points
-                    );
-                    for (n, u, p) in &r.commands {
-                        outln!("  {n}: {u} units, {p} points");
-                    }
+                    out!("{}", muster::army::roster_text(r));
                 }
             }
             let problems: Vec<_> = reports.into_iter().flat_map(|r| r.problems).collect();

@@ -8,6 +8,94 @@ use std::path::Path;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// Each command's (name, units, points).
+fn totals(r: &muster::army::Report) -> Vec<(String, i64, i64)> {
+    r.commands
+        .iter()
+        .map(|c| (c.name.clone(), c.units, c.points))
+        .collect()
+}
+
+/// The roster as an army builder shows it: every entry's cost, each
+/// command's total, the army's against the list's limits; each entry's
+/// points are its count times the cost of one (the quality's points:
+/// superior 4, ordinary 3, inferior 2), and add up to the command's.
+#[test]
+fn the_roster_shows_each_units_cost() {
+    let out = common::succeeded(common::muster_in(
+        Path::new(ROOT),
+        &[
+            "army",
+            "rules/tillys_very_bad_day.muster",
+            "--roster",
+            "rules/rosters/tvbd_cavalry_heavy.toml",
+        ],
+    ));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Cavalry-heavy army (army list `standard`): 24 of 15-30 units, 74 of 45-90 points"
+    );
+    assert_eq!(lines[1], "  Right wing: 8 units, 26 points");
+    assert_eq!(
+        lines[2].split_whitespace().collect::<Vec<_>>(),
+        ["1", "Commander,", "ordinary", "3", "each", "3"]
+    );
+    assert_eq!(
+        lines[3].split_whitespace().collect::<Vec<_>>(),
+        ["2", "Horse,", "superior", "4", "each", "8"]
+    );
+    assert_eq!(
+        lines[4].split_whitespace().collect::<Vec<_>>(),
+        ["4", "Horse,", "ordinary", "3", "each", "12"]
+    );
+    let mut b = tvbd();
+    let text =
+        std::fs::read_to_string(Path::new(ROOT).join("rules/rosters/tvbd_cavalry_heavy.toml"))
+            .unwrap();
+    let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
+    for c in &r.commands {
+        assert_eq!(
+            c.entries.iter().map(|l| l.points).sum::<i64>(),
+            c.points,
+            "{}",
+            c.name
+        );
+        assert_eq!(
+            c.entries.iter().map(|l| l.count).sum::<i64>(),
+            c.units,
+            "{}",
+            c.name
+        );
+        for l in &c.entries {
+            let q = l.quality.as_deref().unwrap();
+            let each = match q {
+                "superior" => 4,
+                "ordinary" => 3,
+                "inferior" => 2,
+                _ => panic!("{q}"),
+            };
+            assert_eq!((l.each, l.points), (each, each * l.count), "{l:?}");
+        }
+    }
+    // The JSON has the same, by name.
+    let json = common::succeeded(common::muster_in(
+        Path::new(ROOT),
+        &[
+            "army",
+            "rules/tillys_very_bad_day.muster",
+            "--roster",
+            "rules/rosters/tvbd_cavalry_heavy.toml",
+            "--json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["allowed"]["points"], serde_json::json!([45, 90]));
+    assert_eq!(v["commands"][0]["entries"][1]["type"], "Horse");
+    assert_eq!(v["commands"][0]["entries"][1]["each"], 4);
+    assert_eq!(v["commands"][0]["entries"][1]["points"], 8);
+}
+
 fn tvbd() -> muster::Build {
     common::ruleset("rules/tillys_very_bad_day.muster")
 }
@@ -25,7 +113,7 @@ fn the_shipped_roster_is_legal() {
     let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
     assert_eq!((r.units, r.points), (24, 74));
     assert_eq!(
-        r.commands,
+        totals(&r),
         vec![
             ("Right wing".to_string(), 8, 26),
             ("Centre".to_string(), 7, 22),
@@ -283,11 +371,11 @@ fn muster_army_checks_a_match_of_two_rosters() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stdout}{stderr}");
     assert!(
-        stdout.contains("Test army (army list `standard`): 15 units"),
+        stdout.contains("Test army (army list `standard`): 15 of 15-30 units"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("Test army (army list `standard`): 13 units"),
+        stdout.contains("Test army (army list `standard`): 13 of 15-30 units"),
         "{stdout}"
     );
     assert!(
@@ -332,7 +420,7 @@ fn a_matchlocks_roster_is_priced_per_figure() {
     let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
     assert_eq!((r.units, r.points), (15, 192));
     assert_eq!(
-        r.commands,
+        totals(&r),
         vec![
             ("The King's lifeguard".to_string(), 2, 9),
             ("Rupert's horse".to_string(), 4, 5 + 20 + 16 + 16),
