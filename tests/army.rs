@@ -461,6 +461,38 @@ units = [
     );
 }
 
+/// §III Troop Quality and §IV Extra Points Cost in a roster: a raw gun and
+/// a raw detachment are each a problem at their entry; a veteran detachment
+/// and a seasoned gun (the default) are not.
+#[test]
+fn matchlocks_artillery_seasoned_and_detachments_never_raw() {
+    let mut b = matchlocks();
+    let text = r#"
+[[command]]
+name = "Foot"
+units = [
+  { type = "Brigadier" },
+  { type = "Battalia", count = 6 },
+  { type = "Light Gun", quality = "raw" },
+  { type = "Field Gun" },
+  { type = "Horse Detachment", quality = "raw" },
+  { type = "Musketeer Detachment", quality = "veteran" },
+]
+"#;
+    let r = muster::army::check(&b.ruleset, "raw.toml", text, &mut b.sources).unwrap();
+    let shown = muster::diagnostic::render_plain(&r.problems, &b.sources);
+    assert_eq!(r.problems.len(), 2, "{shown}");
+    let messages: Vec<&str> = r.problems.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "this Light Gun is raw, but army list `any_army` says artillery always seasoned",
+            "this Horse Detachment is raw, but army list `any_army` says Musketeer Detachment | Horse Detachment always seasoned or veteran",
+        ],
+        "{shown}"
+    );
+}
+
 /// `price` and `require` name defines of the right shape, or the compiler
 /// says what they must be.
 #[test]

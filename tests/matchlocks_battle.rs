@@ -309,6 +309,35 @@ fn an_army_over_the_quarter_limit_is_refused() {
     );
 }
 
+/// §III Troop Quality: artillery are always seasoned; §IV: detachments are
+/// seasoned or veteran, never raw. A scenario that breaks either (within
+/// the quarter limit) is refused before the first turn, naming the rule.
+#[test]
+fn raw_artillery_and_raw_detachments_are_refused() {
+    for (file, rule) in [
+        (
+            "tests/scenarios/matchlocks_raw_gun.toml",
+            "§III Troop Quality: artillery are always seasoned",
+        ),
+        (
+            "tests/scenarios/matchlocks_raw_detachment.toml",
+            "§IV Extra Points Cost: detachments are always seasoned or veteran, never raw",
+        ),
+    ] {
+        let mut t = table(Some(file), 1);
+        assert!(t.holds("quarter_limit(first_army)"), "{file}");
+        let mut g = t.game;
+        let d = g.run().expect_err("a quality limit is broken");
+        let text = render_plain(&[d], &t.build.sources);
+        assert!(text.contains("muster::requirement"), "{text}");
+        assert!(text.contains(rule), "{text}");
+        assert!(
+            g.log.iter().all(|e| !matches!(e, Event::Turn { .. })),
+            "no turn is played"
+        );
+    }
+}
+
 /// §IX Mount/Dismount: one action puts dragoons on foot, where they move
 /// 8" (10" mounted) and shoot at 12" with all but one figure (the
 /// horse-holder, §XI Shoot!); another action puts them back.
