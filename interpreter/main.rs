@@ -115,6 +115,19 @@ enum Command {
         #[arg(long = "option-b", value_name = "NAME=on|off")]
         options_b: Vec<String>,
     },
+    /// The rule-level difference of two rulesets, after `extends`: unit
+    /// types and stats, table rows, modifiers, procedures and hooks, steps,
+    /// options, policies, qualities, decisions, each with where A and B
+    /// write it.
+    Diff {
+        /// Ruleset A (the one compared against).
+        a: PathBuf,
+        /// Ruleset B.
+        b: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
     Army {
         ruleset: PathBuf,
@@ -240,6 +253,36 @@ fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
 
 fn load(path: &Path) -> Result<Build, ExitCode> {
     muster::build(path).map_err(|(d, s)| report(&d, &s))
+}
+
+/// Build rulesets A and B and the difference of their rules (each
+/// ruleset's problems are reported under which of the two it is).
+fn load_pair(a: &Path, b: &Path) -> Result<(Build, Build, muster::diff::Diff), ExitCode> {
+    let one = |which: &str, path: &Path| {
+        muster::build_loaded(path).map_err(|(d, s)| {
+            errln!(
+                "error: ruleset {which} ({}) does not build:",
+                path.display()
+            );
+            report(&d, &s)
+        })
+    };
+    let (ba, la) = one("A", a)?;
+    let (bb, lb) = one("B", b)?;
+    let (fa, fb) = (a.display().to_string(), b.display().to_string());
+    let rules = muster::diff::diff(
+        muster::diff::Input {
+            file: &fa,
+            loaded: &la,
+            sources: &ba.sources,
+        },
+        muster::diff::Input {
+            file: &fb,
+            loaded: &lb,
+            sources: &bb.sources,
+        },
+    );
+    Ok((ba, bb, rules))
 }
 
 /// A file named on the command line (a situation, a roster), read with the
@@ -415,8 +458,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             options_a,
             options_b,
         } => {
-            let mut ba = load(&a)?;
-            let mut bb = load(&b)?;
+            let (mut ba, mut bb, rules) = load_pair(&a, &b)?;
             // Both play one file: the scenario given, else A's default.
             let file = match scenario {
                 Some(f) => f,
@@ -468,10 +510,13 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     "a": a.display().to_string(),
                     "b": b.display().to_string(),
                     "scenario": file.display().to_string(),
+                    "diff": rules,
                     "comparison": cmp,
                 });
                 outln!("{}", serde_json::to_string_pretty(&out).unwrap());
             } else {
+                // What differs in the rules, then what it does to the games.
+                outln!("{rules}");
                 outln!(
                     "{} — {}",
                     file.display(),
@@ -526,6 +571,14 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     "{}",
                     to_table(rs, &prog.world, pname, s.description.as_deref(), &o)
                 );
+            }
+        }
+        Command::Diff { a, b, json } => {
+            let (_, _, rules) = load_pair(&a, &b)?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&rules).unwrap());
+            } else {
+                out!("{rules}");
             }
         }
         Command::Army {
