@@ -40,6 +40,7 @@ pub mod load;
 pub mod modifiers;
 pub mod nesting;
 pub mod odds;
+pub mod odds_pair;
 pub mod output;
 pub mod parse;
 pub mod phase_graph;

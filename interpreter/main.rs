@@ -73,6 +73,10 @@ enum Command {
         /// over the situation file).
         #[arg(long = "option", value_name = "NAME=on|off")]
         options: Vec<String>,
+        /// A second ruleset: the situation's odds under both, side by
+        /// side, with the difference B - A of each value.
+        #[arg(long = "ruleset-b", value_name = "FILE")]
+        ruleset_b: Option<PathBuf>,
     },
     /// Play one battle: a narrative of every step, roll and move.
     Battle {
@@ -533,44 +537,41 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             threads,
             json,
             options,
+            ruleset_b,
         } => {
             // Sampling runs on rayon's global pool: its threads, with room
             // on their stacks.
             let _ = pool_builder(threads).build_global();
-            let mut b = load(&ruleset)?;
-            let text = read_input(&situation, &b.sources)?;
-            let mut s = b
-                .situation(&situation.display().to_string(), &text)
-                .map_err(|d| report(&d, &b.sources))?;
-            set_options(&b.ruleset, &mut s.world, &options)?;
-            let prog = b.program(&s).map_err(|d| report(&[d], &b.sources))?;
-            let rs = &b.ruleset;
-            let result = if let Some(rolls) = &s.rolls {
-                odds::scripted(rs, &prog, rolls)
-            } else if let Some(n) = samples {
-                sample(rs, &prog, n, seed, json)
-            } else {
-                match odds::exact(rs, &prog) {
-                    Ok(o) => Ok(o),
-                    Err(odds::ExactError::TooMany(why)) => {
-                        errln!("note: {why}; sampling 1,000,000 games instead");
-                        sample(rs, &prog, 1_000_000, seed, json)
-                    }
-                    Err(odds::ExactError::Fault(d)) => Err(d),
-                }
+            let how = OddsRun {
+                situation: &situation,
+                samples,
+                seed,
+                quiet: json,
+                options: &options,
             };
-            let o = result.map_err(|d| report(&[b.locate(&s, d)], &b.sources))?;
-            let pname = &rs.procedures[s.procedure.unwrap_or(0) as usize].name;
+            let a = how.run(&ruleset)?;
+            let pname = a.procedure();
+            let Some(path_b) = ruleset_b else {
+                let rs = &a.build.ruleset;
+                if json {
+                    let v = to_json(rs, &a.prog.world, &pname, &a.odds);
+                    outln!("{}", serde_json::to_string_pretty(&v).unwrap());
+                } else {
+                    let desc = a.situation.description.as_deref();
+                    out!("{}", to_table(rs, &a.prog.world, &pname, desc, &a.odds));
+                }
+                return Ok(());
+            };
+            let b = how.run(&path_b)?;
+            let (sa, sb) = (a.shown(&ruleset), b.shown(&path_b));
             if json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&to_json(rs, &prog.world, pname, &o)).unwrap()
-                );
+                let ja = to_json(&a.build.ruleset, &a.prog.world, &pname, &a.odds);
+                let jb = to_json(&b.build.ruleset, &b.prog.world, &b.procedure(), &b.odds);
+                let v = muster::odds_pair::json(ja, jb, &sa, &sb);
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
-                out!(
-                    "{}",
-                    to_table(rs, &prog.world, pname, s.description.as_deref(), &o)
-                );
+                let desc = a.situation.description.as_deref();
+                out!("{}", muster::odds_pair::table(&pname, desc, &sa, &sb));
             }
         }
         Command::Diff { a, b, json } => {
@@ -665,6 +666,77 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         }
     }
     Ok(())
+}
+
+/// How `muster odds` runs a situation: the same under each ruleset.
+struct OddsRun<'a> {
+    situation: &'a Path,
+    samples: Option<u64>,
+    seed: u64,
+    quiet: bool,
+    options: &'a [String],
+}
+
+/// A situation's odds under one ruleset, with what they were worked out from.
+struct OddsOf {
+    build: Build,
+    situation: muster::situation::Situation,
+    prog: odds::Program,
+    odds: Odds,
+}
+
+impl OddsRun<'_> {
+    /// The situation's odds under the ruleset at `path`: its scripted
+    /// rolls, else sampled with `--samples`, else exact (sampled when
+    /// there are too many ways to count).
+    fn run(&self, path: &Path) -> Result<OddsOf, ExitCode> {
+        let mut b = load(path)?;
+        let text = read_input(self.situation, &b.sources)?;
+        let mut s = b
+            .situation(&self.situation.display().to_string(), &text)
+            .map_err(|d| report(&d, &b.sources))?;
+        set_options(&b.ruleset, &mut s.world, self.options)?;
+        let prog = b.program(&s).map_err(|d| report(&[d], &b.sources))?;
+        let rs = &b.ruleset;
+        let (seed, quiet) = (self.seed, self.quiet);
+        let result = if let Some(rolls) = &s.rolls {
+            odds::scripted(rs, &prog, rolls)
+        } else if let Some(n) = self.samples {
+            sample(rs, &prog, n, seed, quiet)
+        } else {
+            match odds::exact(rs, &prog) {
+                Ok(o) => Ok(o),
+                Err(odds::ExactError::TooMany(why)) => {
+                    errln!("note: {why}; sampling 1,000,000 games instead");
+                    sample(rs, &prog, 1_000_000, seed, quiet)
+                }
+                Err(odds::ExactError::Fault(d)) => Err(d),
+            }
+        };
+        let o = result.map_err(|d| report(&[b.locate(&s, d)], &b.sources))?;
+        Ok(OddsOf {
+            build: b,
+            situation: s,
+            prog,
+            odds: o,
+        })
+    }
+}
+
+impl OddsOf {
+    fn procedure(&self) -> String {
+        let rs = &self.build.ruleset;
+        rs.procedures[self.situation.procedure.unwrap_or(0) as usize]
+            .name
+            .clone()
+    }
+
+    /// The odds with their values shown, to set beside another ruleset's.
+    fn shown(&self, path: &Path) -> muster::odds_pair::Shown {
+        let rs = &self.build.ruleset;
+        let name = format!("{} ({})", path.display(), rs.title);
+        muster::odds_pair::Shown::new(&name, &self.odds, |v| self.prog.world.show(rs, v))
+    }
 }
 
 fn sample(
