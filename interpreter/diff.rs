@@ -311,7 +311,7 @@ fn summary(e: &Entry, after: Option<&str>) -> Option<String> {
 fn predecessor(es: &[Entry], k: usize) -> String {
     let kind = es[k].kind;
     match es[..k].iter().rev().find(|e| e.kind == kind) {
-        Some(p) => format!("after {}", quoted(&p.name)),
+        Some(p) => format!("after {}", shown_name(kind, &p.name)),
         None => "first".into(),
     }
 }
@@ -571,7 +571,7 @@ impl Change {
         let what = match (self.kind, &self.part) {
             (Kind::Unit, Some(p)) => format!("{}.{p}", self.name),
             (k, _) if self.name.is_empty() => k.word().to_string(),
-            (k, _) => format!("{} {}", k.word(), quoted(&self.name)),
+            (k, _) => format!("{} {}", k.word(), shown_name(k, &self.name)),
         };
         let what = match (self.kind, &self.part) {
             (Kind::Unit, _) | (_, None) => what,
@@ -598,6 +598,14 @@ impl Change {
 /// A value that fits on one line.
 fn one_line(v: &Option<String>) -> Option<&str> {
     v.as_deref().filter(|v| !v.contains('\n'))
+}
+
+/// A rule's name as the language writes it: a step's title is a string.
+fn shown_name(kind: Kind, name: &str) -> String {
+    match kind {
+        Kind::Step => format!("\"{name}\""),
+        _ => quoted(name),
+    }
 }
 
 /// A name as the language writes it: bare when it is a word, else quoted.
@@ -747,6 +755,8 @@ impl Out {
                 } in lines
                 {
                     let t = match change {
+                        // `points N` is a price, not an adjustment.
+                        QualityChange::By(n) if name.text == "points" => n.to_string(),
                         QualityChange::By(n) => format!("{n:+}"),
                         QualityChange::To { value, plus } => {
                             format!("= {}{}", if *plus { "+" } else { "" }, stat_value(*value))

@@ -218,7 +218,7 @@ pub fn table(proc: &str, desc: Option<&str>, a: &Shown, b: &Shown) -> String {
                         (true, Some(_), Some(_), Some(fd)) => format!("   {pa} -> {pb} ({fd})"),
                         _ => String::new(),
                     };
-                    (format!("{:+.4}", d.to_f64()), frac)
+                    (signed(d.to_f64()), frac)
                 }
                 _ => ("-".to_string(), String::new()),
             };
@@ -232,6 +232,15 @@ pub fn table(proc: &str, desc: Option<&str>, a: &Shown, b: &Shown) -> String {
         }
     }
     out
+}
+
+/// A difference to four places, signed, or `0` when there is none.
+fn signed(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else {
+        format!("{x:+.4}")
+    }
 }
 
 /// The two distributions as JSON: `a` and `b` as `muster odds --json`

@@ -14,6 +14,7 @@ mod compare;
 mod decks;
 mod diagnostics;
 mod dice;
+mod diff;
 mod fuzz;
 mod hooks;
 mod matchlocks;
