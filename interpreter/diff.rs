@@ -190,8 +190,9 @@ pub struct Input<'a> {
 pub fn diff(a: Input, b: Input) -> Diff {
     let (ea, eb) = (entries(a.loaded), entries(b.loaded));
     let mut changes = Vec::new();
-    let at_a = |s: Span| place(a.sources, s);
-    let at_b = |s: Span| place(b.sources, s);
+    let (lines_a, lines_b) = (Lines::of(a.sources), Lines::of(b.sources));
+    let at_a = |s: Span| lines_a.place(s);
+    let at_b = |s: Span| lines_b.place(s);
     let index = |es: &[Entry]| -> HashMap<(Kind, String), usize> {
         es.iter()
             .enumerate()
@@ -272,15 +273,26 @@ struct Part {
     ordered: bool,
 }
 
-/// `file:line` of a span.
-fn place(sources: &Sources, span: Span) -> String {
-    let src = sources.get(span.file);
-    let end = (span.start as usize).min(src.text.len());
-    let line = 1 + src.text.as_bytes()[..end]
-        .iter()
-        .filter(|&&c| c == b'\n')
-        .count();
-    format!("{}:{line}", src.name)
+/// Where each line of each source starts, to name places by line without
+/// counting a file's lines again for each difference.
+struct Lines<'s> {
+    sources: &'s Sources,
+    starts: Vec<Vec<u32>>,
+}
+
+impl<'s> Lines<'s> {
+    fn of(sources: &'s Sources) -> Lines<'s> {
+        let starts = (0..sources.len())
+            .map(|i| crate::hooks::line_starts(&sources.get(FileId(i as u32)).text))
+            .collect();
+        Lines { sources, starts }
+    }
+
+    /// `file:line` of a span.
+    fn place(&self, span: Span) -> String {
+        let line = self.starts[span.file.0 as usize].partition_point(|&s| s <= span.start);
+        format!("{}:{line}", self.sources.get(span.file).name)
+    }
 }
 
 /// A one-line account of a whole rule added or removed: its short parts
@@ -1007,14 +1019,7 @@ impl Out {
             span,
         }) = choice
         {
-            let kind = match kind {
-                ChoiceKind::Pick => "pick",
-                ChoiceKind::Move => "move",
-                ChoiceKind::Charge => "charge",
-                ChoiceKind::Retire => "retire",
-                ChoiceKind::Place => "place",
-                ChoiceKind::Face => "face",
-            };
+            let kind = crate::decisions::kind_word(*kind);
             let what = format!("{kind} {} where {}", names(vars, ", "), expr(legal));
             parts.push(("choice".into(), what, *span));
             for c in clauses {

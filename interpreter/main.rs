@@ -766,14 +766,6 @@ fn sample(
     r
 }
 
-fn method_text(m: &Method) -> String {
-    match m {
-        Method::Exact => "exact".into(),
-        Method::Sampled { samples, seed } => format!("sampled: {samples} runs, seed {seed}"),
-        Method::Scripted => "scripted rolls".into(),
-    }
-}
-
 fn to_table(
     rs: &muster::ir::Ruleset,
     w: &muster::world::World,
@@ -785,7 +777,10 @@ fn to_table(
     if let Some(d) = desc {
         out.push_str(&format!("{d}\n"));
     }
-    out.push_str(&format!("{proc} ({})\n", method_text(&o.method)));
+    out.push_str(&format!(
+        "{proc} ({})\n",
+        muster::odds_pair::method_text(&o.method)
+    ));
     for oc in &o.outcomes {
         out.push_str(&format!("\n{}\n", oc.name));
         for (v, p) in &oc.values {

@@ -3,7 +3,7 @@
 //! values. The two rulesets number their symbols differently, so outcomes
 //! are matched by name and values by how they are shown (`attacker`, `3`).
 
-use crate::dice::Prob;
+use crate::dice::{gcd128, Prob};
 use crate::odds::{Method, Odds};
 use serde_json::{json, Map, Value};
 
@@ -91,17 +91,10 @@ impl Signed {
     }
 }
 
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a.max(1)
-}
-
 /// b - a, exact when both are and the arithmetic fits in 128 bits.
 pub fn difference(a: Prob, b: Prob) -> Signed {
     if let (Some((an, ad)), Some((bn, bd))) = (a.fraction(), b.fraction()) {
-        let g = gcd(ad, bd);
+        let g = gcd128(ad, bd);
         let exact = (ad / g).checked_mul(bd).and_then(|l| {
             let x = an.checked_mul(l / ad)?;
             let y = bn.checked_mul(l / bd)?;
@@ -110,7 +103,7 @@ pub fn difference(a: Prob, b: Prob) -> Signed {
             } else {
                 (true, x - y)
             };
-            let g = gcd(n, l);
+            let g = gcd128(n, l);
             Some(Signed::Exact(neg, n / g, l / g))
         });
         if let Some(s) = exact {
@@ -162,7 +155,8 @@ pub fn pair(a: &Shown, b: &Shown) -> Vec<(String, Vec<Row>)> {
         .collect()
 }
 
-fn method_text(m: &Method) -> String {
+/// How odds were worked out, in words.
+pub fn method_text(m: &Method) -> String {
     match m {
         Method::Exact => "exact".into(),
         Method::Sampled { samples, seed } => format!("sampled: {samples} runs, seed {seed}"),
