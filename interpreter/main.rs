@@ -102,8 +102,9 @@ enum Command {
         #[command(flatten)]
         run: Runs,
     },
-    /// Play one scenario many times under two rulesets (two drafts, or a
-    /// book and a house rule) and show what moved, with 95% intervals.
+    /// What differs in the rules of two rulesets (two drafts, or a book
+    /// and a house rule), as `diff` shows it; then one scenario played
+    /// many times under each and what moved, with 95% intervals.
     Compare {
         /// Ruleset A (the one compared against).
         a: PathBuf,
