@@ -36,7 +36,7 @@ fn required(kind: ChoiceKind) -> &'static [&'static str] {
     }
 }
 
-fn kind_word(kind: ChoiceKind) -> &'static str {
+pub(crate) fn kind_word(kind: ChoiceKind) -> &'static str {
     match kind {
         ChoiceKind::Pick => "pick",
         ChoiceKind::Move => "move",

@@ -15,7 +15,7 @@ pub enum Prob {
     Float(f64),
 }
 
-fn gcd128(mut a: u128, mut b: u128) -> u128 {
+pub(crate) fn gcd128(mut a: u128, mut b: u128) -> u128 {
     while b != 0 {
         let t = a % b;
         a = b;

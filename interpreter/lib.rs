@@ -31,6 +31,7 @@ pub mod decisions;
 pub mod decks;
 pub mod diagnostic;
 pub mod dice;
+pub mod diff;
 pub mod eval;
 pub mod field;
 pub mod hooks;
@@ -39,6 +40,7 @@ pub mod load;
 pub mod modifiers;
 pub mod nesting;
 pub mod odds;
+pub mod odds_pair;
 pub mod output;
 pub mod parse;
 pub mod phase_graph;
@@ -120,17 +122,26 @@ pub fn problems(diags: &[Diag]) -> usize {
 
 /// Load and compile a ruleset file (following `extends` and `import`).
 pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
+    build_loaded(path).map(|(b, _)| b)
+}
+
+/// Load and compile a ruleset file, keeping its merged items too (what
+/// `muster diff` compares).
+pub fn build_loaded(path: &Path) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
     let mut sources = Sources::default();
     let loaded = match load::load_path(path, &mut sources) {
         Ok(l) => l,
         Err(d) => return Err((capped(d, &sources), sources)),
     };
     match compile::compile(&loaded) {
-        Ok(ruleset) => Ok(Build {
-            ruleset,
-            sources,
-            dir: path.parent().map(|p| p.to_path_buf()),
-        }),
+        Ok(ruleset) => Ok((
+            Build {
+                ruleset,
+                sources,
+                dir: path.parent().map(|p| p.to_path_buf()),
+            },
+            loaded,
+        )),
         Err(d) => Err((capped(d, &sources), sources)),
     }
 }

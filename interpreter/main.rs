@@ -73,6 +73,10 @@ enum Command {
         /// over the situation file).
         #[arg(long = "option", value_name = "NAME=on|off")]
         options: Vec<String>,
+        /// A second ruleset: the situation's odds under both, side by
+        /// side, with the difference B - A of each value.
+        #[arg(long = "ruleset-b", value_name = "FILE")]
+        ruleset_b: Option<PathBuf>,
     },
     /// Play one battle: a narrative of every step, roll and move.
     Battle {
@@ -118,8 +122,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Play one scenario many times under two rulesets (two drafts, or a
-    /// book and a house rule) and show what moved, with 95% intervals.
+    /// What differs in the rules of two rulesets (two drafts, or a book
+    /// and a house rule), as `diff` shows it; then one scenario played
+    /// many times under each and what moved, with 95% intervals.
     Compare {
         /// Ruleset A (the one compared against).
         a: PathBuf,
@@ -134,6 +139,19 @@ enum Command {
         /// compare R R --option-b evade=on` shows what the option does.
         #[arg(long = "option-b", value_name = "NAME=on|off")]
         options_b: Vec<String>,
+    },
+    /// The rule-level difference of two rulesets, after `extends`: unit
+    /// types and stats, table rows, modifiers, procedures and hooks, steps,
+    /// options, policies, qualities, decisions, each with where A and B
+    /// write it.
+    Diff {
+        /// Ruleset A (the one compared against).
+        a: PathBuf,
+        /// Ruleset B.
+        b: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
     Army {
@@ -260,6 +278,36 @@ fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
 
 fn load(path: &Path) -> Result<Build, ExitCode> {
     muster::build(path).map_err(|(d, s)| report(&d, &s))
+}
+
+/// Build rulesets A and B and the difference of their rules (each
+/// ruleset's problems are reported under which of the two it is).
+fn load_pair(a: &Path, b: &Path) -> Result<(Build, Build, muster::diff::Diff), ExitCode> {
+    let one = |which: &str, path: &Path| {
+        muster::build_loaded(path).map_err(|(d, s)| {
+            errln!(
+                "error: ruleset {which} ({}) does not build:",
+                path.display()
+            );
+            report(&d, &s)
+        })
+    };
+    let (ba, la) = one("A", a)?;
+    let (bb, lb) = one("B", b)?;
+    let (fa, fb) = (a.display().to_string(), b.display().to_string());
+    let rules = muster::diff::diff(
+        muster::diff::Input {
+            file: &fa,
+            loaded: &la,
+            sources: &ba.sources,
+        },
+        muster::diff::Input {
+            file: &fb,
+            loaded: &lb,
+            sources: &bb.sources,
+        },
+    );
+    Ok((ba, bb, rules))
 }
 
 /// A file named on the command line (a situation, a roster), read with the
@@ -494,8 +542,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             options_a,
             options_b,
         } => {
-            let mut ba = load(&a)?;
-            let mut bb = load(&b)?;
+            let (mut ba, mut bb, rules) = load_pair(&a, &b)?;
             // Both play one file: the scenario given, else A's default.
             let file = match scenario {
                 Some(f) => f,
@@ -547,10 +594,13 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     "a": a.display().to_string(),
                     "b": b.display().to_string(),
                     "scenario": file.display().to_string(),
+                    "diff": rules,
                     "comparison": cmp,
                 });
                 outln!("{}", serde_json::to_string_pretty(&out).unwrap());
             } else {
+                // What differs in the rules, then what it does to the games.
+                outln!("{rules}");
                 outln!(
                     "{} — {}",
                     file.display(),
@@ -567,44 +617,49 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             threads,
             json,
             options,
+            ruleset_b,
         } => {
             // Sampling runs on rayon's global pool: its threads, with room
             // on their stacks.
             let _ = pool_builder(threads).build_global();
-            let mut b = load(&ruleset)?;
-            let text = read_input(&situation, &b.sources)?;
-            let mut s = b
-                .situation(&situation.display().to_string(), &text)
-                .map_err(|d| report(&d, &b.sources))?;
-            set_options(&b.ruleset, &mut s.world, &options)?;
-            let prog = b.program(&s).map_err(|d| report(&[d], &b.sources))?;
-            let rs = &b.ruleset;
-            let result = if let Some(rolls) = &s.rolls {
-                odds::scripted(rs, &prog, rolls)
-            } else if let Some(n) = samples {
-                sample(rs, &prog, n, seed, json)
-            } else {
-                match odds::exact(rs, &prog) {
-                    Ok(o) => Ok(o),
-                    Err(odds::ExactError::TooMany(why)) => {
-                        errln!("note: {why}; sampling 1,000,000 games instead");
-                        sample(rs, &prog, 1_000_000, seed, json)
-                    }
-                    Err(odds::ExactError::Fault(d)) => Err(d),
-                }
+            let how = OddsRun {
+                situation: &situation,
+                samples,
+                seed,
+                quiet: json,
+                options: &options,
             };
-            let o = result.map_err(|d| report(&[b.locate(&s, d)], &b.sources))?;
-            let pname = &rs.procedures[s.procedure.unwrap_or(0) as usize].name;
+            let a = how.run(&ruleset)?;
+            let pname = a.procedure();
+            let Some(path_b) = ruleset_b else {
+                let rs = &a.build.ruleset;
+                if json {
+                    let v = to_json(rs, &a.prog.world, &pname, &a.odds);
+                    outln!("{}", serde_json::to_string_pretty(&v).unwrap());
+                } else {
+                    let desc = a.situation.description.as_deref();
+                    out!("{}", to_table(rs, &a.prog.world, &pname, desc, &a.odds));
+                }
+                return Ok(());
+            };
+            let b = how.run(&path_b)?;
+            let (sa, sb) = (a.shown(&ruleset), b.shown(&path_b));
             if json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&to_json(rs, &prog.world, pname, &o)).unwrap()
-                );
+                let ja = to_json(&a.build.ruleset, &a.prog.world, &pname, &a.odds);
+                let jb = to_json(&b.build.ruleset, &b.prog.world, &b.procedure(), &b.odds);
+                let v = muster::odds_pair::json(ja, jb, &sa, &sb);
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
-                out!(
-                    "{}",
-                    to_table(rs, &prog.world, pname, s.description.as_deref(), &o)
-                );
+                let desc = a.situation.description.as_deref();
+                out!("{}", muster::odds_pair::table(&pname, desc, &sa, &sb));
+            }
+        }
+        Command::Diff { a, b, json } => {
+            let (_, _, rules) = load_pair(&a, &b)?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&rules).unwrap());
+            } else {
+                out!("{rules}");
             }
         }
         Command::Army {
@@ -685,6 +740,77 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
     Ok(())
 }
 
+/// How `muster odds` runs a situation: the same under each ruleset.
+struct OddsRun<'a> {
+    situation: &'a Path,
+    samples: Option<u64>,
+    seed: u64,
+    quiet: bool,
+    options: &'a [String],
+}
+
+/// A situation's odds under one ruleset, with what they were worked out from.
+struct OddsOf {
+    build: Build,
+    situation: muster::situation::Situation,
+    prog: odds::Program,
+    odds: Odds,
+}
+
+impl OddsRun<'_> {
+    /// The situation's odds under the ruleset at `path`: its scripted
+    /// rolls, else sampled with `--samples`, else exact (sampled when
+    /// there are too many ways to count).
+    fn run(&self, path: &Path) -> Result<OddsOf, ExitCode> {
+        let mut b = load(path)?;
+        let text = read_input(self.situation, &b.sources)?;
+        let mut s = b
+            .situation(&self.situation.display().to_string(), &text)
+            .map_err(|d| report(&d, &b.sources))?;
+        set_options(&b.ruleset, &mut s.world, self.options)?;
+        let prog = b.program(&s).map_err(|d| report(&[d], &b.sources))?;
+        let rs = &b.ruleset;
+        let (seed, quiet) = (self.seed, self.quiet);
+        let result = if let Some(rolls) = &s.rolls {
+            odds::scripted(rs, &prog, rolls)
+        } else if let Some(n) = self.samples {
+            sample(rs, &prog, n, seed, quiet)
+        } else {
+            match odds::exact(rs, &prog) {
+                Ok(o) => Ok(o),
+                Err(odds::ExactError::TooMany(why)) => {
+                    errln!("note: {why}; sampling 1,000,000 games instead");
+                    sample(rs, &prog, 1_000_000, seed, quiet)
+                }
+                Err(odds::ExactError::Fault(d)) => Err(d),
+            }
+        };
+        let o = result.map_err(|d| report(&[b.locate(&s, d)], &b.sources))?;
+        Ok(OddsOf {
+            build: b,
+            situation: s,
+            prog,
+            odds: o,
+        })
+    }
+}
+
+impl OddsOf {
+    fn procedure(&self) -> String {
+        let rs = &self.build.ruleset;
+        rs.procedures[self.situation.procedure.unwrap_or(0) as usize]
+            .name
+            .clone()
+    }
+
+    /// The odds with their values shown, to set beside another ruleset's.
+    fn shown(&self, path: &Path) -> muster::odds_pair::Shown {
+        let rs = &self.build.ruleset;
+        let name = format!("{} ({})", path.display(), rs.title);
+        muster::odds_pair::Shown::new(&name, &self.odds, |v| self.prog.world.show(rs, v))
+    }
+}
+
 fn sample(
     rs: &muster::ir::Ruleset,
     prog: &odds::Program,
@@ -712,14 +838,6 @@ fn sample(
     r
 }
 
-fn method_text(m: &Method) -> String {
-    match m {
-        Method::Exact => "exact".into(),
-        Method::Sampled { samples, seed } => format!("sampled: {samples} runs, seed {seed}"),
-        Method::Scripted => "scripted rolls".into(),
-    }
-}
-
 fn to_table(
     rs: &muster::ir::Ruleset,
     w: &muster::world::World,
@@ -731,7 +849,10 @@ fn to_table(
     if let Some(d) = desc {
         out.push_str(&format!("{d}\n"));
     }
-    out.push_str(&format!("{proc} ({})\n", method_text(&o.method)));
+    out.push_str(&format!(
+        "{proc} ({})\n",
+        muster::odds_pair::method_text(&o.method)
+    ));
     for oc in &o.outcomes {
         out.push_str(&format!("\n{}\n", oc.name));
         for (v, p) in &oc.values {

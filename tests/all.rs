@@ -15,6 +15,7 @@ mod compare;
 mod decks;
 mod diagnostics;
 mod dice;
+mod diff;
 mod fuzz;
 mod hooks;
 mod matchlocks;
