@@ -28,4 +28,5 @@ mod rulesets;
 mod scenario;
 mod thistle;
 mod tvbd;
+mod tvbd_v2;
 mod untrusted;

@@ -202,6 +202,12 @@ impl Merged {
         true
     }
 
+    /// A `units` block of an extending file: rows of new types go into a
+    /// block of their own; `override` rows change the base's rows in
+    /// place. A column the base block lacks joins it (a draft's new stat,
+    /// such as TVBD v2.0a's charge move): every live row of that base
+    /// block must then get a value in this block, or the rows left
+    /// without one are named in one diagnostic (`muster::missing_stat_value`).
     fn merge_units(
         &mut self,
         block: UnitsBlock,
@@ -210,8 +216,12 @@ impl Merged {
         diags: &mut Vec<Diag>,
     ) {
         // Where each of this block's columns is in a base block's, worked
-        // out once per base block.
-        let mut columns: HashMap<usize, Vec<Option<usize>>> = HashMap::new();
+        // out once per base block (adding the columns it lacks).
+        let mut columns: HashMap<usize, Vec<usize>> = HashMap::new();
+        // The base rows given a value in an added column: (block, row, column).
+        let mut given: HashSet<(usize, usize, usize)> = HashSet::new();
+        // The columns added: (block, column, the column's name here).
+        let mut added: Vec<(usize, usize, Name)> = Vec::new();
         let mut fresh = Vec::new();
         for row in block.rows {
             let found = self
@@ -224,29 +234,18 @@ impl Merged {
                     else {
                         unreachable!("unit rows are indexed in units blocks")
                     };
-                    let map = columns.entry(at).or_insert_with(|| {
-                        block
-                            .columns
-                            .iter()
-                            .map(|col| b.columns.iter().position(|c| c.text == col.text))
-                            .collect()
-                    });
+                    let map = columns
+                        .entry(at)
+                        .or_insert_with(|| base_columns(b, &block.columns, at, &mut added));
                     // Map the new row's columns onto the base block's.
                     let mut new = b.rows[pos].clone();
                     if !row.classes.is_empty() {
                         new.classes = row.classes.clone();
                     }
-                    for (ci, col) in block.columns.iter().enumerate() {
-                        match map[ci] {
-                            Some(bi) if ci < row.values.len() && bi < new.values.len() => {
-                                new.values[bi] = row.values[ci]
-                            }
-                            Some(_) => {}
-                            None => diags.push(
-                                Diag::new("muster::unknown_stat", format!("the base units table has no column `{}`", col.text))
-                                    .at(col.span, "not a column of the base table")
-                                    .help("an overriding row may use any of the base table's columns, in any order"),
-                            ),
+                    for (ci, &bi) in map.iter().enumerate() {
+                        if ci < row.values.len() && bi < new.values.len() {
+                            new.values[bi] = row.values[ci];
+                            given.insert((at, pos, bi));
                         }
                     }
                     new.span = row.span;
@@ -277,6 +276,7 @@ impl Merged {
                 None => fresh.push(row),
             }
         }
+        self.check_added_columns(&added, &given, diags);
         if !fresh.is_empty() {
             self.push(Item {
                 kind: ItemKind::Units(UnitsBlock {
@@ -289,6 +289,49 @@ impl Merged {
         }
     }
 
+    /// Every live row of a base block a column was added to must have been
+    /// given a value in it: the rows that were not are named.
+    fn check_added_columns(
+        &self,
+        added: &[(usize, usize, Name)],
+        given: &HashSet<(usize, usize, usize)>,
+        diags: &mut Vec<Diag>,
+    ) {
+        for (at, bi, col) in added {
+            let Some(Item {
+                kind: ItemKind::Units(b),
+                ..
+            }) = &self.items[*at]
+            else {
+                continue;
+            };
+            let missing: Vec<&str> = (0..b.rows.len())
+                .filter(|r| {
+                    !self.removed_rows.contains(&(*at, *r)) && !given.contains(&(*at, *r, *bi))
+                })
+                .map(|r| b.rows[r].name.text.as_str())
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            diags.push(
+                Diag::new(
+                    "muster::missing_stat_value",
+                    format!(
+                        "the new column `{}` has no value for {}",
+                        col.text,
+                        missing.join(", ")
+                    ),
+                )
+                .at(col.span, "a column the base units table did not have")
+                .note(b.rows[0].span, "the base table")
+                .help(format!(
+                    "a column added to the base's units table needs a value for every type in it: add an `override` row for {} (`none` where the type has none)",
+                    missing.join(", ")
+                )),
+            );
+        }
+    }
     /// The first sequence, opened for patching (once).
     fn open_steps(&mut self) -> Option<&mut Steps> {
         if self.steps.is_none() {
@@ -367,6 +410,33 @@ impl Merged {
         }
         out
     }
+}
+
+/// Where each column of an extending `units` block is in the base block
+/// `b` (the item at `at`): a column `b` lacks is added to it, every row
+/// getting `none` there until a row of the extending block gives it a
+/// value (each added column is recorded in `added`).
+fn base_columns(
+    b: &mut UnitsBlock,
+    cols: &[Name],
+    at: usize,
+    added: &mut Vec<(usize, usize, Name)>,
+) -> Vec<usize> {
+    cols.iter()
+        .map(
+            |col| match b.columns.iter().position(|c| c.text == col.text) {
+                Some(bi) => bi,
+                None => {
+                    b.columns.push(col.clone());
+                    for row in &mut b.rows {
+                        row.values.push((StatValue::None, col.span));
+                    }
+                    added.push((at, b.columns.len() - 1, col.clone()));
+                    b.columns.len() - 1
+                }
+            },
+        )
+        .collect()
 }
 
 // -------------------------------------------------------------- the steps
