@@ -118,3 +118,46 @@ override units (charge_mvoe) {
     assert_eq!(codes, ["muster::unknown_stat"], "{text}");
     assert!(text.contains("charge_mvoe"), "{text}");
 }
+
+// ============================================================ to-front-flank and behind-flank
+
+/// `front_flank(a, b)`: of the units to a's flank, those whose centre is
+/// ahead of the line of a's front edge (the sheet's to-front-flank); the
+/// others to flank are behind-flank. A unit to front or to rear is neither.
+#[test]
+fn front_flank_splits_the_flank_zone_at_the_line_of_the_front_edge() {
+    let mut t = common::table::Table::open(
+        "rules/tillys_very_bad_day.muster",
+        Some("tests/scenarios/tvbd2_positions.toml"),
+        1,
+    );
+    // Facing -x, toward the viewer's right side edge (x = 23.5).
+    // Centre 1.2 ahead of the viewer's centre: 0.7 ahead of its front edge.
+    t.place_facing("ahead", 25.0, 11.2, 270.0);
+    // Touching the side edge, level with the viewer's centre.
+    t.place_facing("beside", 24.0, 10.0, 270.0);
+    // Centre just level with the front edge's line (y 10.5): behind-flank.
+    t.place_facing("level", 20.0, 10.5, 90.0);
+    t.place_facing("in_front", 22.5, 13.0, 180.0);
+    t.place_facing("behind", 22.5, 7.0, 0.0);
+    for (unit, zone, front_flank) in [
+        ("ahead", "to_flank", true),
+        ("beside", "to_flank", false),
+        ("level", "to_flank", false),
+        ("in_front", "to_front", false),
+        ("behind", "to_rear", false),
+    ] {
+        assert_eq!(
+            t.eval(&format!("position(viewer, {unit})")),
+            t.sym(zone),
+            "{unit}"
+        );
+        assert_eq!(
+            t.holds(&format!("front_flank(viewer, {unit})")),
+            front_flank,
+            "{unit}"
+        );
+    }
+    // A unit is nowhere round itself.
+    assert!(!t.holds("front_flank(viewer, viewer)"));
+}
