@@ -161,3 +161,125 @@ fn front_flank_splits_the_flank_zone_at_the_line_of_the_front_edge() {
     // A unit is nowhere round itself.
     assert!(!t.holds("front_flank(viewer, viewer)"));
 }
+
+// ============================================================ a base step changed where it stands
+
+/// The names of the turn's steps, in order, with their phases.
+fn turn_steps(b: &Build) -> Vec<String> {
+    let g = b.ruleset.graph.as_ref().unwrap();
+    g.nodes
+        .iter()
+        .filter(|n| n.in_turn)
+        .map(|n| n.name.clone())
+        .collect()
+}
+
+/// The arguments of a step's `do` actions, as the compiler made them.
+fn step_args(b: &Build, step: &str) -> Vec<String> {
+    let g = b.ruleset.graph.as_ref().unwrap();
+    let node = g.nodes.iter().find(|n| n.name == step).unwrap();
+    node.actions
+        .iter()
+        .map(|a| match a {
+            muster::phase_graph::StepAction::Do { args, .. } => format!("{args:?}"),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+/// `with attacker = EXPR` puts the expression where the step named the
+/// side (in both its actions), `as` renames it, and it stays where it
+/// was; v1's other steps are untouched.
+#[test]
+fn a_step_is_given_a_new_actor_and_name_in_place() {
+    let v1 = common::ruleset("rules/tillys_very_bad_day.muster");
+    let b = draft(
+        r#"
+extends "tillys_very_bad_day.muster"
+override step "Step 1.1 Attacker Move" as "Step 3.1 Active Player Move" with attacker = defender
+override step "Step 1.2 Defender Shoot" as "Step 3.2 Reactive Player Shoot" with defender = attacker
+"#,
+    );
+    let (old, new) = (turn_steps(&v1), turn_steps(&b));
+    assert_eq!(old.len(), new.len());
+    assert_eq!(new[0], "Step 3.1 Active Player Move");
+    assert_eq!(new[1], "Step 3.2 Reactive Player Shoot");
+    assert_eq!(old[2..], new[2..]);
+    // face_in_melee and move, each now for the defender (side 1).
+    assert_eq!(
+        step_args(&b, "Step 3.1 Active Player Move"),
+        ["[Const(Side(1))]", "[Const(Side(1))]"]
+    );
+    assert_eq!(
+        step_args(&b, "Step 3.2 Reactive Player Shoot"),
+        ["[Const(Side(0))]"]
+    );
+    assert_eq!(
+        step_args(&v1, "Step 1.1 Attacker Move"),
+        ["[Const(Side(0))]", "[Const(Side(0))]"]
+    );
+}
+
+/// A step moved (`before`), and one whose actions are replaced: the rest
+/// of the sequence keeps its order.
+#[test]
+fn a_step_is_moved_or_its_actions_replaced() {
+    let v1 = common::ruleset("rules/tillys_very_bad_day.muster");
+    let b = draft(
+        r#"
+extends "tillys_very_bad_day.muster"
+override step "Step 3.3 Point Blank Shooting" as "Evades" before "Step 3.2 Charge" {
+  do evades(s) for each s in sides where evade
+}
+override step "Step 4.2 Unit Rally" after "Step 4.3 Unit Heroics"
+"#,
+    );
+    let mut want = turn_steps(&v1);
+    let pb = want
+        .iter()
+        .position(|s| s == "Step 3.3 Point Blank Shooting")
+        .unwrap();
+    want.remove(pb);
+    let charge = want.iter().position(|s| s == "Step 3.2 Charge").unwrap();
+    want.insert(charge, "Evades".into());
+    let rally = want
+        .iter()
+        .position(|s| s == "Step 4.2 Unit Rally")
+        .unwrap();
+    let r = want.remove(rally);
+    want.insert(rally + 1, r);
+    assert_eq!(turn_steps(&b), want);
+    assert_eq!(step_args(&b, "Evades").len(), 1);
+}
+
+/// Misuse: a step that is not there, a name the step never uses, a move
+/// beside itself, a change that changes nothing.
+#[test]
+fn a_step_change_that_cannot_apply_is_refused() {
+    for (text, code, says) in [
+        (
+            r#"override step "Step 1.1 Atacker Move" with attacker = defender"#,
+            "muster::unknown_step",
+            "there is no step \"Step 1.1 Atacker Move\" to change",
+        ),
+        (
+            r#"override step "Step 1.2 Defender Shoot" with attacker = defender"#,
+            "muster::step_change",
+            "step \"Step 1.2 Defender Shoot\" never names `attacker`",
+        ),
+        (
+            r#"override step "Step 3.2 Charge" after "Step 3.2 Charge""#,
+            "muster::unknown_step",
+            "there is no other step \"Step 3.2 Charge\" to move this step beside",
+        ),
+        (
+            r#"override step "Step 3.2 Charge""#,
+            "muster::step_change",
+            "this changes nothing in step \"Step 3.2 Charge\"",
+        ),
+    ] {
+        let (codes, r) = refused(&format!("extends \"tillys_very_bad_day.muster\"\n{text}\n"));
+        assert_eq!(codes, [code], "{r}");
+        assert!(r.contains(says), "{r}");
+    }
+}

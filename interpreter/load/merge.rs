@@ -128,6 +128,7 @@ impl Merged {
                 ),
             },
             ItemKind::StepPatch(step) => self.patch_step(step, item.span, diags),
+            ItemKind::StepChange(change) => self.change_step(change, diags),
             ItemKind::Units(block) => self.merge_units(block, item.overrides, item.span, diags),
             ref kind => {
                 let Some((kind, name)) = key(kind).map(|(k, n)| (k, n.to_string())) else {
@@ -376,6 +377,23 @@ impl Merged {
         }
     }
 
+    /// `override step "X" ...`: the first step of that name changed where
+    /// it stands (or moved beside another).
+    fn change_step(&mut self, change: StepChange, diags: &mut Vec<Diag>) {
+        let Some(steps) = self.open_steps() else {
+            diags.push(
+                Diag::new(
+                    "muster::unknown_step",
+                    format!("there is no sequence with a step \"{}\" to change", change.name.text),
+                )
+                .at(change.name.span, "no sequence to change")
+                .help("`override step` changes a step of the sequence of the ruleset this file extends"),
+            );
+            return;
+        };
+        steps.change(change, diags);
+    }
+
     /// The merged items, in order, with every change applied.
     pub(super) fn finish(mut self) -> Vec<Item> {
         if let Some(steps) = self.steps.take() {
@@ -617,25 +635,134 @@ impl Steps {
         true
     }
 
+    /// Change the first step named as `c` says: its actions replaced or
+    /// given new names (`with`), renamed, moved beside another step.
+    fn change(&mut self, c: StepChange, diags: &mut Vec<Diag>) {
+        let Some(n) = self.names.get(&c.name.text).map(|n| n.first) else {
+            diags.push(
+                Diag::new(
+                    "muster::unknown_step",
+                    format!("there is no step \"{}\" to change", c.name.text),
+                )
+                .at(c.name.span, "no such step in the base sequence")
+                .help(
+                    "name a step of the extended ruleset's sequence exactly as it is written there",
+                ),
+            );
+            return;
+        };
+        if c.rename.is_none() && c.anchor.is_none() && c.recast.is_empty() && c.body.is_none() {
+            diags.push(
+                Diag::new("muster::step_change", format!("this changes nothing in step \"{}\"", c.name.text))
+                    .at(c.span, "no new name, place, actor or actions")
+                    .help("say what changes: `as \"NEW NAME\"`, `after \"STEP\"` or `before \"STEP\"`, `with NAME = EXPR`, or `{ new actions }`"),
+            );
+            return;
+        }
+        if let Some((_, anchor)) = &c.anchor {
+            if anchor.text == c.name.text || !self.names.contains_key(&anchor.text) {
+                diags.push(
+                    Diag::new("muster::unknown_step", format!("there is no other step \"{}\" to move this step beside", anchor.text))
+                        .at(anchor.span, "no such step (besides the one moved) in the base sequence")
+                        .help("name another step of the extended ruleset's sequence exactly as it is written there"),
+                );
+                return;
+            }
+        }
+        let Entry::Step(mut step) =
+            std::mem::replace(&mut self.nodes[n as usize].entry, Entry::Gone)
+        else {
+            unreachable!("the names index live steps")
+        };
+        if let Some(body) = c.body {
+            step.actions = body;
+        }
+        for (name, with) in &c.recast {
+            let mut found = 0;
+            for a in &mut step.actions {
+                found += recast_action(a, &name.text, with);
+            }
+            if found == 0 {
+                diags.push(
+                    Diag::new(
+                        "muster::step_change",
+                        format!("step \"{}\" never names `{}`", c.name.text, name.text),
+                    )
+                    .at(name.span, "nothing to put this expression in place of")
+                    .help("`with NAME = EXPR` replaces a name the step's actions use, such as the side that acts: `with attacker = active_side()`"),
+                );
+            }
+        }
+        self.forget_node(n, &c.name.text);
+        if let Some(new) = c.rename {
+            step.name = new;
+        }
+        match c.anchor {
+            Some((after, anchor)) => {
+                self.unlink(n);
+                self.insert(step, after, &anchor.text);
+            }
+            None => {
+                let name = step.name.text.clone();
+                self.nodes[n as usize].entry = Entry::Step(step);
+                let rank = self.rank(n);
+                let first = self.names.get(&name).map(|named| self.rank(named.first));
+                let named = self.names.entry(name).or_insert(Named {
+                    nodes: Vec::new(),
+                    first: n,
+                });
+                named.nodes.push(n);
+                if first.is_some_and(|f| rank < f) {
+                    named.first = n;
+                }
+            }
+        }
+    }
+
+    /// Take node `n` out of the index of the steps named `name`.
+    fn forget_node(&mut self, n: u32, name: &str) {
+        let Some(named) = self.names.get_mut(name) else {
+            return;
+        };
+        named.nodes.retain(|&m| m != n);
+        let nodes = std::mem::take(&mut named.nodes);
+        if nodes.is_empty() {
+            self.names.remove(name);
+            return;
+        }
+        let first = *nodes
+            .iter()
+            .min_by_key(|&&m| self.rank(m))
+            .expect("not empty");
+        let named = self.names.get_mut(name).expect("still there");
+        named.nodes = nodes;
+        named.first = first;
+    }
+
+    /// Take node `n` out of its list (its entry is left as it is).
+    fn unlink(&mut self, n: u32) {
+        let (list, prev, next) = {
+            let node = &self.nodes[n as usize];
+            (node.list as usize, node.prev, node.next)
+        };
+        match prev {
+            NIL => self.lists[list].head = next,
+            p => self.nodes[p as usize].next = next,
+        }
+        match next {
+            NIL => self.lists[list].tail = prev,
+            x => self.nodes[x as usize].prev = prev,
+        }
+    }
+
     /// Remove every step named `name`; whether there was one.
     fn remove(&mut self, name: &str) -> bool {
         let Some(named) = self.names.remove(name) else {
             return false;
         };
         for n in named.nodes {
-            let (list, prev, next) = {
-                let node = &mut self.nodes[n as usize];
-                node.entry = Entry::Gone;
-                (node.list as usize, node.prev, node.next)
-            };
-            match prev {
-                NIL => self.lists[list].head = next,
-                p => self.nodes[p as usize].next = next,
-            }
-            match next {
-                NIL => self.lists[list].tail = prev,
-                x => self.nodes[x as usize].prev = prev,
-            }
+            self.nodes[n as usize].entry = Entry::Gone;
+            self.unlink(n);
         }
         true
     }
@@ -760,6 +887,75 @@ impl Steps {
         }
         out
     }
+}
+
+// -------------------------------------------------------------- recasting a step
+
+/// Put `with` in place of every mention of the name `name` in an action
+/// (`with attacker = active_side()`); how many there were. A `for each`
+/// that binds the name hides it from the action.
+fn recast_action(a: &mut Action, name: &str, with: &Expr) -> usize {
+    let each = |e: &mut Option<Each>| -> usize {
+        e.as_mut()
+            .and_then(|e| e.cond.as_mut())
+            .map_or(0, |c| recast_expr(c, name, with))
+    };
+    match a {
+        Action::Do { each: Some(e), .. } | Action::Draw { each: Some(e), .. }
+            if e.var.text == name =>
+        {
+            0
+        }
+        Action::Do { args, each: e, .. } => {
+            args.iter_mut()
+                .map(|x| recast_expr(x, name, with))
+                .sum::<usize>()
+                + each(e)
+        }
+        Action::Draw { args, each: e, .. } => {
+            args.iter_mut()
+                .flatten()
+                .map(|x| recast_expr(x, name, with))
+                .sum::<usize>()
+                + each(e)
+        }
+        Action::Goto { when, .. } | Action::End { when, .. } => {
+            when.as_mut().map_or(0, |w| recast_expr(w, name, with))
+        }
+        Action::Shuffle { .. } => 0,
+    }
+}
+
+/// Put `with` in place of every free mention of `name` in `e`; how many.
+/// (An expression is at most [`crate::nesting::MAX_EXPR_DEPTH`] deep.)
+fn recast_expr(e: &mut Expr, name: &str, with: &Expr) -> usize {
+    crate::nesting::guarded(|| {
+        let go = |x: &mut Expr| recast_expr(x, name, with);
+        match &mut e.kind {
+            ExprKind::Name(n) if n.text == name => {
+                *e = with.clone();
+                1
+            }
+            ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Unlimited
+            | ExprKind::Name(_) => 0,
+            ExprKind::Field(x, _)
+            | ExprKind::Original(x)
+            | ExprKind::Neg(x)
+            | ExprKind::Not(x)
+            | ExprKind::Is(x, _, _) => go(x),
+            ExprKind::Call(_, args) => args.iter_mut().map(go).sum(),
+            ExprKind::Binary(_, a, b) => go(a) + go(b),
+            ExprKind::If(c, a, b) => go(c) + go(a) + go(b),
+            ExprKind::Quant(_, var, _, _, _) if var.text == name => 0,
+            ExprKind::Quant(_, _, _, cond, of) => go(cond) + of.as_mut().map_or(0, |o| go(o)),
+            ExprKind::Dice { count, scoring, .. } => {
+                go(count) + scoring.as_mut().map_or(0, |s| go(s))
+            }
+        }
+    })
 }
 
 #[cfg(test)]
