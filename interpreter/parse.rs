@@ -705,6 +705,11 @@ impl Builder {
                 ItemKind::Remove(kind, n)
             }
             Rule::step_change => ItemKind::StepChange(self.step_change(span, it)),
+            Rule::phase_change => {
+                let old = self.name(it.next().unwrap());
+                let new = self.name(it.next().unwrap().into_inner().next().unwrap());
+                ItemKind::PhaseRename(old, new)
+            }
             Rule::step => {
                 return Item {
                     kind: ItemKind::StepPatch(self.step_from(span, it)),

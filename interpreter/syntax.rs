@@ -108,6 +108,8 @@ pub enum ItemKind {
     StepPatch(Step),
     /// A base step changed where it stands (`override step "X" ...`).
     StepChange(StepChange),
+    /// A base phase renamed (`override phase "X" as "Y"`): the old name, the new.
+    PhaseRename(Name, Name),
 }
 
 /// `override step "NAME" [as "NEW"] [after|before "OTHER"] [with N = EXPR,

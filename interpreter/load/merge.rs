@@ -129,6 +129,15 @@ impl Merged {
             },
             ItemKind::StepPatch(step) => self.patch_step(step, item.span, diags),
             ItemKind::StepChange(change) => self.change_step(change, diags),
+            ItemKind::PhaseRename(old, new) => {
+                if !self.open_steps().is_some_and(|s| s.rename_phase(&old.text, &new)) {
+                    diags.push(
+                        Diag::new("muster::unknown_phase", format!("there is no phase \"{}\" to rename", old.text))
+                            .at(old.span, "no such phase in the base sequence")
+                            .help("name a phase of the extended ruleset's sequence exactly as it is written there"),
+                    );
+                }
+            }
             ItemKind::Units(block) => self.merge_units(block, item.overrides, item.span, diags),
             ref kind => {
                 let Some((kind, name)) = key(kind).map(|(k, n)| (k, n.to_string())) else {
@@ -608,7 +617,12 @@ impl Steps {
     /// Insert `step` after (or before) the first step named `anchor`;
     /// whether there is one.
     fn insert(&mut self, step: Step, after: bool, anchor: &str) -> bool {
-        let Some(a) = self.names.get(anchor).map(|n| n.first) else {
+        let Some(a) = self
+            .names
+            .get(anchor)
+            .map(|n| n.first)
+            .or_else(|| self.phase_node(anchor))
+        else {
             return false;
         };
         let list = self.nodes[a as usize].list;
@@ -717,6 +731,28 @@ impl Steps {
                 }
             }
         }
+    }
+
+    /// The first phase named `name` (a step placed beside it goes into the
+    /// list that holds the phase: between phases, not inside one).
+    fn phase_node(&self, name: &str) -> Option<u32> {
+        self.nodes
+            .iter()
+            .position(|n| matches!(&n.entry, Entry::Phase(p, _) if p.text == name))
+            .map(|n| n as u32)
+    }
+
+    /// Rename the first phase named `old`; whether there is one.
+    fn rename_phase(&mut self, old: &str, new: &Name) -> bool {
+        for node in &mut self.nodes {
+            if let Entry::Phase(name, _) = &mut node.entry {
+                if name.text == old {
+                    *name = new.clone();
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Take node `n` out of the index of the steps named `name`.
