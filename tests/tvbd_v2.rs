@@ -283,3 +283,210 @@ fn a_step_change_that_cannot_apply_is_refused() {
         assert!(r.contains(says), "{r}");
     }
 }
+
+// ============================================================ the draft
+
+const V1: &str = "rules/tillys_very_bad_day.muster";
+const V2: &str = "rules/tillys_very_bad_day_v2.muster";
+
+/// A situation file of rules/situations/.
+fn situation_text(name: &str) -> String {
+    std::fs::read_to_string(rules().join("situations").join(name)).unwrap()
+}
+
+/// P(the first of two binomials beats, ties, loses to the second): the
+/// attacker's `a` dice each hitting with `pa`, the defender's `d` with `pd`.
+fn melee_closed_form(a: usize, pa: f64, d: usize, pd: f64) -> [f64; 3] {
+    let (x, y) = (common::binomial(a, pa), common::binomial(d, pd));
+    let mut out = [0.0; 3];
+    for (i, px) in x.iter().enumerate() {
+        for (j, py) in y.iter().enumerate() {
+            out[if i > j {
+                0
+            } else if i == j {
+                1
+            } else {
+                2
+            }] += px * py;
+        }
+    }
+    out
+}
+
+/// P(attacker wins), P(draw), P(defender wins) of a melee situation.
+fn winner(b: &mut Build, text: &str) -> [f64; 3] {
+    let o = common::exact(b, text);
+    let w = o.get("winner").unwrap();
+    ["attacker", "draw", "defender"].map(|s| w.p(common::sym(b, s)).to_f64())
+}
+
+/// The draft's main melees beside v1's, each against its closed form:
+/// horse charging the front of pike+shot in the open (unchanged: 3 dice on
+/// 5-6 against 4 on 5-6); pike+shot on pike+shot, supported (4 against 4)
+/// and the defender unsupported (4 against 3; v1 knows no support: 4
+/// against 4); light horse charging shot behind-flank (v2.0a: 3 dice on
+/// 4-6 against the shot's 1 die on 6; v1: 2 dice on 6 against 1 on 6).
+#[test]
+fn the_drafts_main_melees_beside_v1s() {
+    let (mut v1, mut v2) = (common::ruleset(V1), common::ruleset(V2));
+    let third = 1.0 / 3.0;
+    let mut out =
+        String::from("situation: v1 P(attacker wins) P(draw) P(defender wins) | v2.0a the same\n");
+    for (file, want_v1, want_v2) in [
+        (
+            "tvbd2_horse_charges_pike.toml",
+            melee_closed_form(3, third, 4, third),
+            melee_closed_form(3, third, 4, third),
+        ),
+        (
+            "tvbd2_pike_supported.toml",
+            melee_closed_form(4, third, 4, third),
+            melee_closed_form(4, third, 4, third),
+        ),
+        (
+            "tvbd2_pike_unsupported.toml",
+            melee_closed_form(4, third, 4, third),
+            melee_closed_form(4, third, 3, third),
+        ),
+        (
+            "tvbd2_light_horse_behind_flank.toml",
+            melee_closed_form(2, 1.0 / 6.0, 1, 1.0 / 6.0),
+            melee_closed_form(3, 0.5, 1, 1.0 / 6.0),
+        ),
+    ] {
+        let text = situation_text(file);
+        // v1 has no support: the same melee without the facts it lacks.
+        let v1_text: String = text
+            .lines()
+            .filter(|l| !l.contains("supported("))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let (got_v1, got_v2) = (winner(&mut v1, &v1_text), winner(&mut v2, &text));
+        for k in 0..3 {
+            assert!(
+                (got_v1[k] - want_v1[k]).abs() < 1e-12,
+                "{file} v1: {got_v1:?} {want_v1:?}"
+            );
+            assert!(
+                (got_v2[k] - want_v2[k]).abs() < 1e-12,
+                "{file} v2: {got_v2:?} {want_v2:?}"
+            );
+        }
+        out += &format!(
+            "{file}: {:.4} {:.4} {:.4} | {:.4} {:.4} {:.4}\n",
+            got_v1[0], got_v1[1], got_v1[2], got_v2[0], got_v2[1], got_v2[2]
+        );
+    }
+    insta::assert_snapshot!("tvbd2_melee_odds_beside_v1", out);
+}
+
+/// The new shooting modifiers (QRS Shooting Dice), by query: horse in
+/// difficult terrain lose a die; pike+shot in difficult terrain no longer
+/// count as in cover, dragoons and shot still do; rabble and cannon in
+/// field fortifications now do.
+#[test]
+fn the_drafts_shooting_dice() {
+    let mut b = common::ruleset(V2);
+    let s = common::situation(
+        &mut b,
+        r#"
+facts = ["in_difficult(horse)", "in_difficult(ps)", "in_difficult(shot)", "fortified(rabble)", "fortified(guns)"]
+[units.horse]
+type = "Horse"
+[units.ps]
+type = "Pike+Shot"
+[units.shot]
+type = "Shot"
+[units.rabble]
+type = "Rabble"
+[units.guns]
+type = "Cannons"
+[units.musketeers]
+type = "Shot"
+"#,
+    );
+    for (expr, want) in [
+        ("shooting_dice(horse, ps)", "2"),
+        ("shooting_dice(musketeers, ps)", "4"),
+        ("shooting_dice(musketeers, shot)", "3"),
+        ("shooting_dice(musketeers, rabble)", "3"),
+        ("shooting_dice(musketeers, guns)", "3"),
+    ] {
+        assert_eq!(b.query(&s, expr).unwrap().1, want, "{expr}");
+    }
+}
+
+/// The table's support (QRS Infantry Support) against `muster odds`: the
+/// battle's melee step, a supported pike+shot against an unsupported one,
+/// on many seeds, gives the exact odds of the two-unit melee with the
+/// support stated (4 dice against 3).
+#[test]
+fn a_supported_melee_on_the_table_matches_the_exact_odds() {
+    use common::scene::{Scene, Tally};
+    let mut scene = Scene::open(V2, "tvbd2_support.toml", &[], 10.0);
+    let text = situation_text("tvbd2_pike_unsupported.toml");
+    let exact = scene.exact(&text);
+    let mut tally = Tally::new("supported pike+shot -> unsupported pike+shot");
+    for seed in 0..8_000u64 {
+        let mut g = scene.start(seed, false);
+        let (front, foe) = (scene.unit(&g, "front"), scene.unit(&g, "foe"));
+        if seed == 0 {
+            for (expr, want) in [
+                ("supported(front)", "true"),
+                ("supported(foe)", "false"),
+                ("position(front, support)", "to_rear"),
+                ("melee_dice(front, foe)", "4"),
+                ("melee_dice(foe, front)", "3"),
+            ] {
+                let (_, got) = scene.build.query_world(&g.world, expr).unwrap();
+                assert_eq!(got, want, "{expr}");
+            }
+        }
+        let args = [Value::Unit(front as u16), Value::Unit(foe as u16)];
+        g.perform_named("charged", &args).unwrap();
+        g.play_step_named("Step 5.5 Melee").unwrap();
+        let (a, d) = (
+            scene.int(&g, "front", "scored"),
+            scene.int(&g, "foe", "scored"),
+        );
+        let winner = match (
+            scene.bool(&g, "front", "lost_melee"),
+            scene.bool(&g, "foe", "lost_melee"),
+        ) {
+            (false, true) => "attacker",
+            (true, false) => "defender",
+            (false, false) => "draw",
+            (true, true) => panic!("seed {seed}: both lost"),
+        };
+        let got = [
+            ("winner", winner.to_string()),
+            ("attacker_hits", a.to_string()),
+            ("defender_hits", d.to_string()),
+        ];
+        tally.add(&scene, seed, &exact, &got);
+    }
+    assert!(tally.check() >= 10);
+}
+
+/// `muster check`, `battle` and `simulate` run the draft on its default
+/// scenario; the seeded battle's log is pinned.
+#[test]
+fn the_draft_checks_and_plays_its_default_battle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = common::succeeded(common::muster_in(root, &["check", V2]));
+    assert!(out.contains("tillys_very_bad_day_v2.muster: ok"), "{out}");
+    let log = common::succeeded(common::muster_in(root, &["battle", V2, "--seed", "7"]));
+    // The sheet's turn: initiative, the active player first, evades before charges.
+    for line in [
+        "-- Phase 2. Initiative",
+        "-- Phase 3. Active Player / Step 3.1 Active player move",
+        "-- Phase 4. Reactive Player / Step 4.2 Active player shoot",
+        "-- Phase 5. Close Combat / Step 5.3 Evades",
+        "-- Phase 6. Morale / Step 6.5 Commander rally",
+    ] {
+        assert!(log.contains(line), "{line}");
+    }
+    insta::assert_snapshot!("tvbd2_default_seed_7", log);
+    let sim = common::succeeded(common::muster_in(root, &["simulate", V2, "--runs", "20"]));
+    assert!(sim.contains("20"), "{sim}");
+}
