@@ -490,3 +490,41 @@ fn the_draft_checks_and_plays_its_default_battle() {
     let sim = common::succeeded(common::muster_in(root, &["simulate", V2, "--runs", "20"]));
     assert!(sim.contains("20"), "{sim}");
 }
+
+/// A phase renamed, a step placed before a phase (between phases, in the
+/// turn's own list, so the log shows it without a phase), and a phase that
+/// is not there. Changes apply in the order written: the step names the
+/// phase by its v1 name, before the rename.
+#[test]
+fn a_phase_is_renamed_and_a_step_goes_before_a_phase() {
+    let b = draft(
+        r#"
+extends "tillys_very_bad_day.muster"
+step "Phase 2. Initiative" before "Phase 1. Attacker" { do initiative() }
+override phase "Phase 1. Attacker" as "Phase 3. Active Player"
+"#,
+    );
+    let g = b.ruleset.graph.as_ref().unwrap();
+    let turn: Vec<(Option<String>, String)> = g
+        .nodes
+        .iter()
+        .filter(|n| n.in_turn)
+        .map(|n| (n.phase.clone(), n.name.clone()))
+        .collect();
+    assert_eq!(turn[0], (None, "Phase 2. Initiative".into()));
+    assert_eq!(
+        turn[1],
+        (
+            Some("Phase 3. Active Player".into()),
+            "Step 1.1 Attacker Move".into()
+        )
+    );
+    let (codes, r) = refused(
+        "extends \"tillys_very_bad_day.muster\"\noverride phase \"Phase 9. Tea\" as \"Phase 10\"\n",
+    );
+    assert_eq!(codes, ["muster::unknown_phase"], "{r}");
+    assert!(
+        r.contains("there is no phase \"Phase 9. Tea\" to rename"),
+        "{r}"
+    );
+}
