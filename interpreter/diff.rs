@@ -134,6 +134,10 @@ pub enum How {
     /// In both, in another place of an ordered list (a step of the
     /// sequence, a row of a table).
     Moved,
+    /// In both under another name (a step B renames with `override step
+    /// "X" as "Y"`): `a` and `b` are the names; the rule's other changes
+    /// are listed under A's name.
+    Renamed,
 }
 
 /// One difference.
@@ -188,11 +192,22 @@ pub struct Input<'a> {
 
 /// The difference of ruleset A and ruleset B.
 pub fn diff(a: Input, b: Input) -> Diff {
-    let (ea, eb) = (entries(a.loaded), entries(b.loaded));
+    let (ea, mut eb) = (entries(a.loaded), entries(b.loaded));
     let mut changes = Vec::new();
     let (lines_a, lines_b) = (Lines::of(a.sources), Lines::of(b.sources));
     let at_a = |s: Span| lines_a.place(s);
     let at_b = |s: Span| lines_b.place(s);
+    // A rule B renamed is still written where A writes it: matched by that
+    // place, it is compared under A's name.
+    for (old, new, sa, sb) in renamed(&ea, &mut eb, a.sources, b.sources) {
+        changes.push(Change {
+            a: Some(quoted(&old)),
+            b: Some(quoted(&new)),
+            a_at: Some(at_a(sa)),
+            b_at: Some(at_b(sb)),
+            ..Change::new(Kind::Step, &old, Some("name"), How::Renamed)
+        });
+    }
     let index = |es: &[Entry]| -> HashMap<(Kind, String), usize> {
         es.iter()
             .enumerate()
@@ -236,6 +251,42 @@ pub fn diff(a: Input, b: Input) -> Diff {
         identical: changes.is_empty(),
         changes,
     }
+}
+
+/// The steps of B that are steps of A under another name: a step of B
+/// whose name A lacks, written at the very place (file and offset) where a
+/// step of A that B lacks is written. Each gets A's name in `eb`; returned
+/// as (A's name, B's name, A's span, B's span).
+fn renamed(
+    ea: &[Entry],
+    eb: &mut [Entry],
+    sa: &Sources,
+    sb: &Sources,
+) -> Vec<(String, String, Span, Span)> {
+    let names = |es: &[Entry]| -> std::collections::HashSet<String> {
+        es.iter()
+            .filter(|e| e.kind == Kind::Step)
+            .map(|e| e.name.clone())
+            .collect()
+    };
+    let (na, nb) = (names(ea), names(eb));
+    let origin = |s: &Sources, span: Span| (s.get(span.file).name.clone(), span.start);
+    let only_a: HashMap<(String, u32), &Entry> = ea
+        .iter()
+        .filter(|e| e.kind == Kind::Step && !nb.contains(&e.name))
+        .map(|e| (origin(sa, e.span), e))
+        .collect();
+    let mut out = Vec::new();
+    for e in eb
+        .iter_mut()
+        .filter(|e| e.kind == Kind::Step && !na.contains(&e.name))
+    {
+        if let Some(old) = only_a.get(&origin(sb, e.span)) {
+            out.push((old.name.clone(), e.name.clone(), old.span, e.span));
+            e.name = old.name.clone();
+        }
+    }
+    out
 }
 
 impl Change {
@@ -579,6 +630,7 @@ impl Change {
             How::Removed => '-',
             How::Changed => '~',
             How::Moved => '>',
+            How::Renamed => '~',
         };
         let what = match (self.kind, &self.part) {
             (Kind::Unit, Some(p)) => format!("{}.{p}", self.name),
@@ -591,7 +643,7 @@ impl Change {
         };
         let values = match (self.change, one_line(&self.a), one_line(&self.b)) {
             (How::Changed, _, _) if !self.lines.is_empty() => String::new(),
-            (How::Changed | How::Moved, Some(a), Some(b)) => format!(": {a} -> {b}"),
+            (How::Changed | How::Moved | How::Renamed, Some(a), Some(b)) => format!(": {a} -> {b}"),
             (How::Added, _, Some(b)) => format!(": {b}"),
             (How::Removed, Some(a), _) => format!(": {a}"),
             _ => String::new(),
@@ -641,7 +693,15 @@ fn quoted(name: &str) -> String {
 fn entries(loaded: &Loaded) -> Vec<Entry> {
     let Loaded { header: _, items } = loaded;
     let mut out = Out::default();
-    for item in items {
+    // A ruleset plays the last `default_scenario` it is given (a draft's
+    // over its base's): only that one is compared.
+    let last_scenario = items
+        .iter()
+        .rposition(|i| matches!(i.kind, ItemKind::DefaultScenario(..)));
+    for (k, item) in items.iter().enumerate() {
+        if matches!(item.kind, ItemKind::DefaultScenario(..)) && Some(k) != last_scenario {
+            continue;
+        }
         // `overrides` says how the item was merged, not what it is.
         let Item {
             kind,
@@ -971,13 +1031,16 @@ impl Out {
             ItemKind::Sequence(seq) => self.sequence(seq),
             ItemKind::Deck(deck) => self.deck(deck, span),
             // The loader follows `extends` and `import` and applies
-            // removals, `+=` rows and patched steps: none is left in a
-            // merged ruleset, and what they did is in the items above.
+            // removals, `+=` rows, patched and changed steps and renamed
+            // phases: none is left in a merged ruleset, and what they did
+            // is in the items above (the sequence's steps).
             ItemKind::Extends(_)
             | ItemKind::Import(_)
             | ItemKind::Remove(_, _)
             | ItemKind::TableExtend(_, _)
-            | ItemKind::StepPatch(_) => {}
+            | ItemKind::StepPatch(_)
+            | ItemKind::StepChange(_)
+            | ItemKind::PhaseRename(_, _) => {}
         }
     }
 

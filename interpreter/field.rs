@@ -1226,6 +1226,15 @@ impl Field {
                 let a = self.unit(v[0])?;
                 to_value(self.room_behind(w, a))
             }
+            B::FrontFlank => {
+                let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
+                (a != o
+                    && self.on_table[a]
+                    && self.on_table[o]
+                    && self.zone(a, o) == Zone::Flank
+                    && self.bases[a].centre_ahead_of_front(&self.bases[o]))
+                .into()
+            }
             B::RetiredThrough => {
                 let (a, b) = (self.unit(v[0])?, self.unit(v[1])?);
                 self.retired_through.contains(&(a as u16, b as u16)).into()

@@ -459,6 +459,10 @@ pub enum Builtin {
     SameFlank,
     /// `in_front_within(a, b, d)`: part of b in a's front zone within d of its front edge.
     InFrontWithin,
+    /// `front_flank(a, b)`: b is to a's flank with its centre ahead of the
+    /// line of a's front edge (TVBD v2.0a's to-front-flank; a unit to flank
+    /// and not so is behind-flank).
+    FrontFlank,
     /// `in_contact(a, b)`: the bases touch.
     InContact,
     /// `aligned(a, b)`: facing the same or the opposite way, sides in line.
@@ -553,6 +557,7 @@ impl Builtin {
             "zone" => Zone,
             "same_flank" => SameFlank,
             "in_front_within" => InFrontWithin,
+            "front_flank" => FrontFlank,
             "in_contact" => InContact,
             "aligned" => Aligned,
             "nearest_enemy" => NearestEnemy,
@@ -599,7 +604,8 @@ impl Builtin {
             | B::UnitsBetween
             | B::SameCommand
             | B::Grouped
-            | B::RetiredThrough => (&[Unit, Unit], Bool),
+            | B::RetiredThrough
+            | B::FrontFlank => (&[Unit, Unit], Bool),
             B::NearestEnemy | B::NearestFriend => (&[Unit], Unit),
             B::InTerrain | B::TouchesTerrain => (&[Unit, Terrain], Bool),
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),

@@ -704,6 +704,12 @@ impl Builder {
                 let n = self.name(it.next().unwrap());
                 ItemKind::Remove(kind, n)
             }
+            Rule::step_change => ItemKind::StepChange(self.step_change(span, it)),
+            Rule::phase_change => {
+                let old = self.name(it.next().unwrap());
+                let new = self.name(it.next().unwrap().into_inner().next().unwrap());
+                ItemKind::PhaseRename(old, new)
+            }
             Rule::step => {
                 return Item {
                     kind: ItemKind::StepPatch(self.step_from(span, it)),
@@ -881,6 +887,57 @@ impl Builder {
             actions,
             span,
         }
+    }
+
+    /// `override step "NAME" [as "NEW"] [after|before "OTHER"] [with ... | { ... }]`
+    /// (the `override` already read).
+    fn step_change(
+        &self,
+        span: Span,
+        mut it: std::iter::Peekable<pest::iterators::Pairs<Rule>>,
+    ) -> StepChange {
+        let s = it.next().unwrap();
+        let name = Name {
+            span: self.span(&s),
+            text: unquote(s),
+        };
+        let mut change = StepChange {
+            name,
+            rename: None,
+            anchor: None,
+            recast: Vec::new(),
+            body: None,
+            span,
+        };
+        let string = |this: &Self, x: P| {
+            let s = x.into_inner().next().unwrap();
+            Name {
+                span: this.span(&s),
+                text: unquote(s),
+            }
+        };
+        for x in it {
+            match x.as_rule() {
+                Rule::step_rename => change.rename = Some(string(self, x)),
+                Rule::step_anchor => {
+                    let after = x.as_str().trim_start().starts_with("after");
+                    change.anchor = Some((after, string(self, x)));
+                }
+                Rule::step_recast => {
+                    for r in x.into_inner() {
+                        let mut r = r.into_inner();
+                        let n = self.name(r.next().unwrap());
+                        let e = self.expr(r.next().unwrap());
+                        change.recast.push((n, e));
+                    }
+                }
+                Rule::step_body => {
+                    change.body = Some(x.into_inner().filter_map(|a| self.action(a)).collect())
+                }
+                r => unreachable!("grammar rule {r:?} in a step change"),
+            }
+        }
+        change
     }
 
     /// An action of a step or a card (`None` for anything else).

@@ -106,6 +106,27 @@ pub enum ItemKind {
     Remove(Name, Name),
     /// A step inserted into the base sequence (`step "X" after "Y" { }`).
     StepPatch(Step),
+    /// A base step changed where it stands (`override step "X" ...`).
+    StepChange(StepChange),
+    /// A base phase renamed (`override phase "X" as "Y"`): the old name, the new.
+    PhaseRename(Name, Name),
+}
+
+/// `override step "NAME" [as "NEW"] [after|before "OTHER"] [with N = EXPR,
+/// ... | { ACTIONS }]`: the first step of the base sequence named NAME,
+/// renamed, moved, its actions given expressions for names (`with`, a new
+/// actor: `attacker = active_side()`) or replaced.
+#[derive(Clone, Debug)]
+pub struct StepChange {
+    pub name: Name,
+    pub rename: Option<Name>,
+    pub anchor: Option<(bool, Name)>,
+    /// `with NAME = EXPR, ...`: every mention of NAME in the step's actions
+    /// (not bound there by a `for each` or a quantifier) becomes EXPR.
+    pub recast: Vec<(Name, Expr)>,
+    /// `{ ACTIONS }`: the step's new actions.
+    pub body: Option<Vec<Action>>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]

@@ -31,4 +31,5 @@ mod scenario;
 mod shard;
 mod thistle;
 mod tvbd;
+mod tvbd_v2;
 mod untrusted;

@@ -488,3 +488,50 @@ fn exact_differences() {
     assert!((d.to_f64() - 0.5).abs() < 1e-12, "{d:?}");
     assert_eq!(difference(Prob::Float(0.5), p(1, 4)), Signed::Float(-0.25));
 }
+
+/// The v2.0a draft against v1 (issue 30): the steps the draft renames with
+/// `override step ... as ...` are matched by where v1 writes them, so the
+/// diff says "renamed" and then what else changed (their phase, the side
+/// that acts), instead of every step removed and added again; the new
+/// steps, the steps moved (evades before charges), the resolves the sheet
+/// changes and the columns it adds are each one line.
+#[test]
+fn tvbd_against_its_v2_draft() {
+    const V2: &str = "rules/tillys_very_bad_day_v2.muster";
+    let out = muster(&["diff", TVBD, V2]);
+    has_line(
+        &out,
+        &format!("~ step \"Step 1.1 Attacker Move\", name: \"Step 1.1 Attacker Move\" -> \"Step 3.1 Active player move\"  [{TVBD}:1154]"),
+    );
+    has_line(
+        &out,
+        &format!("~ step \"Step 1.2 Defender Shoot\", actions: do shooting(defender) -> do shooting(reactive_side())  [{TVBD}:1158]"),
+    );
+    has_line(
+        &out,
+        &format!("> step \"Step 3.2 Charge\": after \"Step 3.1 Declare Charge\" -> after \"Step 3.3 Point Blank Shooting\"  [{TVBD}:1172]"),
+    );
+    assert_eq!(lines_of(&out, "- step ").len(), 0, "{out}");
+    assert_eq!(lines_of(&out, "+ step ").len(), 5, "{out}");
+    assert_eq!(lines_of(&out, "~ Shot.resolve: 3 -> 4").len(), 1, "{out}");
+    assert_eq!(
+        lines_of(&out, "~ Light horse.resolve: 2 -> 3").len(),
+        1,
+        "{out}"
+    );
+    assert_eq!(
+        lines_of(&out, "+ Cannons.limbered_move: 3").len(),
+        1,
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&muster(&["diff", TVBD, V2, "--json"])).unwrap();
+    let renamed = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["change"] == "renamed")
+        .count();
+    assert_eq!(renamed, 15);
+    insta::assert_snapshot!("tvbd_against_v2_draft", out);
+}

@@ -903,6 +903,7 @@ fn toml_mutant(text: &str, i: usize, rng: &mut Rng) -> String {
 fn ruleset_of(file: &str) -> &'static str {
     match file.split('_').next() {
         Some("tvbd") => "rules/tillys_very_bad_day.muster",
+        Some("tvbd2") => "rules/tillys_very_bad_day_v2.muster",
         Some("thistle") => "rules/thistle_lily_and_rose.muster",
         Some("matchlocks") => "rules/never_mind_the_matchlocks.muster",
         _ => panic!("{file}: whose?"),

@@ -196,6 +196,18 @@ impl Base {
         self.clipped(*local, &[(0.0, side, hw)]).area() > AREA_EPS
     }
 
+    /// Whether the centre of `o` lies ahead of the line of this base's
+    /// front edge (by more than [`EPS`]). Of a unit to flank, this tells
+    /// TVBD v2.0a's to-front-flank (ahead) from its behind-flank (level
+    /// with the front edge or behind it). Reading: the sheet's diagram of
+    /// relative positions is lost; v1 says that where a stand's position
+    /// matters it is its centre point, so the split is the line of the
+    /// front edge carried out into the flank zones, and the centre of the
+    /// other base decides.
+    pub fn centre_ahead_of_front(&self, o: &Base) -> bool {
+        self.local(o.centre).0 > self.depth * 0.5 + EPS
+    }
+
     /// Whether some part of `o` lies in the front zone no further than `d`
     /// (plus [`EPS`]) from the front edge: "directly in front", as zones of
     /// control are.

@@ -128,6 +128,16 @@ impl Merged {
                 ),
             },
             ItemKind::StepPatch(step) => self.patch_step(step, item.span, diags),
+            ItemKind::StepChange(change) => self.change_step(change, diags),
+            ItemKind::PhaseRename(old, new) => {
+                if !self.open_steps().is_some_and(|s| s.rename_phase(&old.text, &new)) {
+                    diags.push(
+                        Diag::new("muster::unknown_phase", format!("there is no phase \"{}\" to rename", old.text))
+                            .at(old.span, "no such phase in the base sequence")
+                            .help("name a phase of the extended ruleset's sequence exactly as it is written there"),
+                    );
+                }
+            }
             ItemKind::Units(block) => self.merge_units(block, item.overrides, item.span, diags),
             ref kind => {
                 let Some((kind, name)) = key(kind).map(|(k, n)| (k, n.to_string())) else {
@@ -202,6 +212,12 @@ impl Merged {
         true
     }
 
+    /// A `units` block of an extending file: rows of new types go into a
+    /// block of their own; `override` rows change the base's rows in
+    /// place. A column the base block lacks joins it (a draft's new stat,
+    /// such as TVBD v2.0a's charge move): every live row of that base
+    /// block must then get a value in this block, or the rows left
+    /// without one are named in one diagnostic (`muster::missing_stat_value`).
     fn merge_units(
         &mut self,
         block: UnitsBlock,
@@ -210,8 +226,12 @@ impl Merged {
         diags: &mut Vec<Diag>,
     ) {
         // Where each of this block's columns is in a base block's, worked
-        // out once per base block.
-        let mut columns: HashMap<usize, Vec<Option<usize>>> = HashMap::new();
+        // out once per base block (adding the columns it lacks).
+        let mut columns: HashMap<usize, Vec<usize>> = HashMap::new();
+        // The base rows given a value in an added column: (block, row, column).
+        let mut given: HashSet<(usize, usize, usize)> = HashSet::new();
+        // The columns added: (block, column, the column's name here).
+        let mut added: Vec<(usize, usize, Name)> = Vec::new();
         let mut fresh = Vec::new();
         for row in block.rows {
             let found = self
@@ -224,29 +244,18 @@ impl Merged {
                     else {
                         unreachable!("unit rows are indexed in units blocks")
                     };
-                    let map = columns.entry(at).or_insert_with(|| {
-                        block
-                            .columns
-                            .iter()
-                            .map(|col| b.columns.iter().position(|c| c.text == col.text))
-                            .collect()
-                    });
+                    let map = columns
+                        .entry(at)
+                        .or_insert_with(|| base_columns(b, &block.columns, at, &mut added));
                     // Map the new row's columns onto the base block's.
                     let mut new = b.rows[pos].clone();
                     if !row.classes.is_empty() {
                         new.classes = row.classes.clone();
                     }
-                    for (ci, col) in block.columns.iter().enumerate() {
-                        match map[ci] {
-                            Some(bi) if ci < row.values.len() && bi < new.values.len() => {
-                                new.values[bi] = row.values[ci]
-                            }
-                            Some(_) => {}
-                            None => diags.push(
-                                Diag::new("muster::unknown_stat", format!("the base units table has no column `{}`", col.text))
-                                    .at(col.span, "not a column of the base table")
-                                    .help("an overriding row may use any of the base table's columns, in any order"),
-                            ),
+                    for (ci, &bi) in map.iter().enumerate() {
+                        if ci < row.values.len() && bi < new.values.len() {
+                            new.values[bi] = row.values[ci];
+                            given.insert((at, pos, bi));
                         }
                     }
                     new.span = row.span;
@@ -277,6 +286,7 @@ impl Merged {
                 None => fresh.push(row),
             }
         }
+        self.check_added_columns(&added, &given, diags);
         if !fresh.is_empty() {
             self.push(Item {
                 kind: ItemKind::Units(UnitsBlock {
@@ -289,6 +299,49 @@ impl Merged {
         }
     }
 
+    /// Every live row of a base block a column was added to must have been
+    /// given a value in it: the rows that were not are named.
+    fn check_added_columns(
+        &self,
+        added: &[(usize, usize, Name)],
+        given: &HashSet<(usize, usize, usize)>,
+        diags: &mut Vec<Diag>,
+    ) {
+        for (at, bi, col) in added {
+            let Some(Item {
+                kind: ItemKind::Units(b),
+                ..
+            }) = &self.items[*at]
+            else {
+                continue;
+            };
+            let missing: Vec<&str> = (0..b.rows.len())
+                .filter(|r| {
+                    !self.removed_rows.contains(&(*at, *r)) && !given.contains(&(*at, *r, *bi))
+                })
+                .map(|r| b.rows[r].name.text.as_str())
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            diags.push(
+                Diag::new(
+                    "muster::missing_stat_value",
+                    format!(
+                        "the new column `{}` has no value for {}",
+                        col.text,
+                        missing.join(", ")
+                    ),
+                )
+                .at(col.span, "a column the base units table did not have")
+                .note(b.rows[0].span, "the base table")
+                .help(format!(
+                    "a column added to the base's units table needs a value for every type in it: add an `override` row for {} (`none` where the type has none)",
+                    missing.join(", ")
+                )),
+            );
+        }
+    }
     /// The first sequence, opened for patching (once).
     fn open_steps(&mut self) -> Option<&mut Steps> {
         if self.steps.is_none() {
@@ -333,6 +386,23 @@ impl Merged {
         }
     }
 
+    /// `override step "X" ...`: the first step of that name changed where
+    /// it stands (or moved beside another).
+    fn change_step(&mut self, change: StepChange, diags: &mut Vec<Diag>) {
+        let Some(steps) = self.open_steps() else {
+            diags.push(
+                Diag::new(
+                    "muster::unknown_step",
+                    format!("there is no sequence with a step \"{}\" to change", change.name.text),
+                )
+                .at(change.name.span, "no sequence to change")
+                .help("`override step` changes a step of the sequence of the ruleset this file extends"),
+            );
+            return;
+        };
+        steps.change(change, diags);
+    }
+
     /// The merged items, in order, with every change applied.
     pub(super) fn finish(mut self) -> Vec<Item> {
         if let Some(steps) = self.steps.take() {
@@ -367,6 +437,33 @@ impl Merged {
         }
         out
     }
+}
+
+/// Where each column of an extending `units` block is in the base block
+/// `b` (the item at `at`): a column `b` lacks is added to it, every row
+/// getting `none` there until a row of the extending block gives it a
+/// value (each added column is recorded in `added`).
+fn base_columns(
+    b: &mut UnitsBlock,
+    cols: &[Name],
+    at: usize,
+    added: &mut Vec<(usize, usize, Name)>,
+) -> Vec<usize> {
+    cols.iter()
+        .map(
+            |col| match b.columns.iter().position(|c| c.text == col.text) {
+                Some(bi) => bi,
+                None => {
+                    b.columns.push(col.clone());
+                    for row in &mut b.rows {
+                        row.values.push((StatValue::None, col.span));
+                    }
+                    added.push((at, b.columns.len() - 1, col.clone()));
+                    b.columns.len() - 1
+                }
+            },
+        )
+        .collect()
 }
 
 // -------------------------------------------------------------- the steps
@@ -520,7 +617,12 @@ impl Steps {
     /// Insert `step` after (or before) the first step named `anchor`;
     /// whether there is one.
     fn insert(&mut self, step: Step, after: bool, anchor: &str) -> bool {
-        let Some(a) = self.names.get(anchor).map(|n| n.first) else {
+        let Some(a) = self
+            .names
+            .get(anchor)
+            .map(|n| n.first)
+            .or_else(|| self.phase_node(anchor))
+        else {
             return false;
         };
         let list = self.nodes[a as usize].list;
@@ -547,25 +649,156 @@ impl Steps {
         true
     }
 
+    /// Change the first step named as `c` says: its actions replaced or
+    /// given new names (`with`), renamed, moved beside another step.
+    fn change(&mut self, c: StepChange, diags: &mut Vec<Diag>) {
+        let Some(n) = self.names.get(&c.name.text).map(|n| n.first) else {
+            diags.push(
+                Diag::new(
+                    "muster::unknown_step",
+                    format!("there is no step \"{}\" to change", c.name.text),
+                )
+                .at(c.name.span, "no such step in the base sequence")
+                .help(
+                    "name a step of the extended ruleset's sequence exactly as it is written there",
+                ),
+            );
+            return;
+        };
+        if c.rename.is_none() && c.anchor.is_none() && c.recast.is_empty() && c.body.is_none() {
+            diags.push(
+                Diag::new("muster::step_change", format!("this changes nothing in step \"{}\"", c.name.text))
+                    .at(c.span, "no new name, place, actor or actions")
+                    .help("say what changes: `as \"NEW NAME\"`, `after \"STEP\"` or `before \"STEP\"`, `with NAME = EXPR`, or `{ new actions }`"),
+            );
+            return;
+        }
+        if let Some((_, anchor)) = &c.anchor {
+            if anchor.text == c.name.text || !self.names.contains_key(&anchor.text) {
+                diags.push(
+                    Diag::new("muster::unknown_step", format!("there is no other step \"{}\" to move this step beside", anchor.text))
+                        .at(anchor.span, "no such step (besides the one moved) in the base sequence")
+                        .help("name another step of the extended ruleset's sequence exactly as it is written there"),
+                );
+                return;
+            }
+        }
+        let Entry::Step(mut step) =
+            std::mem::replace(&mut self.nodes[n as usize].entry, Entry::Gone)
+        else {
+            unreachable!("the names index live steps")
+        };
+        if let Some(body) = c.body {
+            step.actions = body;
+        }
+        for (name, with) in &c.recast {
+            let mut found = 0;
+            for a in &mut step.actions {
+                found += recast_action(a, &name.text, with);
+            }
+            if found == 0 {
+                diags.push(
+                    Diag::new(
+                        "muster::step_change",
+                        format!("step \"{}\" never names `{}`", c.name.text, name.text),
+                    )
+                    .at(name.span, "nothing to put this expression in place of")
+                    .help("`with NAME = EXPR` replaces a name the step's actions use, such as the side that acts: `with attacker = active_side()`"),
+                );
+            }
+        }
+        self.forget_node(n, &c.name.text);
+        if let Some(new) = c.rename {
+            step.name = new;
+        }
+        match c.anchor {
+            Some((after, anchor)) => {
+                self.unlink(n);
+                self.insert(step, after, &anchor.text);
+            }
+            None => {
+                let name = step.name.text.clone();
+                self.nodes[n as usize].entry = Entry::Step(step);
+                let rank = self.rank(n);
+                let first = self.names.get(&name).map(|named| self.rank(named.first));
+                let named = self.names.entry(name).or_insert(Named {
+                    nodes: Vec::new(),
+                    first: n,
+                });
+                named.nodes.push(n);
+                if first.is_some_and(|f| rank < f) {
+                    named.first = n;
+                }
+            }
+        }
+    }
+
+    /// The first phase named `name` (a step placed beside it goes into the
+    /// list that holds the phase: between phases, not inside one).
+    fn phase_node(&self, name: &str) -> Option<u32> {
+        self.nodes
+            .iter()
+            .position(|n| matches!(&n.entry, Entry::Phase(p, _) if p.text == name))
+            .map(|n| n as u32)
+    }
+
+    /// Rename the first phase named `old`; whether there is one.
+    fn rename_phase(&mut self, old: &str, new: &Name) -> bool {
+        for node in &mut self.nodes {
+            if let Entry::Phase(name, _) = &mut node.entry {
+                if name.text == old {
+                    *name = new.clone();
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Take node `n` out of the index of the steps named `name`.
+    fn forget_node(&mut self, n: u32, name: &str) {
+        let Some(named) = self.names.get_mut(name) else {
+            return;
+        };
+        named.nodes.retain(|&m| m != n);
+        let nodes = std::mem::take(&mut named.nodes);
+        if nodes.is_empty() {
+            self.names.remove(name);
+            return;
+        }
+        let first = *nodes
+            .iter()
+            .min_by_key(|&&m| self.rank(m))
+            .expect("not empty");
+        let named = self.names.get_mut(name).expect("still there");
+        named.nodes = nodes;
+        named.first = first;
+    }
+
+    /// Take node `n` out of its list (its entry is left as it is).
+    fn unlink(&mut self, n: u32) {
+        let (list, prev, next) = {
+            let node = &self.nodes[n as usize];
+            (node.list as usize, node.prev, node.next)
+        };
+        match prev {
+            NIL => self.lists[list].head = next,
+            p => self.nodes[p as usize].next = next,
+        }
+        match next {
+            NIL => self.lists[list].tail = prev,
+            x => self.nodes[x as usize].prev = prev,
+        }
+    }
+
     /// Remove every step named `name`; whether there was one.
     fn remove(&mut self, name: &str) -> bool {
         let Some(named) = self.names.remove(name) else {
             return false;
         };
         for n in named.nodes {
-            let (list, prev, next) = {
-                let node = &mut self.nodes[n as usize];
-                node.entry = Entry::Gone;
-                (node.list as usize, node.prev, node.next)
-            };
-            match prev {
-                NIL => self.lists[list].head = next,
-                p => self.nodes[p as usize].next = next,
-            }
-            match next {
-                NIL => self.lists[list].tail = prev,
-                x => self.nodes[x as usize].prev = prev,
-            }
+            self.nodes[n as usize].entry = Entry::Gone;
+            self.unlink(n);
         }
         true
     }
@@ -690,6 +923,75 @@ impl Steps {
         }
         out
     }
+}
+
+// -------------------------------------------------------------- recasting a step
+
+/// Put `with` in place of every mention of the name `name` in an action
+/// (`with attacker = active_side()`); how many there were. A `for each`
+/// that binds the name hides it from the action.
+fn recast_action(a: &mut Action, name: &str, with: &Expr) -> usize {
+    let each = |e: &mut Option<Each>| -> usize {
+        e.as_mut()
+            .and_then(|e| e.cond.as_mut())
+            .map_or(0, |c| recast_expr(c, name, with))
+    };
+    match a {
+        Action::Do { each: Some(e), .. } | Action::Draw { each: Some(e), .. }
+            if e.var.text == name =>
+        {
+            0
+        }
+        Action::Do { args, each: e, .. } => {
+            args.iter_mut()
+                .map(|x| recast_expr(x, name, with))
+                .sum::<usize>()
+                + each(e)
+        }
+        Action::Draw { args, each: e, .. } => {
+            args.iter_mut()
+                .flatten()
+                .map(|x| recast_expr(x, name, with))
+                .sum::<usize>()
+                + each(e)
+        }
+        Action::Goto { when, .. } | Action::End { when, .. } => {
+            when.as_mut().map_or(0, |w| recast_expr(w, name, with))
+        }
+        Action::Shuffle { .. } => 0,
+    }
+}
+
+/// Put `with` in place of every free mention of `name` in `e`; how many.
+/// (An expression is at most [`crate::nesting::MAX_EXPR_DEPTH`] deep.)
+fn recast_expr(e: &mut Expr, name: &str, with: &Expr) -> usize {
+    crate::nesting::guarded(|| {
+        let go = |x: &mut Expr| recast_expr(x, name, with);
+        match &mut e.kind {
+            ExprKind::Name(n) if n.text == name => {
+                *e = with.clone();
+                1
+            }
+            ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Unlimited
+            | ExprKind::Name(_) => 0,
+            ExprKind::Field(x, _)
+            | ExprKind::Original(x)
+            | ExprKind::Neg(x)
+            | ExprKind::Not(x)
+            | ExprKind::Is(x, _, _) => go(x),
+            ExprKind::Call(_, args) => args.iter_mut().map(go).sum(),
+            ExprKind::Binary(_, a, b) => go(a) + go(b),
+            ExprKind::If(c, a, b) => go(c) + go(a) + go(b),
+            ExprKind::Quant(_, var, _, _, _) if var.text == name => 0,
+            ExprKind::Quant(_, _, _, cond, of) => go(cond) + of.as_mut().map_or(0, |o| go(o)),
+            ExprKind::Dice { count, scoring, .. } => {
+                go(count) + scoring.as_mut().map_or(0, |s| go(s))
+            }
+        }
+    })
 }
 
 #[cfg(test)]
