@@ -44,6 +44,7 @@ pub mod parse;
 pub mod phase_graph;
 pub mod procedures;
 pub mod rng;
+pub mod rolls;
 pub mod scenario;
 pub mod simulate;
 pub mod situation;
@@ -119,12 +120,19 @@ pub fn problems(diags: &[Diag]) -> usize {
 
 /// Load and compile a ruleset file (following `extends` and `import`).
 pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
+    build_with(path, &[])
+}
+
+/// Load and compile a ruleset file with some of its number options set
+/// (`--option NAME=N`: a face count the book leaves open), as a house rule
+/// overriding each would.
+pub fn build_with(path: &Path, numbers: &[(String, i64)]) -> Result<Build, (Vec<Diag>, Sources)> {
     let mut sources = Sources::default();
     let loaded = match load::load_path(path, &mut sources) {
         Ok(l) => l,
         Err(d) => return Err((capped(d, &sources), sources)),
     };
-    match compile::compile(&loaded) {
+    match compile::compile_with(&loaded, numbers) {
         Ok(ruleset) => Ok(Build {
             ruleset,
             sources,

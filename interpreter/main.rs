@@ -70,8 +70,9 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Switch an optional rule: `--option evade=on` (repeatable; wins
-        /// over the situation file).
-        #[arg(long = "option", value_name = "NAME=on|off")]
+        /// over the situation file), or set a number option the ruleset is
+        /// compiled with: `--option red_blank=2`.
+        #[arg(long = "option", value_name = "NAME=on|off|N")]
         options: Vec<String>,
     },
     /// Play one battle: a narrative of every step, roll and move.
@@ -88,8 +89,9 @@ enum Command {
         /// Draw the table at the end of every turn into this folder (turn-NN.svg).
         #[arg(long)]
         svg: Option<PathBuf>,
-        /// Switch an optional rule: `--option variable_army_morale=on` (repeatable).
-        #[arg(long = "option", value_name = "NAME=on|off")]
+        /// Switch an optional rule: `--option variable_army_morale=on`
+        /// (repeatable), or set a number option: `--option red_blank=2`.
+        #[arg(long = "option", value_name = "NAME=on|off|N")]
         options: Vec<String>,
     },
     /// Play many battles over all cores and summarise who wins and why.
@@ -107,12 +109,12 @@ enum Command {
         b: PathBuf,
         #[command(flatten)]
         run: Runs,
-        /// Switch an optional rule under A only (repeatable).
-        #[arg(long = "option-a", value_name = "NAME=on|off")]
+        /// Switch an optional rule, or set a number option, under A only (repeatable).
+        #[arg(long = "option-a", value_name = "NAME=on|off|N")]
         options_a: Vec<String>,
-        /// Switch an optional rule under B only (repeatable): `muster
+        /// Switch an optional rule, or set a number option, under B only (repeatable): `muster
         /// compare R R --option-b evade=on` shows what the option does.
-        #[arg(long = "option-b", value_name = "NAME=on|off")]
+        #[arg(long = "option-b", value_name = "NAME=on|off|N")]
         options_b: Vec<String>,
     },
     /// Check an army roster (TOML) against the ruleset's army list and total its points.
@@ -155,9 +157,10 @@ struct Runs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// Switch an optional rule: `--option variable_army_morale=on`
-    /// (repeatable; compare: under both rulesets).
-    #[arg(long = "option", value_name = "NAME=on|off")]
+    /// Switch an optional rule: `--option variable_army_morale=on`, or set
+    /// a number option: `--option red_blank=2` (repeatable; compare: under
+    /// both rulesets).
+    #[arg(long = "option", value_name = "NAME=on|off|N")]
     options: Vec<String>,
 }
 
@@ -237,7 +240,25 @@ fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
 }
 
 fn load(path: &Path) -> Result<Build, ExitCode> {
-    muster::build(path).map_err(|(d, s)| report(&d, &s))
+    load_with(path, &[])
+}
+
+/// Load a ruleset with the number options among `options` (`NAME=N`: a
+/// face count...) set, as a house rule overriding each would.
+fn load_with(path: &Path, options: &[String]) -> Result<Build, ExitCode> {
+    muster::build_with(path, &numbers(options)).map_err(|(d, s)| report(&d, &s))
+}
+
+/// The `--option NAME=N` among the options: numbers the ruleset is compiled
+/// with (the rest are switches, set per world by [`set_options`]).
+fn numbers(options: &[String]) -> Vec<(String, i64)> {
+    options
+        .iter()
+        .filter_map(|o| {
+            let (name, value) = o.split_once('=')?;
+            Some((name.to_string(), value.trim().parse::<i64>().ok()?))
+        })
+        .collect()
 }
 
 /// A file named on the command line (a situation, a roster), read with the
@@ -308,7 +329,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             svg,
             options,
         } => {
-            let mut b = load(&ruleset)?;
+            let mut b = load_with(&ruleset, &options)?;
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
@@ -367,7 +388,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     options,
                 },
         } => {
-            let mut b = load(&ruleset)?;
+            let mut b = load_with(&ruleset, &options)?;
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
@@ -413,8 +434,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             options_a,
             options_b,
         } => {
-            let mut ba = load(&a)?;
-            let mut bb = load(&b)?;
+            let both = |x: &[String]| [options.clone(), x.to_vec()].concat();
+            let mut ba = load_with(&a, &both(&options_a))?;
+            let mut bb = load_with(&b, &both(&options_b))?;
             // Both play one file: the scenario given, else A's default.
             let file = match scenario {
                 Some(f) => f,
@@ -490,7 +512,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             // Sampling runs on rayon's global pool: its threads, with room
             // on their stacks.
             let _ = pool_builder(threads).build_global();
-            let mut b = load(&ruleset)?;
+            let mut b = load_with(&ruleset, &options)?;
             let text = read_input(&situation, &b.sources)?;
             let mut s = b
                 .situation(&situation.display().to_string(), &text)
@@ -650,7 +672,7 @@ fn to_table(
             };
             out.push_str(&format!(
                 "  {:<12} {:>7.4}{frac}\n",
-                w.show(rs, *v),
+                rs.show_typed(w, &oc.ty, *v),
                 p.to_f64()
             ));
         }
@@ -671,9 +693,9 @@ fn to_json(
         let mut m = Map::new();
         let mut e = Map::new();
         for (v, p) in &oc.values {
-            m.insert(w.show(rs, *v), json!(p.to_f64()));
+            m.insert(rs.show_typed(w, &oc.ty, *v), json!(p.to_f64()));
             if let (Method::Exact, Some((n, d))) = (&o.method, p.fraction()) {
-                e.insert(w.show(rs, *v), json!(format!("{n}/{d}")));
+                e.insert(rs.show_typed(w, &oc.ty, *v), json!(format!("{n}/{d}")));
             }
         }
         outcomes.insert(oc.name.clone(), Value::Object(m));
@@ -838,15 +860,25 @@ fn set_options(
 ) -> Result<(), ExitCode> {
     for o in options {
         let (name, value) = o.split_once('=').unwrap_or((o.as_str(), "on"));
+        if value.trim().parse::<i64>().is_ok() {
+            // A number: the ruleset was compiled with it (`load_with`).
+            continue;
+        }
         let on = match value {
             "on" | "true" => true,
             "off" | "false" => false,
             _ => {
-                errln!("error: `--option {o}`: the value must be on or off");
+                errln!("error: `--option {o}`: the value must be on, off or a number");
                 return Err(ExitCode::FAILURE);
             }
         };
         match rs.option(name) {
+            Some(i) if rs.options[i as usize].number.is_some() => {
+                errln!(
+                    "error: `--option {o}`: `{name}` is a number option; give it a number (`--option {name}=N`)"
+                );
+                return Err(ExitCode::FAILURE);
+            }
             Some(i) => world.options[i as usize] = on,
             None => {
                 let names: Vec<&str> = rs.options.iter().map(|x| x.name.as_str()).collect();

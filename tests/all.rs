@@ -23,6 +23,7 @@ mod nesting;
 mod output;
 mod quantifiers;
 mod robustness;
+mod rolls;
 mod rulesets;
 mod scenario;
 mod thistle;

@@ -59,6 +59,10 @@ impl std::fmt::Debug for Native {
     }
 }
 
+/// The most dice of a fixed roll generated inline, one after another; a
+/// larger one calls back into Rust.
+const MAX_UNROLLED_ROLL: i64 = 64;
+
 /// The rare end of Lemire's reduction, exactly as [`Rng::below`] does it:
 /// the generated code has drawn `x` and found `low = x * n (mod 2^64)`
 /// below `n`; reject while under the threshold, then return the high word.
@@ -74,6 +78,22 @@ extern "C" fn muster_below_finish(rng: *mut Rng, n: u64, low: u64, high: u64) ->
         high = (m >> 64) as u64;
     }
     high
+}
+
+/// A fixed roll too large to unroll (see [`super::typed::TRoll`]).
+extern "C" fn muster_roll(typed: *const Typed, roll: u64, rng: *mut Rng) -> i64 {
+    // SAFETY: both pointers come from `Native::run`'s own references.
+    let (typed, rng) = unsafe { (&*typed, &mut *rng) };
+    let r = &typed.rolls()[roll as usize];
+    let counts = r.fixed.as_deref().unwrap_or_default();
+    let mut total = 0i64;
+    for ((d, reading), n) in r.dice.iter().zip(&r.readings).zip(counts) {
+        let sides = typed.sides(*d);
+        for _ in 0..*n {
+            total += reading[rng.below(sides) as usize];
+        }
+    }
+    total
 }
 
 extern "C" fn muster_pool(typed: *const Typed, pool: u64, n: i64, t: i64, rng: *mut Rng) -> i64 {
@@ -132,6 +152,11 @@ pub fn compile(p: &Typed) -> Option<Native> {
             }
             T::Outcome { idx, .. } => (*idx as usize) < p.outcome_len(),
             T::Pool { pool, .. } => (*pool as usize) < p.pools().len(),
+            // A roll whose counts are only known in play is interpreted.
+            T::Roll { roll, .. } => p
+                .rolls()
+                .get(*roll as usize)
+                .is_some_and(|r| r.fixed.is_some()),
             _ => true,
         };
         if !ok {
@@ -148,6 +173,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
         .ok()?;
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
     jb.symbol("muster_pool", muster_pool as *const u8);
+    jb.symbol("muster_roll", muster_roll as *const u8);
     jb.symbol("muster_below_finish", muster_below_finish as *const u8);
     let mut module = JITModule::new(jb);
     let ptr = module.target_config().pointer_type();
@@ -176,6 +202,17 @@ pub fn compile(p: &Typed) -> Option<Native> {
         .declare_function("muster_pool", Linkage::Import, &pool_sig)
         .ok()?;
 
+    let mut roll_sig = module.make_signature();
+    roll_sig.params.extend([
+        AbiParam::new(ptr),
+        AbiParam::new(types::I64),
+        AbiParam::new(ptr),
+    ]);
+    roll_sig.returns.push(AbiParam::new(types::I64));
+    let roll_id = module
+        .declare_function("muster_roll", Linkage::Import, &roll_sig)
+        .ok()?;
+
     let mut sig: Signature = module.make_signature();
     for _ in 0..5 {
         sig.params.push(AbiParam::new(ptr));
@@ -191,6 +228,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let pool_fn = module.declare_func_in_func(pool_id, b.func);
+        let roll_fn = module.declare_func_in_func(roll_id, b.func);
         let finish = module.declare_func_in_func(finish_id, b.func);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -364,6 +402,44 @@ pub fn compile(p: &Typed) -> Option<Native> {
                     let bad = b.ins().icmp_imm_s(IntCC::Equal, r, i64::MIN);
                     branch(&mut b, bad, pool_error);
                     b.def_var(vars[*dst as usize], r);
+                }
+                T::Roll { dst, roll } => {
+                    let r = &p.rolls()[*roll as usize];
+                    let counts = r.fixed.as_deref().unwrap_or_default();
+                    let n: i64 = counts.iter().map(|c| (*c).max(0)).sum();
+                    let v = if n <= MAX_UNROLLED_ROLL {
+                        // Each die inline: a face, then its reading from the
+                        // typed program's table.
+                        let mut acc = b.ins().iconst(types::I64, 0);
+                        for ((d, reading), n) in r.dice.iter().zip(&r.readings).zip(counts) {
+                            let sides = b.ins().iconst(types::I64, p.sides(*d) as i64);
+                            // SAFETY (of the loads below): the table is a
+                            // boxed slice of the typed program, which owns
+                            // this code and never changes its rolls; each
+                            // face is below the die's number of sides, the
+                            // table's length.
+                            let table = b.ins().iconst(ptr, reading.as_ptr() as i64);
+                            for _ in 0..*n {
+                                let face = inline_below(&mut b, rng, sides, finish, face_var);
+                                let off = b.ins().imul_imm_u(face, 8);
+                                let at = b.ins().iadd(table, off);
+                                let v = b.ins().load(types::I64, mem, at, 0);
+                                acc = b.ins().iadd(acc, v);
+                            }
+                        }
+                        acc
+                    } else {
+                        let idx = b.ins().iconst(types::I64, *roll as i64);
+                        let call = b.ins().call(roll_fn, &[prog, idx, rng]);
+                        b.inst_results(call)[0]
+                    };
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Tally { dst, src, shift } => {
+                    let x = get(&mut b, *src);
+                    let x = b.ins().ushr_imm_u(x, *shift as i64);
+                    let v = b.ins().band_imm_u(x, crate::ir::MAX_TALLY);
+                    b.def_var(vars[*dst as usize], v);
                 }
                 T::Bin { op, dst, a, b: bb } => {
                     let (x, y) = (get(&mut b, *a), get(&mut b, *bb));

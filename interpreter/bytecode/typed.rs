@@ -84,6 +84,33 @@ pub(crate) enum T {
         cond: Reg,
         msg: u32,
     },
+    /// A roll read by an `effects` block: `rolls[roll]` says its dice.
+    Roll {
+        dst: Reg,
+        roll: u32,
+    },
+    /// One tally of a roll: `(src >> shift) & MAX_TALLY`.
+    Tally {
+        dst: Reg,
+        src: Reg,
+        shift: u32,
+    },
+}
+
+/// A roll's dice, their counts and how their faces read (fixed when the
+/// program is compiled: the `effects` block's arguments are constants).
+#[derive(Clone, Debug)]
+pub(crate) struct TRoll {
+    pub dice: Vec<Id>,
+    /// The register holding each part's count.
+    pub counts: Vec<Reg>,
+    /// Each part's count, when every one is a constant (and the roll is
+    /// known to be within its limits).
+    pub fixed: Option<Vec<i64>>,
+    pub readings: Vec<Box<[i64]>>,
+    pub effects: Id,
+    /// The most one face of the roll counts of any one tally.
+    pub most: i64,
 }
 
 /// How a general pool reads its dice; `target` holds the score for a
@@ -102,6 +129,7 @@ enum Kind {
     Int,
     Bool,
     Sym,
+    Pool,
 }
 
 /// A program on `i64` registers.
@@ -109,6 +137,7 @@ enum Kind {
 pub struct Typed {
     rs_dice: Vec<crate::ir::DieDef>,
     pools: Vec<Pool>,
+    rolls: Vec<TRoll>,
     native: Option<super::native::Native>,
     code: Vec<T>,
     init: Vec<i64>,
@@ -127,13 +156,16 @@ fn enc(v: Value) -> Option<i64> {
         Value::Sym(s) => s as i64,
         Value::Unit(u) => u as i64,
         Value::Side(s) => s as i64,
+        Value::Pool(p) => p as i64,
         Value::None | Value::Frac(..) => return None,
     })
 }
 
 struct B<'a> {
     rs: &'a Ruleset,
+    world: &'a crate::world::World,
     pools: Vec<Pool>,
+    rolls: Vec<TRoll>,
     code: Vec<T>,
     init: Vec<i64>,
     consts: Vec<(i64, Reg)>,
@@ -283,8 +315,97 @@ impl B<'_> {
                 self.code.push(T::Pool { dst: d, n, pool });
                 d
             }
+            Ex::Roll(r) => {
+                let roll = self.roll(r)?;
+                let d = out(self);
+                self.code.push(T::Roll { dst: d, roll });
+                d
+            }
+            Ex::Tally(x, fx, k) => {
+                let src = self.expr(x, None)?;
+                let shift = self.rs.effects[*fx as usize].shift(*k as usize);
+                let d = out(self);
+                self.code.push(T::Tally { dst: d, src, shift });
+                d
+            }
             _ => return None,
         })
+    }
+
+    /// A roll whose `effects` arguments and pools the situation has fixed:
+    /// its faces are read once, here. `None` (the general tier) otherwise,
+    /// or when a fixed roll breaks its limits (the general tier reports it).
+    fn roll(&mut self, r: &crate::ir::Roll) -> Option<u32> {
+        use crate::ir::PartDice;
+        let mut args = Vec::new();
+        for a in &r.args {
+            let Ex::Const(v) = a else { return None };
+            args.push(*v);
+        }
+        let (mut dice, mut counts, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
+        for p in &r.parts {
+            let each: Vec<(Id, i64)> = match &p.dice {
+                PartDice::Die(d) => vec![(*d, 1)],
+                PartDice::Pool(Ex::Const(Value::Pool(q))) => {
+                    self.rs.pools[*q as usize].parts.clone()
+                }
+                PartDice::Pool(_) => return None,
+            };
+            for (d, k) in each {
+                dice.push(d);
+                match &p.count {
+                    Ex::Const(Value::Int(n)) => {
+                        let n = n.checked_mul(k)?;
+                        fixed.push(n);
+                        counts.push(self.konst(n));
+                    }
+                    count => {
+                        let n = self.expr(count, None)?;
+                        let reg = if k == 1 {
+                            n
+                        } else {
+                            let (kr, d) = (self.konst(k), self.temp());
+                            self.code.push(T::Bin {
+                                op: Bin::Mul,
+                                dst: d,
+                                a: n,
+                                b: kr,
+                            });
+                            d
+                        };
+                        counts.push(reg);
+                    }
+                }
+            }
+        }
+        let ev = crate::eval::Eval::new(self.rs);
+        let c = crate::eval::Ctx::new(self.world);
+        let ids: Vec<(Id, i64)> = dice.iter().map(|d| (*d, 0)).collect();
+        let readings = ev.readings(c, r.effects, &ids, &args).ok()?;
+        let fixed = if fixed.len() == dice.len() {
+            let parts: Vec<(Id, i64)> = dice.iter().copied().zip(fixed.iter().copied()).collect();
+            ev.check_roll(r.effects, &parts, &readings).ok()?;
+            Some(fixed)
+        } else {
+            None
+        };
+        let readings: Vec<Box<[i64]>> = readings
+            .iter()
+            .map(|x| x.to_vec().into_boxed_slice())
+            .collect();
+        let most = {
+            let read: Vec<&[i64]> = readings.iter().map(|x| x.as_ref()).collect();
+            self.rs.effects[r.effects as usize].most_per_face(&read)
+        };
+        self.rolls.push(TRoll {
+            dice,
+            counts,
+            fixed,
+            readings,
+            effects: r.effects,
+            most,
+        });
+        Some((self.rolls.len() - 1) as u32)
     }
 }
 
@@ -292,7 +413,9 @@ impl B<'_> {
 pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
     let mut b = B {
         rs,
+        world: &prog.world,
         pools: Vec::new(),
+        rolls: Vec::new(),
         code: Vec::new(),
         init: prog.frame.iter().map(|v| enc(*v).unwrap_or(0)).collect(),
         consts: Vec::new(),
@@ -378,6 +501,8 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
             Ty::Int => Some(Kind::Int),
             Ty::Bool => Some(Kind::Bool),
             Ty::Symbols(_) | Ty::Enum(_) => Some(Kind::Sym),
+            Ty::Tallies(_) => Some(Kind::Int),
+            Ty::Dice => Some(Kind::Pool),
             _ => None,
         })
         .collect::<Option<Vec<_>>>()?;
@@ -401,6 +526,7 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
     let mut typed = Typed {
         rs_dice: rs.dice.clone(),
         pools: b.pools,
+        rolls: b.rolls,
         native: None,
         code: b.code,
         init: b.init,
@@ -479,6 +605,13 @@ impl Typed {
     }
     pub(crate) fn pools(&self) -> &[Pool] {
         &self.pools
+    }
+    pub(crate) fn rolls(&self) -> &[TRoll] {
+        &self.rolls
+    }
+    /// How many sides die `d` has.
+    pub(crate) fn sides(&self, d: Id) -> u64 {
+        self.rs_dice[d as usize].faces.len() as u64
     }
     pub(crate) fn state_len(&self) -> usize {
         self.state.len()
@@ -576,13 +709,59 @@ impl Typed {
             Kind::Bool => Value::Bool(v != 0),
             Kind::Sym if v < 0 => Value::None,
             Kind::Sym => Value::Sym(v as u32),
+            Kind::Pool => Value::Pool(v as u32),
+        }
+    }
+
+    /// Roll roll `roll` with `counts` dice of each part. Its limits are
+    /// checked first (as the tree evaluator checks them: the same message).
+    pub(crate) fn roll(
+        &self,
+        rs: &Ruleset,
+        roll: usize,
+        counts: &[i64],
+        rng: &mut Rng,
+    ) -> Result<i64, Diag> {
+        let r = &self.rolls[roll];
+        if r.fixed.is_none() {
+            let n: i64 = counts
+                .iter()
+                .map(|c| (*c).max(0))
+                .fold(0, i64::saturating_add);
+            if n > crate::dice::MAX_POOL || n.saturating_mul(r.most) > crate::ir::MAX_TALLY {
+                return Err(self.roll_error(rs, roll, counts));
+            }
+        }
+        let mut total = 0i64;
+        for ((d, reading), n) in r.dice.iter().zip(&r.readings).zip(counts) {
+            let sides = self.rs_dice[*d as usize].faces.len() as u64;
+            for _ in 0..*n {
+                total += reading[rng.below(sides) as usize];
+            }
+        }
+        Ok(total)
+    }
+
+    /// The diagnostic of a roll past its limits, as [`crate::eval::Eval::check_roll`] gives it.
+    #[cold]
+    fn roll_error(&self, rs: &Ruleset, roll: usize, counts: &[i64]) -> Diag {
+        let r = &self.rolls[roll];
+        let parts: Vec<(Id, i64)> = r.dice.iter().copied().zip(counts.iter().copied()).collect();
+        let read: Vec<std::borrow::Cow<[i64]>> = r
+            .readings
+            .iter()
+            .map(|x| std::borrow::Cow::Borrowed(x.as_ref()))
+            .collect();
+        match crate::eval::Eval::new(rs).check_roll(r.effects, &parts, &read) {
+            Err(crate::eval::EvalError::Fault(d)) => *d,
+            _ => Diag::new("muster::runtime", "a roll past its limits"),
         }
     }
 
     #[inline]
     fn run(
         &self,
-        _rs: &Ruleset,
+        rs: &Ruleset,
         regs: &mut [i64],
         st: &mut [i64],
         sst: &mut [i64],
@@ -679,6 +858,24 @@ impl Typed {
                     }
                 }
                 T::Outcome { idx, src } => out[*idx as usize] = regs[*src as usize],
+                T::Roll { dst, roll } => {
+                    let r = &self.rolls[*roll as usize];
+                    let mut small = [0i64; 8];
+                    let mut big = Vec::new();
+                    let counts: &mut [i64] = if r.counts.len() <= small.len() {
+                        &mut small[..r.counts.len()]
+                    } else {
+                        big.resize(r.counts.len(), 0);
+                        &mut big
+                    };
+                    for (c, reg) in counts.iter_mut().zip(&r.counts) {
+                        *c = regs[*reg as usize];
+                    }
+                    regs[*dst as usize] = self.roll(rs, *roll as usize, counts, rng)?;
+                }
+                T::Tally { dst, src, shift } => {
+                    regs[*dst as usize] = (regs[*src as usize] >> shift) & crate::ir::MAX_TALLY
+                }
                 T::Require { cond, msg } => {
                     if regs[*cond as usize] == 0 {
                         let (m, span) = &self.messages[*msg as usize];

@@ -33,6 +33,7 @@ fn key(kind: &ItemKind) -> Option<(&'static str, &str)> {
         ItemKind::Measure(n, _) => ("measure", &n.text),
         ItemKind::Hook(h) => ("hook", &h.name.text),
         ItemKind::Deck(d) => ("deck", &d.name.text),
+        ItemKind::Effects(e) => ("effects", &e.name.text),
         _ => return None,
     })
 }
