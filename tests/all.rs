@@ -10,6 +10,7 @@ mod battle;
 mod battle_figures;
 mod battle_groups;
 mod battle_odds;
+mod claims;
 mod compare;
 mod decks;
 mod diagnostics;
