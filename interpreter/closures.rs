@@ -1321,13 +1321,14 @@ impl Lower<'_> {
             .collect();
         let args: Vec<Box<Fun>> = r.args.iter().map(|a| self.lower(a, sc)).collect();
         let fx = r.effects;
+        let at = r.span;
         Box::new(move |cx, fr| {
             let mut dice = crate::rolls::RollDice::with_capacity(parts.len());
             for (count, part) in &parts {
                 let n = cx.ev.num(count(cx, fr)?, "the number of dice")?;
                 match part {
                     Part::Die(d) => dice.push((*d, n)),
-                    Part::Pool(p) => cx.ev.add_pool(p(cx, fr)?, n, &mut dice)?,
+                    Part::Pool(p) => cx.ev.add_pool(p(cx, fr)?, n, at, &mut dice)?,
                 }
             }
             let mut a = Vec::with_capacity(args.len());

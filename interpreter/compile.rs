@@ -101,6 +101,9 @@ pub(crate) struct Scope {
     dice: bool,
     /// In a state initialiser, `self.X` reads the stat X.
     stat_fields: bool,
+    /// Names of `let`s whose value did not compile: their mistake is
+    /// reported once, so a later use is not an unknown name as well.
+    failed: Vec<String>,
 }
 
 impl Scope {
@@ -2178,6 +2181,30 @@ impl Compiler {
                 );
                 None
             }
+            Some(_) | None if sc.failed.contains(&n.text) => None,
+            None if want == Some(&Ty::Dice) => {
+                // Where dice are wanted (a pool, a table of dice), an unknown
+                // name is most likely a die not declared.
+                let dice: Vec<String> = self
+                    .names
+                    .iter()
+                    .filter(|(_, (d, _))| matches!(d, Def::Die(_)))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                let help = match suggest(&n.text, dice.iter().map(|s| s.as_str())) {
+                    Some(s) => format!("did you mean `{}`?", self.display_name(&s)),
+                    None => format!(
+                        "declare it, e.g. `die {} = {{ blank x3, S, W1 x2 }}`, or name a table or define of type `dice`",
+                        n.text
+                    ),
+                };
+                self.err(
+                    Diag::new("muster::unknown_name", format!("unknown die `{}`", n.text))
+                        .at(n.span, "not a die, nor a local or option")
+                        .help(help),
+                );
+                None
+            }
             Some(_) | None => {
                 let mut cands: Vec<String> = self.names.keys().cloned().collect();
                 cands.extend(sc.locals.iter().map(|l| l.0.clone()));
@@ -2387,7 +2414,10 @@ impl Compiler {
     fn stmt_here(&mut self, s: &Stmt, sc: &mut Scope, outcomes: &[OutcomeDef]) -> Option<St> {
         match s {
             Stmt::Let(n, e) => {
-                let (ex, ty) = self.expr(e, sc, None)?;
+                let Some((ex, ty)) = self.expr(e, sc, None) else {
+                    sc.failed.push(n.text.clone());
+                    return None;
+                };
                 if let Some((_, _)) = sc.lookup(&n.text) {
                     self.err(
                         Diag::new(

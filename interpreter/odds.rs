@@ -942,7 +942,9 @@ impl Run<'_> {
                     PartDice::Die(d) => parts.push((d, n)),
                     PartDice::Pool(_) => {
                         let v = *next.next().expect("a pool");
-                        self.ev.add_pool(v, n, &mut parts).map_err(fault_of)?;
+                        self.ev
+                            .add_pool(v, n, r.span, &mut parts)
+                            .map_err(fault_of)?;
                     }
                 }
             }

@@ -647,7 +647,9 @@ pub type RollDice = Vec<(Id, i64)>;
 
 impl Eval<'_> {
     /// Add `n` times the pool `v` (a value of type `dice`) to a roll's dice.
-    pub(crate) fn add_pool(&self, v: Value, n: i64, out: &mut RollDice) -> R<()> {
+    /// `none` is a table of dice asked for a key it has no row for (a
+    /// ladder moved past its last rung): a diagnostic at the roll `at`.
+    pub(crate) fn add_pool(&self, v: Value, n: i64, at: Span, out: &mut RollDice) -> R<()> {
         match v {
             Value::Pool(p) => {
                 for (d, k) in &self.rs.pools[p as usize].parts {
@@ -655,6 +657,7 @@ impl Eval<'_> {
                 }
                 Ok(())
             }
+            Value::None => Err(no_dice(at)),
             other => Err(fault(
                 format!("a pool of dice was expected, not {other}"),
                 "this is a bug in the compiler's type checks",
@@ -683,7 +686,7 @@ impl Eval<'_> {
                 PartDice::Die(d) => parts.push((*d, n)),
                 PartDice::Pool(e) => {
                     let v = self.eval(c, e, frame, dice)?;
-                    self.add_pool(v, n, &mut parts)?;
+                    self.add_pool(v, n, r.span, &mut parts)?;
                 }
             }
         }
@@ -793,4 +796,22 @@ pub(crate) fn simplify_roll(mut r: Roll) -> Ex {
         return Ex::Const(Value::Int(0));
     }
     Ex::Roll(Box::new(r))
+}
+
+/// A roll whose pool came out `none`: a keyed table of dice has rows for
+/// its domain only, and a key past them (a shooting ladder moved below its
+/// lowest rung or above its highest) has no dice.
+#[cold]
+pub(crate) fn no_dice(at: Span) -> EvalError {
+    EvalError::Fault(Box::new(
+        Diag::new(
+            "muster::runtime",
+            "this roll has no dice: a table of dice had no row for its key",
+        )
+        .at(at, "no dice to roll here")
+        .help(
+            "a table of dice has rows for its keys only, and a key past them (a ladder moved past its last rung) finds none; \
+             end the ladder with open rows (`..0 => none` for no dice, `5.. => red`), or keep the key in range with `min` and `max`",
+        ),
+    ))
 }

@@ -250,8 +250,9 @@ fn horse_charging_pike_and_shot() {
                 }
                 .outcomes(false, false),
             );
-            out.push(("attacker_claims", 0));
-            out.push(("defender_claims", 0));
+            // The claims are made whether or not the charge goes home.
+            out.push(("attacker_claims", 1));
+            out.push(("defender_claims", 3));
         }
         out
     });
@@ -653,5 +654,128 @@ fn the_sampling_tiers_agree() {
             s.sort();
             assert_eq!(f, s, "{name}");
         }
+    }
+}
+
+// ------------------------------------------------------------------ bad input
+
+/// A house rule on top of the port, which must be rejected: its one
+/// diagnostic, with a place, a label and a help line.
+fn refused(extra: &str) -> muster::diagnostic::Diag {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let text = format!("extends \"claims_and_colours.muster\"\n{extra}\n");
+    match muster::build_text("house.muster", &text, Some(&dir)) {
+        Ok(_) => panic!("compiled, but it has a mistake:\n{extra}"),
+        Err((d, s)) => {
+            let shown = muster::diagnostic::render_plain(&d, &s);
+            assert_eq!(d.len(), 1, "{shown}");
+            assert!(d[0].span.is_some() && !d[0].label.is_empty(), "{shown}");
+            assert!(
+                d[0].help.as_deref().is_some_and(|h| !h.is_empty()),
+                "{shown}"
+            );
+            d.into_iter().next().unwrap()
+        }
+    }
+}
+
+/// A face read as a tally its block does not yield: the block's tallies
+/// are named.
+#[test]
+fn a_face_with_an_unknown_tally_is_refused() {
+    let d = refused("effects push -> { wounds, shoves } { S => wounds 1, shove 1 }");
+    assert_eq!(d.message, "`push` yields no tally `shove`");
+    assert_eq!(d.help.as_deref(), Some("did you mean `shoves`?"));
+    let d = refused("effects push -> { wounds } { W2 => wounds 2, drive_backs 1 }");
+    assert_eq!(d.message, "`push` yields no tally `drive_backs`");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("the tallies are declared after `->`: { wounds }")
+    );
+}
+
+/// A pool naming a die never declared, added to a table's dice or in a
+/// table of dice: "unknown die", once (the roll's `let` is not reported
+/// again as an unknown name where it is read).
+#[test]
+fn a_pool_of_an_undeclared_die_is_refused() {
+    let d = refused(
+        "procedure blue_charge(x: int) outcomes { w: int } {\n  \
+         let r = roll combat_dice(x) + blue as combat\n  outcome w = r.wounds\n}",
+    );
+    assert_eq!(d.message, "unknown die `blue`");
+    assert!(d.help.as_deref().unwrap().contains("die blue = {"), "{d:?}");
+    let d = refused("table mine(x: int in 0..1) -> dice {\n  0 => red\n  1 => red + whte\n}");
+    assert_eq!(d.message, "unknown die `whte`");
+    assert_eq!(d.help.as_deref(), Some("did you mean `white`?"));
+    let d = refused(
+        "procedure blue_volley(n: int) outcomes { w: int } {\n  \
+         let r = roll n blue as fire(false)\n  outcome w = r.wounds\n}",
+    );
+    assert_eq!(d.message, "unknown die `blue`");
+}
+
+/// A face count below 0, from the command line's option or a house rule:
+/// refused where the die counts it, saying what a count may be.
+#[test]
+fn a_negative_face_count_is_refused() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RULESET);
+    let Err((d, s)) = muster::build_with(&path, &[("red_w2".into(), -1)]) else {
+        panic!("a RED die with -1 faces of 2 wounds was accepted");
+    };
+    let shown = muster::diagnostic::render_plain(&d, &s);
+    assert_eq!(d.len(), 1, "{shown}");
+    assert_eq!(d[0].message, "option `red_w2` counts -1 faces of `W2`");
+    assert_eq!(d[0].label, "from 0 to 1,000 faces");
+    assert_eq!(
+        d[0].help.as_deref(),
+        Some("set `red_w2` to a count from 0 to 1000")
+    );
+    // The place is the count in the die's declaration.
+    assert!(shown.contains("W2 x red_w2"), "{shown}");
+    let d = refused("override option white_s \"my WHITE dice\" = -2");
+    assert_eq!(d.message, "option `white_s` counts -2 faces of `S`");
+}
+
+/// A ladder asked for a rung it has no row for: the roll that finds no dice
+/// is the place, exactly and sampled alike, and the help says how to end a
+/// ladder. (The port's own ladders end in open rows, `..0 => none` and
+/// `5.. => red`, so they have no such rung; a shorter one does.)
+#[test]
+fn a_ladder_step_past_the_end_is_refused() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let house = "extends \"claims_and_colours.muster\"\n\
+        table short_ladder(rung: int in 0..2) -> dice {\n  0 => none\n  1 => black\n  2 => white\n}\n\
+        procedure short_volley(rung: int) outcomes { w: int } {\n  \
+        let r = roll 2 * short_ladder(rung) as fire(false)\n  outcome w = r.wounds\n}\n";
+    let mut b = muster::build_text("house.muster", house, Some(&dir))
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+    // On the ladder: 2 WHITE dice, each wounding on 2 faces of 6.
+    let s = common::situation(&mut b, "procedure = \"short_volley\"\n[args]\nrung = 2\n");
+    let o = b.exact(&s).unwrap();
+    assert_eq!(
+        o.get("w").unwrap().p(Value::Int(0)).fraction(),
+        Some((4, 9))
+    );
+    let s = common::situation(&mut b, "procedure = \"short_volley\"\n[args]\nrung = 3\n");
+    let exact = b.exact(&s).expect_err("rung 3 is past the ladder");
+    let sampled = b
+        .sampled(&s, 100, 1)
+        .expect_err("rung 3 is past the ladder");
+    for d in [exact, sampled] {
+        assert_eq!(
+            d.message,
+            "this roll has no dice: a table of dice had no row for its key"
+        );
+        assert_eq!(d.label, "no dice to roll here");
+        assert!(
+            d.help.as_deref().unwrap().contains("`..0 => none`"),
+            "{d:?}"
+        );
+        let shown = muster::diagnostic::render_plain(&[d], &b.sources);
+        assert!(
+            shown.contains("roll 2 * short_ladder(rung) as fire(false)"),
+            "{shown}"
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::diagnostic::Diag;
 use crate::dice::{self, Reading};
-use crate::ir::{Bin, DiceMode, Ex, Id, ModOp, Ruleset, Ty};
+use crate::ir::{Bin, Builtin, DiceMode, Ex, Id, ModOp, Ruleset, Ty};
 use crate::odds::{Op, Program};
 use crate::rng::Rng;
 use crate::syntax::{Reroll, Span};
@@ -130,6 +130,9 @@ enum Kind {
     Bool,
     Sym,
     Pool,
+    /// A roll read by an `effects` block of this many tallies (each in
+    /// its 15-bit lane of the number).
+    Tallies(u8),
 }
 
 /// A program on `i64` registers.
@@ -328,8 +331,47 @@ impl B<'_> {
                 self.code.push(T::Tally { dst: d, src, shift });
                 d
             }
+            Ex::Builtin(f @ (Builtin::Min | Builtin::Max), args) if args.len() == 2 => {
+                self.min_max(*f == Builtin::Min, &args[0], &args[1], dst)?
+            }
             _ => return None,
         })
+    }
+
+    /// `min(a, b)` or `max(a, b)` as a move and a compare: no instruction of
+    /// its own, so the machine code compiles it as it compiles any branch.
+    /// (A drive back capped by a move, `max(0, ...)` of a tally, keep a
+    /// procedure on this tier.) Ties keep `b`, as the evaluator does.
+    fn min_max(&mut self, min: bool, a: &Ex, b: &Ex, dst: Option<Reg>) -> Option<Reg> {
+        let ra = self.expr(a, None)?;
+        let rb = self.expr(b, None)?;
+        // A destination that is `a`'s own register would lose `a` to the
+        // first move: work in a temporary then.
+        let d = match dst {
+            Some(d) if d != ra => d,
+            _ => self.temp(),
+        };
+        self.code.push(T::Move { dst: d, src: rb });
+        // Keep b unless a is strictly on the wanted side of it.
+        let j = self.code.len();
+        self.code.push(T::JumpUnlessCmp {
+            op: if min { Bin::Lt } else { Bin::Gt },
+            a: ra,
+            b: rb,
+            to: 0,
+        });
+        self.code.push(T::Move { dst: d, src: ra });
+        let end = self.code.len() as u32;
+        if let T::JumpUnlessCmp { to, .. } = &mut self.code[j] {
+            *to = end;
+        }
+        match dst {
+            Some(want) if want != d => {
+                self.code.push(T::Move { dst: want, src: d });
+                Some(want)
+            }
+            _ => Some(d),
+        }
     }
 
     /// A roll whose `effects` arguments and pools the situation has fixed:
@@ -501,7 +543,7 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
             Ty::Int => Some(Kind::Int),
             Ty::Bool => Some(Kind::Bool),
             Ty::Symbols(_) | Ty::Enum(_) => Some(Kind::Sym),
-            Ty::Tallies(_) => Some(Kind::Int),
+            Ty::Tallies(e) => Some(Kind::Tallies(rs.effects[e as usize].tallies.len() as u8)),
             Ty::Dice => Some(Kind::Pool),
             _ => None,
         })
@@ -547,49 +589,135 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
 pub type Counts = Vec<Vec<(i64, u64)>>;
 
 /// Outcome counts: small values (bools, hits, symbol ids) in dense arrays,
-/// anything else in a short list.
-struct Dense {
-    dense: Vec<[u64; DENSE]>,
+/// anything else in a short list. The machine code counts the dense ones
+/// itself (see [`Dense::cells`]).
+pub(crate) struct Dense {
+    /// `DENSE` counters an outcome, one after another, then one counter
+    /// nothing reads (where the machine code counts a value that is not
+    /// dense, so that it need not branch).
+    dense: Vec<u64>,
+    /// Per outcome, the tallies of a roll outcome (0 for any other): its
+    /// number is folded to a dense index (see [`fold`]).
+    tallies: Vec<u8>,
     sparse: Counts,
     last: Vec<usize>,
 }
 
-const DENSE: usize = 128;
+pub(crate) const DENSE: usize = 128;
+
+/// A roll's number (tallies in 15-bit lanes, the first highest) as a dense
+/// index: each of `k` tallies gets `7 / k` bits of the 7 a dense index has,
+/// so a joint outcome of small tallies (wounds 2, shoves 1) is counted in
+/// the array, not searched for in the list. -1 when a tally is too large
+/// for its bits (that value is always counted in the list). The machine
+/// code folds the same way (`native::dense_key`).
+#[inline]
+fn fold(v: i64, k: u8) -> i64 {
+    let bits = 7 / u32::from(k);
+    let mut key = 0i64;
+    for lane in (0..u32::from(k)).rev() {
+        let t = (v >> (crate::ir::TALLY_BITS * lane)) & crate::ir::MAX_TALLY;
+        if t >> bits != 0 {
+            return -1;
+        }
+        key = (key << bits) | t;
+    }
+    if v >> (crate::ir::TALLY_BITS * u32::from(k)) != 0 {
+        return -1;
+    }
+    key
+}
+
+/// The roll's number a dense index of [`fold`] stands for.
+fn unfold(key: i64, k: u8) -> i64 {
+    let bits = 7 / u32::from(k);
+    let mut v = 0i64;
+    for lane in 0..u32::from(k) {
+        let t = (key >> (bits * lane)) & ((1 << bits) - 1);
+        v |= t << (crate::ir::TALLY_BITS * lane);
+    }
+    v
+}
 
 impl Dense {
-    fn new(outcomes: usize) -> Self {
+    fn new(kinds: &[Kind]) -> Self {
+        let outcomes = kinds.len();
         Dense {
-            dense: vec![[0; DENSE]; outcomes],
+            dense: vec![0; outcomes * DENSE + 1],
+            tallies: kinds
+                .iter()
+                .map(|k| match k {
+                    Kind::Tallies(n) => *n,
+                    _ => 0,
+                })
+                .collect(),
             sparse: vec![Vec::new(); outcomes],
             last: vec![0; outcomes],
         }
     }
 
+    /// Outcome `o`'s value `v` as its dense index, if it has one.
+    #[inline]
+    fn key(&self, o: usize, v: i64) -> Option<usize> {
+        let k = self.tallies[o];
+        let key = if k == 0 { v } else { fold(v, k) };
+        (0..DENSE as i64).contains(&key).then_some(key as usize)
+    }
+
+    /// Count one run's outcomes.
     #[inline]
     fn add(&mut self, out: &[i64]) {
-        for (o, (dense, v)) in self.dense.iter_mut().zip(out).enumerate() {
-            match dense.get_mut(*v as u64 as usize) {
-                Some(k) if *v >= 0 => *k += 1,
-                _ => crate::odds::count_outcomes(
-                    &mut self.sparse[o..=o],
-                    &mut self.last[o..=o],
-                    std::slice::from_ref(v),
-                ),
+        for (o, v) in out.iter().enumerate() {
+            match self.key(o, *v) {
+                Some(key) => self.dense[o * DENSE + key] += 1,
+                None => self.add_sparse(o, *v),
             }
         }
     }
 
+    /// Count, of one run's outcomes, those the machine code did not (it
+    /// counted every value with a dense index).
+    fn add_rest(&mut self, out: &[i64]) {
+        for (o, v) in out.iter().enumerate() {
+            if self.key(o, *v).is_none() {
+                self.add_sparse(o, *v);
+            }
+        }
+    }
+
+    fn add_sparse(&mut self, o: usize, v: i64) {
+        crate::odds::count_outcomes(
+            &mut self.sparse[o..=o],
+            &mut self.last[o..=o],
+            std::slice::from_ref(&v),
+        )
+    }
+
+    /// The counters the machine code increments (see the field `dense`).
+    pub(crate) fn cells_len(&self) -> usize {
+        self.dense.len()
+    }
+
+    pub(crate) fn cells(&mut self) -> *mut u64 {
+        self.dense.as_mut_ptr()
+    }
+
     fn finish(self) -> Counts {
         self.dense
-            .iter()
+            .chunks_exact(DENSE)
+            .zip(self.tallies)
             .zip(self.sparse)
-            .map(|(d, mut s)| {
-                s.extend(
-                    d.iter()
-                        .enumerate()
-                        .filter(|(_, k)| **k > 0)
-                        .map(|(i, k)| (i as i64, *k)),
-                );
+            .map(|((d, k), mut s)| {
+                s.extend(d.iter().enumerate().filter(|(_, n)| **n > 0).map(|(i, n)| {
+                    (
+                        if k == 0 {
+                            i as i64
+                        } else {
+                            unfold(i as i64, k)
+                        },
+                        *n,
+                    )
+                }));
                 s
             })
             .collect()
@@ -618,6 +746,14 @@ impl Typed {
     }
     pub(crate) fn side_state_len(&self) -> usize {
         self.side_state.len()
+    }
+    /// The tallies of outcome `o` when it is a roll (its dense index is
+    /// folded from them, see [`fold`]), else 0.
+    pub(crate) fn outcome_tallies(&self, o: usize) -> u8 {
+        match self.kinds[o] {
+            Kind::Tallies(k) => k,
+            _ => 0,
+        }
     }
     pub(crate) fn outcome_len(&self) -> usize {
         self.defaults.len()
@@ -680,15 +816,19 @@ impl Typed {
         let mut st = self.state.clone();
         let mut sst = self.side_state.clone();
         let mut out = self.defaults.clone();
-        let mut counts = Dense::new(out.len());
+        let mut counts = Dense::new(&self.kinds);
         for _ in 0..n {
             match &self.native {
                 // The machine code starts each run from the initial state itself.
+                // It counts the outcomes with a dense index itself.
                 Some(native) => {
-                    let code = native.run(self, &mut st, &mut sst, &mut out, rng);
-                    if code != 0 {
-                        return Err(self.native_error(code));
+                    let code = native.run(self, &mut st, &mut sst, &mut out, &mut counts, rng);
+                    match code {
+                        0 => {}
+                        super::native::NOT_ALL_COUNTED => counts.add_rest(&out),
+                        _ => return Err(self.native_error(code)),
                     }
+                    continue;
                 }
                 None => {
                     st.copy_from_slice(&self.state);
@@ -705,10 +845,13 @@ impl Typed {
     /// Read an outcome's `i64` back as a value.
     pub fn value(&self, outcome: usize, v: i64) -> Value {
         match self.kinds[outcome] {
-            Kind::Int => Value::Int(v),
+            Kind::Int | Kind::Tallies(_) => Value::Int(v),
             Kind::Bool => Value::Bool(v != 0),
             Kind::Sym if v < 0 => Value::None,
             Kind::Sym => Value::Sym(v as u32),
+            // An outcome of dice left unset (a charge that never made
+            // contact rolls no combat dice) is `none`, as on the other tiers.
+            Kind::Pool if v < 0 => Value::None,
             Kind::Pool => Value::Pool(v as u32),
         }
     }
