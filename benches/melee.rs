@@ -11,10 +11,18 @@
 //!    (specialisation included);
 //! 4. PARALLEL: `odds::sampled` on the default rayon pool.
 //!
+//! Then, in the same run, a pool of mixed colours (issue 31): Claims and
+//! Colours' flank charge (`rules/situations/claims_flank_charge.toml`),
+//! cuirassiers rolling RED + WHITE read as combat tallies against a
+//! Tercio's BLACK: `odds::tally` of its specialised program against a
+//! hand-written loop of the same dice, reading, breaks and outcomes (target
+//! at most 3x); the two roll the same faces from the same seed, so their
+//! counts must be equal, not just close.
+//!
 //! Run with `cargo bench --bench melee`. Environment:
 //! - `MUSTER_BENCH_N`: samples per repetition (default 2,000,000);
 //! - `MUSTER_BENCH_DUMP=1`: print the specialised program first;
-//! - `MUSTER_BENCH_ONLY=native|interp|exact|parallel`: run only that loop
+//! - `MUSTER_BENCH_ONLY=native|interp|exact|parallel|mixed|mixed_interp`: run only that loop
 //!   (best of 5, no table), for profiling one path with perf or callgrind.
 
 use muster::odds::{self, Program};
@@ -138,6 +146,172 @@ fn native(n: u64, rng: &mut Rng) -> NativeTally {
     t
 }
 
+// ------------------------------------------------------------------ mixed-colour pool
+
+/// One face of a coloured die read by the sheet's Effect of Dice in Combat:
+/// (wounds, potential shove or shatter). Faces in the order the ruleset
+/// declares them: blank, S, W1, W2, with the port's assumed counts.
+type Read = (i64, i64);
+const RED: [Read; 6] = [(0, 0), (1, 1), (1, 0), (1, 0), (2, 1), (2, 1)];
+const WHITE: [Read; 6] = [(0, 0), (0, 0), (0, 0), (1, 1), (1, 0), (1, 0)];
+const BLACK: [Read; 6] = [(0, 0), (0, 0), (0, 0), (0, 0), (1, 1), (1, 0)];
+
+/// Outcome counts of the hand-written flank charge, one counter per value
+/// of each of `charge_combat`'s outcomes.
+#[derive(Clone, Debug, Default)]
+struct MixedTally {
+    attacker_claims: [u64; 1],
+    defender_claims: [u64; 1],
+    attacker_dice: [u64; 1],
+    defender_dice: [u64; 1],
+    /// By wounds * 3 + potential.
+    attacker_roll: [u64; 16],
+    defender_roll: [u64; 16],
+    wounds_on_defender: [u64; 6],
+    wounds_on_attacker: [u64; 3],
+    attacker_shoves: [u64; 2],
+    attacker_shatters: [u64; 2],
+    defender_shoves: [u64; 2],
+    defender_shatters: [u64; 2],
+    attacker_broken: [u64; 2],
+    defender_broken: [u64; 2],
+}
+
+/// A TUG's bases lost and whether it broke (`take_wounds`).
+#[derive(Clone, Copy, Default)]
+struct Tug {
+    lost: i64,
+    broken: bool,
+}
+
+#[inline(always)]
+fn take_wounds(t: &mut Tug, half: i64, wounds: i64) {
+    if wounds > 0 && t.lost + wounds > half {
+        t.broken = true;
+    }
+    t.lost += wounds;
+}
+
+/// The flank charge by hand: claims 4 to 0 (RED + WHITE against BLACK, 1
+/// automatic wound), each roll's tallies, the wounds, the breaks (the
+/// Tercio's 12 bases break past 6 lost, the cuirassiers' 4 past 2), the
+/// shoves and shatters.
+fn mixed_native(n: u64, rng: &mut Rng) -> MixedTally {
+    let mut t = MixedTally::default();
+    for _ in 0..n {
+        let (mut cuirassiers, mut tercio) = (Tug::default(), Tug::default());
+        let r = RED[rng.below(6) as usize];
+        let w = WHITE[rng.below(6) as usize];
+        let b = BLACK[rng.below(6) as usize];
+        let (aw, ap) = (r.0 + w.0, r.1 + w.1);
+        let (on_d, on_a) = (aw + 1, b.0);
+        take_wounds(&mut tercio, 6, on_d);
+        take_wounds(&mut cuirassiers, 2, on_a);
+        t.attacker_claims[0] += 1;
+        t.defender_claims[0] += 1;
+        t.attacker_dice[0] += 1;
+        t.defender_dice[0] += 1;
+        t.attacker_roll[(aw * 3 + ap) as usize] += 1;
+        t.defender_roll[(b.0 * 3 + b.1) as usize] += 1;
+        t.wounds_on_defender[on_d as usize] += 1;
+        t.wounds_on_attacker[on_a as usize] += 1;
+        t.defender_broken[usize::from(tercio.broken)] += 1;
+        t.attacker_broken[usize::from(cuirassiers.broken)] += 1;
+        t.attacker_shatters[usize::from(ap > 0 && tercio.broken)] += 1;
+        t.attacker_shoves[usize::from(ap > 0 && !tercio.broken && on_d > on_a)] += 1;
+        t.defender_shatters[usize::from(b.1 > 0 && cuirassiers.broken)] += 1;
+        t.defender_shoves[usize::from(b.1 > 0 && !cuirassiers.broken && on_a > on_d)] += 1;
+    }
+    t
+}
+
+/// Claims and Colours and its flank charge, specialised.
+fn mixed_program() -> (muster::Build, Program) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rules = root.join("rules/claims_and_colours.muster");
+    let mut b = muster::build(&rules).unwrap_or_else(|(d, _)| panic!("ruleset: {d:?}"));
+    let text = std::fs::read_to_string(root.join("rules/situations/claims_flank_charge.toml"))
+        .expect("read the situation file");
+    let s = b
+        .situation("claims_flank_charge.toml", &text)
+        .unwrap_or_else(|d| panic!("situation: {d:?}"));
+    let prog = b
+        .program(&s)
+        .unwrap_or_else(|d| panic!("specialise: {d:?}"));
+    (b, prog)
+}
+
+/// The mixed-colour pool measured: muster's sampled tally against the
+/// hand-written loop, best of `REPS`, in this run; the ratio returned.
+fn mixed_pool(n: u64) -> f64 {
+    let (b, prog) = mixed_program();
+    let rs = &b.ruleset;
+    let tier = match odds::compile_for_sampling(rs, &prog) {
+        odds::Compiled::Typed(t) if t.is_native() => "typed, machine code (Cranelift)",
+        odds::Compiled::Typed(_) => "typed bytecode, interpreted",
+        odds::Compiled::General(_) => "general bytecode, interpreted",
+    };
+    black_box(mixed_native(n / 10, &mut Rng::new(SEED)));
+    black_box(odds::tally(rs, &prog, n / 10, &mut Rng::new(SEED)).expect("tally"));
+    let (t_native, nt) =
+        best_of(|rep| mixed_native(black_box(n), &mut Rng::new(SEED + rep as u64)));
+    let (t_muster, counts) = best_of(|rep| {
+        odds::tally(
+            rs,
+            black_box(&prog),
+            black_box(n),
+            &mut Rng::new(SEED + rep as u64),
+        )
+        .expect("tally")
+    });
+    // Same seed, same faces: the counts are the hand-written loop's.
+    let ix = prog
+        .outcomes
+        .iter()
+        .position(|o| o.name == "wounds_on_defender")
+        .expect("wounds_on_defender");
+    let mut same = true;
+    for (v, k) in &counts[ix] {
+        let w = v.as_int().expect("a number") as usize;
+        same &= nt.wounds_on_defender.get(w) == Some(k);
+    }
+    let ns_native = t_native.as_nanos() as f64 / n as f64;
+    let ns_muster = t_muster.as_nanos() as f64 / n as f64;
+    let ratio = ns_muster / ns_native;
+    let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
+    println!();
+    println!(
+        "mixed-colour pool: cuirassiers' RED + WHITE against a Tercio's BLACK (combat tallies); n = {n}, best of {REPS}"
+    );
+    println!("sampled tier: {tier}");
+    println!("{:-<78}", "");
+    println!("{:<34} {:>13.2} ns", "native, per sample", ns_native);
+    println!(
+        "{:<34} {:>13.2} ns",
+        "muster (odds::tally), per sample", ns_muster
+    );
+    println!(
+        "{:<34} {:>15.2}x {:>12}  {}",
+        "ratio muster / native",
+        ratio,
+        "<= 3x",
+        mark(ratio <= 3.0)
+    );
+    println!(
+        "{:<34} {:>16} {:>12}  {}",
+        "same faces, same counts",
+        same,
+        "true",
+        mark(same)
+    );
+    println!("{:-<78}", "");
+    if !same {
+        eprintln!("melee bench: the mixed pool's counts differ from the hand-written loop's");
+        std::process::exit(1);
+    }
+    ratio
+}
+
 // ------------------------------------------------------------------ interpreted
 
 /// P(winner == attacker) from `odds::tally`'s counts.
@@ -232,6 +406,15 @@ fn main() {
                 }
                 "parallel" => {
                     black_box(odds::sampled(rs, &prog, n, SEED + rep, None).expect("sampled"));
+                }
+                "mixed" => {
+                    black_box(mixed_native(n, &mut Rng::new(SEED + rep)));
+                }
+                "mixed_interp" => {
+                    let (mb, mp) = mixed_program();
+                    black_box(
+                        odds::tally(&mb.ruleset, &mp, n, &mut Rng::new(SEED + rep)).expect("tally"),
+                    );
                 }
                 other => panic!("MUSTER_BENCH_ONLY: unknown path {other:?}"),
             }
@@ -372,6 +555,7 @@ fn main() {
     let exact_ok = p_exact.fraction() == Some((184, 729));
     all_ok &= exact_ok;
     println!("  {:<12} {}  {}", "exact", p_exact, mark(exact_ok));
+    mixed_pool(n);
     if !all_ok {
         eprintln!("melee bench: an odds check failed");
         std::process::exit(1);

@@ -577,6 +577,11 @@ impl<'r> Lower<'r> {
                 reroll,
                 ..
             } => self.dice(count, *die, mode, *reroll, sc),
+            Ex::Roll(r) => self.roll(r, sc),
+            Ex::Tally(x, fx, k) => {
+                let (x, fx, k) = (self.lower(x, sc), *fx, *k);
+                Box::new(move |cx, fr| cx.ev.tally_of(x(cx, fr)?, fx, k))
+            }
             Ex::Builtin(b, args) => {
                 let b = *b;
                 let args: Vec<Box<Fun>> = args.iter().map(|a| self.lower(a, sc)).collect();
@@ -1290,6 +1295,48 @@ impl<'r> Lower<'r> {
             };
             cx.ev
                 .roll_pool(die, reading, reroll, n, &mut **cx.dice.borrow_mut())
+        })
+    }
+}
+
+impl Lower<'_> {
+    /// A roll: its counts, pools and arguments compiled, the dice rolled
+    /// and read by the evaluator's own [`Eval::roll_dice`].
+    fn roll(&mut self, r: &crate::ir::Roll, sc: &Scope) -> Box<Fun> {
+        use crate::ir::PartDice;
+        enum Part {
+            Die(Id),
+            Pool(Box<Fun>),
+        }
+        let parts: Vec<(Box<Fun>, Part)> = r
+            .parts
+            .iter()
+            .map(|p| {
+                let dice = match &p.dice {
+                    PartDice::Die(d) => Part::Die(*d),
+                    PartDice::Pool(e) => Part::Pool(self.lower(e, sc)),
+                };
+                (self.lower(&p.count, sc), dice)
+            })
+            .collect();
+        let args: Vec<Box<Fun>> = r.args.iter().map(|a| self.lower(a, sc)).collect();
+        let fx = r.effects;
+        let at = r.span;
+        Box::new(move |cx, fr| {
+            let mut dice = crate::rolls::RollDice::with_capacity(parts.len());
+            for (count, part) in &parts {
+                let n = cx.ev.num(count(cx, fr)?, "the number of dice")?;
+                match part {
+                    Part::Die(d) => dice.push((*d, n)),
+                    Part::Pool(p) => cx.ev.add_pool(p(cx, fr)?, n, at, &mut dice)?,
+                }
+            }
+            let mut a = Vec::with_capacity(args.len());
+            for f in &args {
+                a.push(f(cx, fr)?);
+            }
+            cx.ev
+                .roll_dice(cx.c, fx, &dice, &a, &mut **cx.dice.borrow_mut())
         })
     }
 }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Def {
     Die(Id),
+    Effects(Id),
     Enum(Id),
     Variant(Id, u32),
     Class(Id),
@@ -38,6 +39,7 @@ pub(crate) enum Def {
 fn def_kind(d: Def) -> &'static str {
     match d {
         Def::Die(_) => "a die",
+        Def::Effects(_) => "an effects block",
         Def::Enum(_) => "an enum",
         Def::Variant(..) => "an enum value",
         Def::Class(_) => "a class",
@@ -60,7 +62,14 @@ fn def_kind(d: Def) -> &'static str {
 
 /// Compile a loaded ruleset.
 pub fn compile(loaded: &Loaded) -> Result<Ruleset, Vec<Diag>> {
+    compile_with(loaded, &[])
+}
+
+/// Compile a loaded ruleset with some of its number options set
+/// (`--option NAME=N`): as if a house rule overrode each.
+pub fn compile_with(loaded: &Loaded, numbers: &[(String, i64)]) -> Result<Ruleset, Vec<Diag>> {
     let mut c = Compiler::new();
+    c.numbers = numbers.to_vec();
     c.run(loaded);
     if c.diags.is_empty() {
         Ok(c.rs)
@@ -79,6 +88,8 @@ pub(crate) struct Compiler {
     sym_ids: HashMap<String, u32>,
     /// Each decision's option names, for compiling policies.
     pub(crate) choice_names: HashMap<Id, Vec<String>>,
+    /// Number options set from outside the ruleset (`--option NAME=N`).
+    numbers: Vec<(String, i64)>,
 }
 
 /// Locals of the function being compiled.
@@ -90,6 +101,9 @@ pub(crate) struct Scope {
     dice: bool,
     /// In a state initialiser, `self.X` reads the stat X.
     stat_fields: bool,
+    /// Names of `let`s whose value did not compile: their mistake is
+    /// reported once, so a later use is not an unknown name as well.
+    failed: Vec<String>,
 }
 
 impl Scope {
@@ -98,6 +112,10 @@ impl Scope {
             dice,
             ..Default::default()
         }
+    }
+    /// May expressions in this scope roll dice (a procedure's body)?
+    pub(crate) fn rolls_dice(&self) -> bool {
+        self.dice
     }
     pub fn bind(&mut self, name: &str, ty: Ty) -> u16 {
         let slot = self.next;
@@ -255,6 +273,9 @@ impl Compiler {
         for (i, x) in rs.decisions.iter().enumerate() {
             put(&mut c, &x.name, Def::Decision(i as Id));
         }
+        for (i, x) in rs.effects.iter().enumerate() {
+            put(&mut c, &x.name, Def::Effects(i as Id));
+        }
         for (i, x) in rs.stats.iter().enumerate() {
             c.stat_names.insert(x.clone(), i as Id);
         }
@@ -289,6 +310,8 @@ impl Compiler {
                 measure: None,
                 symbols: Vec::new(),
                 dice: Vec::new(),
+                effects: Vec::new(),
+                pools: Vec::new(),
                 enums: Vec::new(),
                 classes: Vec::new(),
                 groups: Vec::new(),
@@ -321,6 +344,7 @@ impl Compiler {
             side_state_names: HashMap::new(),
             sym_ids: HashMap::new(),
             choice_names: HashMap::new(),
+            numbers: Vec::new(),
         }
     }
 
@@ -343,6 +367,11 @@ impl Compiler {
         }
         self.names.insert(key, (def, name.span));
         true
+    }
+
+    /// Declare a global name (false, with a diagnostic, if it is taken).
+    pub(crate) fn declare_name(&mut self, name: &Name, def: Def) -> bool {
+        self.declare(name, def)
     }
 
     pub(crate) fn lookup_def(&self, name: &str) -> Option<Def> {
@@ -405,11 +434,14 @@ impl Compiler {
             "side" => Some(Ty::Side),
             _ => match self.lookup(&n.text) {
                 Some(Def::Enum(e)) => Some(Ty::Enum(e)),
+                _ if crate::rolls::named_ty(self, &n.text).is_some() => {
+                    crate::rolls::named_ty(self, &n.text)
+                }
                 _ => {
                     self.err(
                         Diag::new("muster::unknown_type", format!("unknown type `{}`", n.text))
                             .at(n.span, "not a type")
-                            .help("types are int, bool, unit, side, or the name of an enum"),
+                            .help("types are int, bool, unit, side, dice, or the name of an enum or an effects block"),
                     );
                     None
                 }
@@ -432,7 +464,6 @@ impl Compiler {
                     self.rs.measure = Some(n.text.clone());
                     self.declare(n, Def::Measure);
                 }
-                ItemKind::Die(d) => self.declare_die(d),
                 ItemKind::Enum(n, vs) => {
                     let id = self.rs.enums.len() as Id;
                     if self.declare(n, Def::Enum(id)) {
@@ -490,12 +521,22 @@ impl Compiler {
                             name: o.name.text.clone(),
                             title: o.title.clone(),
                             on: o.on,
+                            number: o.number,
                         });
                     }
                 }
                 _ => {}
             }
         }
+        self.set_numbers();
+        // Dice after the options (a face's count may be a number option),
+        // then how their faces read.
+        for it in items {
+            if let ItemKind::Die(d) = &it.kind {
+                self.declare_die(d);
+            }
+        }
+        let effects = crate::rolls::declare_effects(self, items);
         // Pass 2: unit types, then groups and qualities (which name them).
         for it in items {
             if let ItemKind::Units(b) = &it.kind {
@@ -705,6 +746,9 @@ impl Compiler {
                 _ => {}
             }
         }
+        // What each face of a roll yields (its conditions may name anything
+        // declared by now, to be told what they may not read).
+        crate::rolls::effects_rows(self, items, &effects);
         let hooks = self.hook_points(items);
         // Pass 4: bodies.
         for it in items {
@@ -1069,7 +1113,14 @@ impl Compiler {
             syntax::DieFaces::Named(fs) => {
                 let mut v = Vec::new();
                 for f in fs {
-                    if f.count == 0 {
+                    let Some(count) = self.face_count(f) else {
+                        continue;
+                    };
+                    if count == 0 && f.count_option.is_some() {
+                        // An option may leave a face off the die.
+                        continue;
+                    }
+                    if count == 0 {
                         self.err(
                             Diag::new(
                                 "muster::die",
@@ -1079,9 +1130,17 @@ impl Compiler {
                             .help("give each face a count of at least 1, or leave it out"),
                         );
                     }
-                    for _ in 0..f.count {
+                    for _ in 0..count {
                         v.push((f.name.text.clone(), f.value));
                     }
+                }
+                if v.is_empty() {
+                    self.err(
+                        Diag::new("muster::die", format!("die `{}` has no faces", d.name.text))
+                            .at(d.name.span, "every face is counted 0")
+                            .help("give some face a count of at least 1"),
+                    );
+                    return;
                 }
                 v
             }
@@ -1092,6 +1151,84 @@ impl Compiler {
                 name: d.name.text.clone(),
                 faces,
             });
+        }
+    }
+
+    /// How many sides of a die show face `f`: its count, or the value of the
+    /// number option it names (from 0 to 1,000).
+    fn face_count(&mut self, f: &syntax::Face) -> Option<u32> {
+        let Some(o) = &f.count_option else {
+            return Some(f.count);
+        };
+        let found = self.rs.options.iter().find(|x| x.name == o.text);
+        match found.map(|x| x.number) {
+            Some(Some(n)) if (0..=1000).contains(&n) => Some(n as u32),
+            Some(Some(n)) => {
+                self.err(
+                    Diag::new(
+                        "muster::die",
+                        format!("option `{}` counts {n} faces of `{}`", o.text, f.name.text),
+                    )
+                    .at(o.span, "from 0 to 1,000 faces")
+                    .help(format!("set `{}` to a count from 0 to 1000", o.text)),
+                );
+                None
+            }
+            Some(None) => {
+                self.err(
+                    Diag::new(
+                        "muster::die",
+                        format!("option `{}` is a switch, not a number", o.text),
+                    )
+                    .at(o.span, "an on/off option")
+                    .help(format!(
+                        "declare the count as a number: `option {} = 2`",
+                        o.text
+                    )),
+                );
+                None
+            }
+            None => {
+                self.unknown(o, "option", Some("declare the count first: `option red_blank \"blank faces of a red die\" = 1`".into()));
+                None
+            }
+        }
+    }
+
+    /// Give the number options set from outside (`--option NAME=N`) their
+    /// values; a name that is no number option is a diagnostic.
+    fn set_numbers(&mut self) {
+        for (name, v) in std::mem::take(&mut self.numbers) {
+            let names: Vec<String> = self
+                .rs
+                .options
+                .iter()
+                .filter(|o| o.number.is_some())
+                .map(|o| o.name.clone())
+                .collect();
+            match self.rs.options.iter_mut().find(|o| o.name == name) {
+                Some(o) if o.number.is_some() => o.number = Some(v),
+                Some(_) => self.err(
+                    Diag::new(
+                        "muster::option",
+                        format!("option `{name}` is a switch, not a number"),
+                    )
+                    .help(format!(
+                        "switch it with `--option {name}=on` or `--option {name}=off`"
+                    )),
+                ),
+                None => self.err(
+                    Diag::new(
+                        "muster::option",
+                        format!("the ruleset has no number option `{name}`"),
+                    )
+                    .help(if names.is_empty() {
+                        "it declares no number options (`option NAME = N`)".to_string()
+                    } else {
+                        format!("its number options: {}", names.join(", "))
+                    }),
+                ),
+            }
         }
     }
 
@@ -1313,6 +1450,9 @@ impl Compiler {
                 t => {
                     if let Some(Def::Enum(e)) = self.lookup(t) {
                         return Ty::Enum(e);
+                    }
+                    if let Some(ty) = crate::rolls::named_ty(self, t) {
+                        return ty;
                     }
                 }
             }
@@ -1742,7 +1882,11 @@ impl Compiler {
         want: Option<&Ty>,
     ) -> Option<(Ex, Ty)> {
         use syntax::BinOp as B;
+        if want == Some(&Ty::Dice) && crate::rolls::is_pool_syntax(self, sc, e) {
+            return crate::rolls::pool_value(self, e, sc);
+        }
         Some(match &e.kind {
+            ExprKind::Roll { .. } => return crate::rolls::roll(self, e, sc),
             ExprKind::Int(i) => (Ex::Const(Value::Int(*i)), Ty::Int),
             ExprKind::Bool(b) => (Ex::Const(Value::Bool(*b)), Ty::Bool),
             // `none`: a missing stat (a number), or no unit / no side.
@@ -2120,6 +2264,7 @@ impl Compiler {
                 self.unknown_field(f, "side state");
                 None
             }
+            Ty::Tallies(fx) => crate::rolls::tally_field(self, xe, fx, f),
             other => self.not_unit(&other, span),
         }
     }
@@ -2136,7 +2281,11 @@ impl Compiler {
             return Some((Ex::Local(slot), ty));
         }
         match self.lookup(&n.text) {
-            Some(Def::Option(o)) => Some((Ex::Option(o), Ty::Bool)),
+            Some(Def::Option(o)) => match self.rs.options[o as usize].number {
+                // A number option is fixed when the ruleset is compiled.
+                Some(v) => Some((Ex::Const(Value::Int(v)), Ty::Int)),
+                None => Some((Ex::Option(o), Ty::Bool)),
+            },
             Some(Def::Side(s)) => Some((Ex::Const(Value::Side(s)), Ty::Side)),
             Some(Def::Variant(e, s)) => Some((Ex::Const(Value::Sym(s)), Ty::Enum(e))),
             Some(Def::Die(_)) => {
@@ -2178,6 +2327,30 @@ impl Compiler {
                         "test a unit against it with `is`: `u is {}`",
                         n.text
                     )),
+                );
+                None
+            }
+            Some(_) | None if sc.failed.contains(&n.text) => None,
+            None if want == Some(&Ty::Dice) => {
+                // Where dice are wanted (a pool, a table of dice), an unknown
+                // name is most likely a die not declared.
+                let dice: Vec<String> = self
+                    .names
+                    .iter()
+                    .filter(|(_, (d, _))| matches!(d, Def::Die(_)))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                let help = match suggest(&n.text, dice.iter().map(|s| s.as_str())) {
+                    Some(s) => format!("did you mean `{}`?", self.display_name(&s)),
+                    None => format!(
+                        "declare it, e.g. `die {} = {{ blank x3, S, W1 x2 }}`, or name a table or define of type `dice`",
+                        n.text
+                    ),
+                };
+                self.err(
+                    Diag::new("muster::unknown_name", format!("unknown die `{}`", n.text))
+                        .at(n.span, "not a die, nor a local or option")
+                        .help(help),
                 );
                 None
             }
@@ -2390,7 +2563,10 @@ impl Compiler {
     fn stmt_here(&mut self, s: &Stmt, sc: &mut Scope, outcomes: &[OutcomeDef]) -> Option<St> {
         match s {
             Stmt::Let(n, e) => {
-                let (ex, ty) = self.expr(e, sc, None)?;
+                let Some((ex, ty)) = self.expr(e, sc, None) else {
+                    sc.failed.push(n.text.clone());
+                    return None;
+                };
                 if let Some((_, _)) = sc.lookup(&n.text) {
                     self.err(
                         Diag::new(

@@ -423,6 +423,7 @@ fn find_name<'a>(e: &'a syntax::Expr, names: &[&str]) -> Option<&'a Name> {
         ExprKind::Dice { count, scoring, .. } => {
             sub(count).or_else(|| scoring.as_deref().and_then(sub))
         }
+        ExprKind::Roll { pool, args, .. } => sub(pool).or_else(|| args.iter().find_map(sub)),
     }
 }
 

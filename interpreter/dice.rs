@@ -136,6 +136,9 @@ pub enum Reading {
     Sum,
     Scoring(i64),
     Counting(Vec<bool>),
+    /// Each face's number, by face index: an `effects` block's tallies
+    /// (see [`crate::ir::EffectsDef::read_die`]).
+    Faces(Vec<i64>),
 }
 
 impl Reading {
@@ -145,6 +148,7 @@ impl Reading {
             Reading::Sum => die.faces[face].1,
             Reading::Scoring(t) => i64::from(die.faces[face].1 >= *t),
             Reading::Counting(marks) => i64::from(marks[face]),
+            Reading::Faces(v) => v[face],
         }
     }
     fn is_hit(&self, die: &DieDef, face: usize) -> bool {
@@ -196,7 +200,7 @@ pub fn one_die(die: &DieDef, reading: &Reading, reroll: Option<Reroll>) -> Vec<(
 }
 
 /// Convolve two distributions over integers.
-fn convolve(a: &[(i64, Prob)], b: &[(i64, Prob)]) -> Vec<(i64, Prob)> {
+pub fn convolve(a: &[(i64, Prob)], b: &[(i64, Prob)]) -> Vec<(i64, Prob)> {
     let mut out: Vec<(i64, Prob)> = Vec::new();
     for (x, p) in a {
         for (y, q) in b {
@@ -266,6 +270,34 @@ pub fn roll_pool(
             f = src.face(die)?;
         }
         total += reading.contribution(die, f);
+    }
+    Ok(total)
+}
+
+/// The exact distribution of a roll of several dice, each part `n` dice of
+/// a die read face by face (`reading[face]`): the convolution of the parts'
+/// pools. Every tally a reading packs is summed at once, so the result is
+/// their joint distribution.
+pub fn parts_dist(parts: &[(&DieDef, &[i64], i64)]) -> Vec<(i64, Prob)> {
+    let mut out = vec![(0i64, Prob::ONE)];
+    for (die, reading, n) in parts {
+        let pool = pool_dist(die, &Reading::Faces(reading.to_vec()), None, *n);
+        out = convolve(&out, &pool);
+    }
+    out
+}
+
+/// Roll several dice, each part `n` dice of a die read face by face, and
+/// add up what their faces read.
+pub fn roll_parts(
+    parts: &[(&DieDef, &[i64], i64)],
+    src: &mut dyn DiceSource,
+) -> Result<i64, String> {
+    let mut total = 0i64;
+    for (die, reading, n) in parts {
+        for _ in 0..(*n).max(0) {
+            total += reading[src.face(die)?];
+        }
     }
     Ok(total)
 }

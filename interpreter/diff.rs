@@ -45,6 +45,7 @@ pub enum Kind {
     Fact,
     Deck,
     Die,
+    Effects,
     Enum,
     Class,
     Group,
@@ -77,6 +78,7 @@ impl Kind {
             Kind::Fact => "fact",
             Kind::Deck => "deck",
             Kind::Die => "die",
+            Kind::Effects => "effects",
             Kind::Enum => "enum",
             Kind::Class => "class",
             Kind::Group => "group",
@@ -109,6 +111,7 @@ impl Kind {
             Kind::Fact => "facts",
             Kind::Deck => "decks",
             Kind::Die => "dice",
+            Kind::Effects => "effects of dice",
             Kind::Enum => "enums",
             Kind::Class => "classes",
             Kind::Group => "groups",
@@ -768,13 +771,46 @@ impl Out {
                     DieFaces::Range(lo, hi) => format!("{lo}..{hi}"),
                     DieFaces::Named(fs) => fs
                         .iter()
-                        .map(|Face { name, count, value }| {
-                            format!("{} x{count} = {value}", name.text)
-                        })
+                        .map(
+                            |Face {
+                                 name,
+                                 count,
+                                 count_option,
+                                 value,
+                             }| match count_option {
+                                Some(o) => format!("{} x{} = {value}", name.text, o.text),
+                                None => format!("{} x{count} = {value}", name.text),
+                            },
+                        )
                         .collect::<Vec<_>>()
                         .join(", "),
                 };
                 self.add(Kind::Die, &name.text, span, vec![part("faces", faces)])
+            }
+            ItemKind::Effects(Effects {
+                name,
+                params: ps,
+                tallies,
+                doc,
+                rows,
+            }) => {
+                let mut parts = vec![
+                    part("parameters", params(ps)),
+                    part("tallies", names(tallies, ", ")),
+                    part("doc", text(doc)),
+                ];
+                for EffectRow { face, yields } in rows {
+                    let y = yields
+                        .iter()
+                        .map(|(t, n, when)| match when {
+                            Some(w) => format!("{} {n} when {}", t.text, expr(w)),
+                            None => format!("{} {n}", t.text),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    parts.push((format!("face {}", face.text), y, face.span));
+                }
+                self.add(Kind::Effects, &name.text, span, parts)
             }
             ItemKind::Enum(name, variants) => self.add(
                 Kind::Enum,
@@ -804,13 +840,24 @@ impl Out {
                 span,
                 vec![part("sides", names(sides, ", "))],
             ),
-            ItemKind::Option(OptionDecl { name, title, on }) => self.add(
+            ItemKind::Option(OptionDecl {
+                name,
+                title,
+                on,
+                number,
+            }) => self.add(
                 Kind::Option,
                 &name.text,
                 span,
                 vec![
                     part("title", text(title)),
-                    part("default", if *on { "on" } else { "off" }.into()),
+                    part(
+                        "default",
+                        match number {
+                            Some(n) => n.to_string(),
+                            None => if *on { "on" } else { "off" }.into(),
+                        },
+                    ),
                 ],
             ),
             ItemKind::Units(block) => self.units(block),
@@ -1530,7 +1577,9 @@ fn prec(e: &ExprKind) -> u8 {
         | ExprKind::Name(_)
         | ExprKind::Field(..)
         | ExprKind::Original(_)
-        | ExprKind::Call(..) => 9,
+        | ExprKind::Call(..)
+        // `roll POOL as EFFECTS(ARGS)` ends where its arguments do.
+        | ExprKind::Roll { .. } => 9,
     }
 }
 
@@ -1617,6 +1666,25 @@ fn write_expr(e: &Expr, min: u8, out: &mut String) {
             rec(a, 0, out);
             out.push_str(" else ");
             rec(b, 0, out);
+        }
+        ExprKind::Roll {
+            pool,
+            effects,
+            args,
+        } => {
+            out.push_str("roll ");
+            rec(pool, 5, out);
+            let _ = write!(out, " as {}", effects.text);
+            if !args.is_empty() {
+                out.push('(');
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    rec(a, 0, out);
+                }
+                out.push(')');
+            }
         }
         ExprKind::Quant(q, v, coll, cond, of) => {
             let q = match q {

@@ -444,7 +444,7 @@ impl Reads {
         match e {
             Ex::State(_, s) => self.states[*s as usize] = true,
             Ex::SideState(_, s) => self.side_states[*s as usize] = true,
-            Ex::Dice { .. } | Ex::Builtin(Builtin::RollOff, _) => self.dice = true,
+            Ex::Dice { .. } | Ex::Roll(_) | Ex::Builtin(Builtin::RollOff, _) => self.dice = true,
             Ex::Builtin(b, _) if b.measures_table() => {
                 self.field = true;
                 self.path |= *b == Builtin::TouchesTerrain;
@@ -980,6 +980,11 @@ impl<'r> Eval<'r> {
                 reroll,
                 ..
             } => self.roll(c, count, *die, mode, *reroll, frame, dice)?,
+            Ex::Roll(r) => self.roll_ex(c, r, frame, dice)?,
+            Ex::Tally(x, fx, k) => {
+                let v = self.eval(c, x, frame, dice)?;
+                self.tally_of(v, *fx, *k)?
+            }
         })
     }
 

@@ -19,6 +19,10 @@ pub enum Ty {
     Enum(Id),
     /// One of a procedure outcome's listed symbols.
     Symbols(Vec<u32>),
+    /// A pool of dice, not yet rolled (`red + white`): see [`PoolDef`].
+    Dice,
+    /// A roll read by an `effects` block: every tally it names at once.
+    Tallies(Id),
 }
 
 #[derive(Clone, Debug)]
@@ -29,6 +33,10 @@ pub struct Ruleset {
     /// Every enum variant and outcome symbol, by global id.
     pub symbols: Vec<String>,
     pub dice: Vec<DieDef>,
+    /// How the faces of rolled dice are read (`effects` blocks).
+    pub effects: Vec<EffectsDef>,
+    /// Every pool of dice a rule names as a value, by `Value::Pool` id.
+    pub pools: Vec<PoolDef>,
     pub enums: Vec<EnumDef>,
     pub classes: Vec<String>,
     pub groups: Vec<(String, Vec<bool>)>,
@@ -120,7 +128,134 @@ impl Ruleset {
                 .map(|x| self.symbols[*x as usize].clone())
                 .collect::<Vec<_>>()
                 .join(" | "),
+            Ty::Dice => "dice".into(),
+            Ty::Tallies(e) => format!("a roll read as {}", self.effects[*e as usize].name),
         }
+    }
+
+    /// A value as a reader writes it, given its type: a roll's tallies by
+    /// name (`wounds 2, shoves 1`), a pool by its dice (`red + white`),
+    /// anything else as [`crate::world::World::show`] does.
+    pub fn show_typed(&self, w: &crate::world::World, ty: &Ty, v: Value) -> String {
+        match (ty, v) {
+            (Ty::Tallies(e), Value::Int(packed)) => {
+                let fx = &self.effects[*e as usize];
+                fx.tallies
+                    .iter()
+                    .enumerate()
+                    .map(|(k, t)| format!("{t} {}", fx.tally(packed, k)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+            _ => w.show(self, v),
+        }
+    }
+
+    /// A pool as a reader writes it: `2 red + white`, or `no dice`.
+    pub fn show_pool(&self, p: u32) -> String {
+        let parts = &self.pools[p as usize].parts;
+        if parts.is_empty() {
+            return "no dice".into();
+        }
+        parts
+            .iter()
+            .map(|(d, n)| match n {
+                1 => self.dice[*d as usize].name.clone(),
+                n => format!("{n} {}", self.dice[*d as usize].name),
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+}
+
+/// A pool of dice as a value (a table's `-> dice`): how many of each die,
+/// by die id, each die once, in die order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolDef {
+    pub parts: Vec<(Id, i64)>,
+}
+
+/// How many bits each tally of a roll takes in the number that holds them
+/// all: a roll is one `i64` (so that exact odds convolve it, and sampling
+/// adds it, as any number), its first tally in the highest lane.
+pub const TALLY_BITS: u32 = 15;
+/// The most tallies one `effects` block may name (4 lanes of 15 bits).
+pub const MAX_TALLIES: usize = 4;
+/// The most one tally of a roll may count (one lane).
+pub const MAX_TALLY: i64 = (1 << TALLY_BITS) - 1;
+
+/// An `effects` block: how the faces of rolled dice are read. Each face
+/// name yields tallies, some only when a condition over the block's
+/// parameters holds.
+#[derive(Clone, Debug)]
+pub struct EffectsDef {
+    pub name: String,
+    pub doc: Option<String>,
+    pub params: Vec<(String, Ty)>,
+    pub tallies: Vec<String>,
+    /// (face name, what it yields).
+    pub rows: Vec<(String, Vec<EffectYield>)>,
+    /// Locals the conditions need (the parameters first).
+    pub slots: u16,
+    /// Each die's faces, read (by die id, then face index), when no yield
+    /// has a condition.
+    pub fixed: Option<Vec<Vec<i64>>>,
+    pub span: Span,
+}
+
+/// What one face yields of one tally, and when.
+#[derive(Clone, Debug)]
+pub struct EffectYield {
+    pub tally: u8,
+    pub amount: i64,
+    /// Over the block's parameters (in its frame).
+    pub when: Option<Ex>,
+}
+
+impl EffectsDef {
+    /// Where tally `k` sits in a roll's number.
+    pub fn shift(&self, k: usize) -> u32 {
+        TALLY_BITS * (self.tallies.len() - 1 - k) as u32
+    }
+    /// Tally `k` of a roll.
+    pub fn tally(&self, packed: i64, k: usize) -> i64 {
+        (packed >> self.shift(k)) & MAX_TALLY
+    }
+    /// A die's faces read by this block, each yield kept when `holds` says
+    /// its condition holds: one number per face, every tally in its lane.
+    pub fn read_die<E>(
+        &self,
+        die: &DieDef,
+        mut holds: impl FnMut(&Ex) -> Result<bool, E>,
+    ) -> Result<Vec<i64>, E> {
+        let mut out = Vec::with_capacity(die.faces.len());
+        for (face, _) in &die.faces {
+            let mut v = 0i64;
+            for (name, yields) in &self.rows {
+                if name != face {
+                    continue;
+                }
+                for y in yields {
+                    if y.when.as_ref().map_or(Ok(true), &mut holds)? {
+                        v += y.amount << self.shift(y.tally as usize);
+                    }
+                }
+            }
+            out.push(v);
+        }
+        Ok(out)
+    }
+    /// The most one face of these readings counts of any one tally.
+    pub fn most_per_face(&self, readings: &[&[i64]]) -> i64 {
+        let mut most = 0;
+        for r in readings {
+            for v in r.iter() {
+                for k in 0..self.tallies.len() {
+                    most = most.max(self.tally(*v, k));
+                }
+            }
+        }
+        most
     }
 }
 
@@ -163,6 +298,9 @@ pub struct OptionDef {
     pub name: String,
     pub title: Option<String>,
     pub on: bool,
+    /// A number option's value (fixed when the ruleset is compiled); `None`
+    /// for a switch.
+    pub number: Option<i64>,
 }
 
 #[derive(Clone, Debug)]
@@ -663,6 +801,35 @@ pub enum Ex {
         reroll: Option<Reroll>,
         span: Span,
     },
+    /// `roll POOL as EFFECTS(ARGS)`: the parts of the pool rolled together,
+    /// their faces read by an `effects` block: one number holding every
+    /// tally (see [`EffectsDef::tally`]).
+    Roll(Box<Roll>),
+    /// Tally `k` of a roll (`r.wounds`), read by `effects`.
+    Tally(Box<Ex>, Id, u8),
+}
+
+/// A roll of a pool (see [`Ex::Roll`]).
+#[derive(Clone, Debug)]
+pub struct Roll {
+    pub parts: Vec<RollPart>,
+    pub effects: Id,
+    pub args: Vec<Ex>,
+    pub span: Span,
+}
+
+/// Part of a pool: `count` of a die, or `count` times a pool value.
+#[derive(Clone, Debug)]
+pub struct RollPart {
+    pub count: Ex,
+    pub dice: PartDice,
+}
+
+#[derive(Clone, Debug)]
+pub enum PartDice {
+    Die(Id),
+    /// An expression of type `dice` (a `Value::Pool`).
+    Pool(Ex),
 }
 
 impl Ex {
@@ -670,7 +837,7 @@ impl Ex {
     pub fn is_random(&self) -> bool {
         match self {
             // A roll-off rolls again on a tie, whatever its sides are.
-            Ex::Dice { .. } | Ex::Builtin(Builtin::RollOff, _) => true,
+            Ex::Dice { .. } | Ex::Roll(_) | Ex::Builtin(Builtin::RollOff, _) => true,
             e => e.any_child(&mut |c| c.is_random()),
         }
     }
@@ -701,7 +868,17 @@ impl Ex {
             | Ex::IsSym(e, _)
             | Ex::Not(e)
             | Ex::Neg(e)
-            | Ex::Quant(_, _, _, e) => f(e),
+            | Ex::Quant(_, _, _, e)
+            | Ex::Tally(e, _, _) => f(e),
+            Ex::Roll(r) => {
+                r.parts.iter().any(|p| {
+                    f(&p.count)
+                        || match &p.dice {
+                            PartDice::Pool(e) => f(e),
+                            PartDice::Die(_) => false,
+                        }
+                }) || r.args.iter().any(&mut *f)
+            }
             Ex::Fact(_, a)
             | Ex::Define(_, a)
             | Ex::Table(_, a)

@@ -47,6 +47,7 @@ pub mod phase_graph;
 pub mod pictures;
 pub mod procedures;
 pub mod rng;
+pub mod rolls;
 pub mod scenario;
 pub mod simulate;
 pub mod situation;
@@ -122,18 +123,33 @@ pub fn problems(diags: &[Diag]) -> usize {
 
 /// Load and compile a ruleset file (following `extends` and `import`).
 pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
-    build_loaded(path).map(|(b, _)| b)
+    build_with(path, &[])
+}
+
+/// Load and compile a ruleset file with some of its number options set
+/// (`--option NAME=N`: a face count the book leaves open), as a house rule
+/// overriding each would.
+pub fn build_with(path: &Path, numbers: &[(String, i64)]) -> Result<Build, (Vec<Diag>, Sources)> {
+    build_loaded_with(path, numbers).map(|(b, _)| b)
 }
 
 /// Load and compile a ruleset file, keeping its merged items too (what
 /// `muster diff` compares).
 pub fn build_loaded(path: &Path) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
+    build_loaded_with(path, &[])
+}
+
+/// [`build_loaded`] with number options set, as [`build_with`].
+pub fn build_loaded_with(
+    path: &Path,
+    numbers: &[(String, i64)],
+) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
     let mut sources = Sources::default();
     let loaded = match load::load_path(path, &mut sources) {
         Ok(l) => l,
         Err(d) => return Err((capped(d, &sources), sources)),
     };
-    match compile::compile(&loaded) {
+    match compile::compile_with(&loaded, numbers) {
         Ok(ruleset) => Ok((
             Build {
                 ruleset,

@@ -70,8 +70,9 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Switch an optional rule: `--option evade=on` (repeatable; wins
-        /// over the situation file).
-        #[arg(long = "option", value_name = "NAME=on|off")]
+        /// over the situation file), or set a number option the ruleset is
+        /// compiled with: `--option red_blank=2`.
+        #[arg(long = "option", value_name = "NAME=on|off|N")]
         options: Vec<String>,
         /// A second ruleset: the situation's odds under both, side by
         /// side, with the difference B - A of each value.
@@ -97,8 +98,9 @@ enum Command {
         /// only if this program wrote it).
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
-        /// Switch an optional rule: `--option variable_army_morale=on` (repeatable).
-        #[arg(long = "option", value_name = "NAME=on|off")]
+        /// Switch an optional rule: `--option variable_army_morale=on`
+        /// (repeatable), or set a number option: `--option red_blank=2`.
+        #[arg(long = "option", value_name = "NAME=on|off|N")]
         options: Vec<String>,
     },
     /// Play many battles over all cores and summarise who wins and why.
@@ -132,12 +134,12 @@ enum Command {
         b: PathBuf,
         #[command(flatten)]
         run: Runs,
-        /// Switch an optional rule under A only (repeatable).
-        #[arg(long = "option-a", value_name = "NAME=on|off")]
+        /// Switch an optional rule, or set a number option, under A only (repeatable).
+        #[arg(long = "option-a", value_name = "NAME=on|off|N")]
         options_a: Vec<String>,
-        /// Switch an optional rule under B only (repeatable): `muster
+        /// Switch an optional rule, or set a number option, under B only (repeatable): `muster
         /// compare R R --option-b evade=on` shows what the option does.
-        #[arg(long = "option-b", value_name = "NAME=on|off")]
+        #[arg(long = "option-b", value_name = "NAME=on|off|N")]
         options_b: Vec<String>,
     },
     /// The rule-level difference of two rulesets, after `extends`: unit
@@ -195,9 +197,10 @@ struct Runs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// Switch an optional rule: `--option variable_army_morale=on`
-    /// (repeatable; compare: under both rulesets).
-    #[arg(long = "option", value_name = "NAME=on|off")]
+    /// Switch an optional rule: `--option variable_army_morale=on`, or set
+    /// a number option: `--option red_blank=2` (repeatable; compare: under
+    /// both rulesets).
+    #[arg(long = "option", value_name = "NAME=on|off|N")]
     options: Vec<String>,
 }
 
@@ -277,14 +280,37 @@ fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
 }
 
 fn load(path: &Path) -> Result<Build, ExitCode> {
-    muster::build(path).map_err(|(d, s)| report(&d, &s))
+    load_with(path, &[])
+}
+
+/// Load a ruleset with the number options among `options` (`NAME=N`: a
+/// face count...) set, as a house rule overriding each would.
+fn load_with(path: &Path, options: &[String]) -> Result<Build, ExitCode> {
+    muster::build_with(path, &numbers(options)).map_err(|(d, s)| report(&d, &s))
+}
+
+/// The `--option NAME=N` among the options: numbers the ruleset is compiled
+/// with (the rest are switches, set per world by [`set_options`]).
+fn numbers(options: &[String]) -> Vec<(String, i64)> {
+    options
+        .iter()
+        .filter_map(|o| {
+            let (name, value) = o.split_once('=')?;
+            Some((name.to_string(), value.trim().parse::<i64>().ok()?))
+        })
+        .collect()
 }
 
 /// Build rulesets A and B and the difference of their rules (each
 /// ruleset's problems are reported under which of the two it is).
-fn load_pair(a: &Path, b: &Path) -> Result<(Build, Build, muster::diff::Diff), ExitCode> {
-    let one = |which: &str, path: &Path| {
-        muster::build_loaded(path).map_err(|(d, s)| {
+fn load_pair(
+    a: &Path,
+    b: &Path,
+    options_a: &[String],
+    options_b: &[String],
+) -> Result<(Build, Build, muster::diff::Diff), ExitCode> {
+    let one = |which: &str, path: &Path, options: &[String]| {
+        muster::build_loaded_with(path, &numbers(options)).map_err(|(d, s)| {
             errln!(
                 "error: ruleset {which} ({}) does not build:",
                 path.display()
@@ -292,8 +318,8 @@ fn load_pair(a: &Path, b: &Path) -> Result<(Build, Build, muster::diff::Diff), E
             report(&d, &s)
         })
     };
-    let (ba, la) = one("A", a)?;
-    let (bb, lb) = one("B", b)?;
+    let (ba, la) = one("A", a, options_a)?;
+    let (bb, lb) = one("B", b, options_b)?;
     let (fa, fb) = (a.display().to_string(), b.display().to_string());
     let rules = muster::diff::diff(
         muster::diff::Input {
@@ -379,7 +405,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             html,
             options,
         } => {
-            let mut b = load(&ruleset)?;
+            let mut b = load_with(&ruleset, &options)?;
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
@@ -458,7 +484,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 },
             shard,
         } => {
-            let mut b = load(&ruleset)?;
+            let mut b = load_with(&ruleset, &options)?;
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
@@ -542,7 +568,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             options_a,
             options_b,
         } => {
-            let (mut ba, mut bb, rules) = load_pair(&a, &b)?;
+            let both = |x: &[String]| [options.clone(), x.to_vec()].concat();
+            let (mut ba, mut bb, rules) = load_pair(&a, &b, &both(&options_a), &both(&options_b))?;
             // Both play one file: the scenario given, else A's default.
             let file = match scenario {
                 Some(f) => f,
@@ -655,7 +682,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             }
         }
         Command::Diff { a, b, json } => {
-            let (_, _, rules) = load_pair(&a, &b)?;
+            let (_, _, rules) = load_pair(&a, &b, &[], &[])?;
             if json {
                 outln!("{}", serde_json::to_string_pretty(&rules).unwrap());
             } else {
@@ -762,7 +789,7 @@ impl OddsRun<'_> {
     /// rolls, else sampled with `--samples`, else exact (sampled when
     /// there are too many ways to count).
     fn run(&self, path: &Path) -> Result<OddsOf, ExitCode> {
-        let mut b = load(path)?;
+        let mut b = load_with(path, self.options)?;
         let text = read_input(self.situation, &b.sources)?;
         let mut s = b
             .situation(&self.situation.display().to_string(), &text)
@@ -862,7 +889,7 @@ fn to_table(
             };
             out.push_str(&format!(
                 "  {:<12} {:>7.4}{frac}\n",
-                w.show(rs, *v),
+                rs.show_typed(w, &oc.ty, *v),
                 p.to_f64()
             ));
         }
@@ -883,9 +910,9 @@ fn to_json(
         let mut m = Map::new();
         let mut e = Map::new();
         for (v, p) in &oc.values {
-            m.insert(w.show(rs, *v), json!(p.to_f64()));
+            m.insert(rs.show_typed(w, &oc.ty, *v), json!(p.to_f64()));
             if let (Method::Exact, Some((n, d))) = (&o.method, p.fraction()) {
-                e.insert(w.show(rs, *v), json!(format!("{n}/{d}")));
+                e.insert(rs.show_typed(w, &oc.ty, *v), json!(format!("{n}/{d}")));
             }
         }
         outcomes.insert(oc.name.clone(), Value::Object(m));
@@ -994,15 +1021,25 @@ fn set_options(
 ) -> Result<(), ExitCode> {
     for o in options {
         let (name, value) = o.split_once('=').unwrap_or((o.as_str(), "on"));
+        if value.trim().parse::<i64>().is_ok() {
+            // A number: the ruleset was compiled with it (`load_with`).
+            continue;
+        }
         let on = match value {
             "on" | "true" => true,
             "off" | "false" => false,
             _ => {
-                errln!("error: `--option {o}`: the value must be on or off");
+                errln!("error: `--option {o}`: the value must be on, off or a number");
                 return Err(ExitCode::FAILURE);
             }
         };
         match rs.option(name) {
+            Some(i) if rs.options[i as usize].number.is_some() => {
+                errln!(
+                    "error: `--option {o}`: `{name}` is a number option; give it a number (`--option {name}=N`)"
+                );
+                return Err(ExitCode::FAILURE);
+            }
             Some(i) => world.options[i as usize] = on,
             None => {
                 let names: Vec<&str> = rs.options.iter().map(|x| x.name.as_str()).collect();

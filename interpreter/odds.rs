@@ -73,6 +73,8 @@ pub enum Method {
 #[derive(Clone, Debug)]
 pub struct OutcomeOdds {
     pub name: String,
+    /// Its type (how its values read: a roll's tallies by name).
+    pub ty: Ty,
     /// (value, probability), in value order.
     pub values: Vec<(Value, Prob)>,
 }
@@ -173,6 +175,23 @@ pub(crate) fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
             reroll: *reroll,
             span: *span,
         },
+        Ex::Roll(r) => Ex::Roll(Box::new(Roll {
+            parts: r
+                .parts
+                .iter()
+                .map(|p| RollPart {
+                    count: map(&p.count, f),
+                    dice: match &p.dice {
+                        PartDice::Die(d) => PartDice::Die(*d),
+                        PartDice::Pool(e) => PartDice::Pool(map(e, f)),
+                    },
+                })
+                .collect(),
+            effects: r.effects,
+            args: r.args.iter().map(|x| map(x, f)).collect(),
+            span: r.span,
+        })),
+        Ex::Tally(x, fx, k) => Ex::Tally(b(x, f), *fx, *k),
     }
 }
 
@@ -217,6 +236,7 @@ fn simplify(e: Ex) -> Ex {
             Ex::Const(Bool(b)) => Ex::Const(Bool(!b)),
             x => Ex::Not(Box::new(x)),
         },
+        Ex::Roll(r) => crate::rolls::simplify_roll(*r),
         e => e,
     }
 }
@@ -232,7 +252,7 @@ fn reads_unknown(e: &Ex, known: &[Option<Value>], bound: &mut Vec<u16>) -> bool 
             bound.pop();
             r
         }
-        Ex::Dice { .. } => true,
+        Ex::Dice { .. } | Ex::Roll(_) => true,
         e => e.any_child(&mut |c| reads_unknown(c, known, bound)),
     }
 }
@@ -568,7 +588,8 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
 /// The default value of an outcome never assigned on some path of play.
 pub(crate) fn default_outcome(ty: &Ty) -> Value {
     match ty {
-        Ty::Int => Value::Int(0),
+        // A roll never made counted nothing.
+        Ty::Int | Ty::Tallies(_) => Value::Int(0),
         Ty::Bool => Value::Bool(false),
         _ => Value::None,
     }
@@ -737,6 +758,13 @@ impl Run<'_> {
                     }
                 }
             }
+            Ex::Roll(r) => return self.roll_dist(c, r, frame),
+            Ex::Tally(x, fx, k) => {
+                for (v, p) in self.dist(c, x, frame)? {
+                    let t = self.ev.tally_of(v, *fx, *k).map_err(fault_of)?;
+                    add_mass(&mut out, t, p);
+                }
+            }
             Ex::Bin(op, a, b) => {
                 let da = self.dist(c, a, frame)?;
                 let db = self.dist(c, b, frame)?;
@@ -871,6 +899,85 @@ impl Run<'_> {
             }
         }
         Ok(out)
+    }
+}
+
+impl Run<'_> {
+    /// The exact distribution of a roll: for each value its counts, pools
+    /// and arguments may take (one, once specialised), the convolution of
+    /// its dice read face by face: the joint distribution of its tallies.
+    fn roll_dist(&self, c: Ctx, r: &Roll, frame: &mut [Value]) -> Result<Dist, Diag> {
+        let mut children: Vec<&Ex> = Vec::new();
+        for p in &r.parts {
+            children.push(&p.count);
+            if let PartDice::Pool(e) = &p.dice {
+                children.push(e);
+            }
+        }
+        children.extend(&r.args);
+        let dists = children
+            .iter()
+            .map(|e| self.dist(c, e, frame))
+            .collect::<Result<Vec<Dist>, Diag>>()?;
+        let mut out: Dist = Vec::new();
+        let mut idx = vec![0usize; dists.len()];
+        loop {
+            let mut p = Prob::ONE;
+            let vals: Vec<Value> = dists
+                .iter()
+                .zip(&idx)
+                .map(|(d, i)| {
+                    p = p.times(d[*i].1);
+                    d[*i].0
+                })
+                .collect();
+            let mut next = vals.iter();
+            let mut parts = crate::rolls::RollDice::new();
+            for part in &r.parts {
+                let n = self
+                    .ev
+                    .num(*next.next().expect("a count"), "the number of dice")
+                    .map_err(fault_of)?;
+                match part.dice {
+                    PartDice::Die(d) => parts.push((d, n)),
+                    PartDice::Pool(_) => {
+                        let v = *next.next().expect("a pool");
+                        self.ev
+                            .add_pool(v, n, r.span, &mut parts)
+                            .map_err(fault_of)?;
+                    }
+                }
+            }
+            let args: Vec<Value> = next.copied().collect();
+            let readings = self
+                .ev
+                .readings(c, r.effects, &parts, &args)
+                .map_err(fault_of)?;
+            self.ev
+                .check_roll(r.effects, &parts, &readings)
+                .map_err(fault_of)?;
+            let rolled: Vec<(&DieDef, &[i64], i64)> = parts
+                .iter()
+                .zip(&readings)
+                .map(|((d, n), rd)| (&self.ev.rs.dice[*d as usize], rd.as_ref(), *n))
+                .collect();
+            for (v, q) in dice::parts_dist(&rolled) {
+                add_mass(&mut out, Value::Int(v), q.times(p));
+            }
+            // The next combination of the children's values.
+            let mut carry = true;
+            for (j, d) in dists.iter().enumerate().rev() {
+                idx[j] += 1;
+                if idx[j] < d.len() {
+                    carry = false;
+                    break;
+                }
+                idx[j] = 0;
+            }
+            if carry {
+                return Ok(out);
+            }
+        }
     }
 }
 
@@ -1236,6 +1343,7 @@ fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
             d.sort_by_key(|(v, _)| *v);
             OutcomeOdds {
                 name: o.name.clone(),
+                ty: o.ty.clone(),
                 values: d,
             }
         })

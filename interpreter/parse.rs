@@ -301,6 +301,41 @@ impl Builder {
             .collect()
     }
 
+    /// An `effects` block, after its keyword.
+    fn effects<'i>(&self, it: impl Iterator<Item = P<'i>>) -> Effects {
+        let mut it = it.skip_while(|x| x.as_rule() == Rule::effects_kw);
+        let name = self.name(it.next().unwrap());
+        let (mut params, mut tallies, mut doc, mut rows) =
+            (Vec::new(), Vec::new(), None, Vec::new());
+        for x in it {
+            match x.as_rule() {
+                Rule::params => params = self.params(x),
+                Rule::ident => tallies.push(self.name(x)),
+                Rule::string => doc = Some(unquote(x)),
+                _ => {
+                    let mut ri = x.into_inner();
+                    let face = self.name(ri.next().unwrap());
+                    let yields = ri
+                        .map(|y| {
+                            let mut yi = y.into_inner();
+                            let tally = self.name(yi.next().unwrap());
+                            let n = self.int(&yi.next().unwrap());
+                            (tally, n, yi.next().map(|c| self.expr(c)))
+                        })
+                        .collect();
+                    rows.push(EffectRow { face, yields });
+                }
+            }
+        }
+        Effects {
+            name,
+            params,
+            tallies,
+            doc,
+            rows,
+        }
+    }
+
     fn type_ref(&self, p: P) -> Name {
         self.name(p.into_inner().next().unwrap())
     }
@@ -337,20 +372,35 @@ impl Builder {
                                 let mut fi = f.into_inner();
                                 let name = self.name(fi.next().unwrap());
                                 let mut count = 1;
+                                let mut count_option = None;
                                 let mut value = 0;
                                 for x in fi {
                                     match x.as_rule() {
-                                        Rule::int => count = self.int(&x).clamp(0, 1000) as u32,
+                                        Rule::face_count => {
+                                            let c = x.into_inner().next().unwrap();
+                                            match c.as_rule() {
+                                                Rule::int => {
+                                                    count = self.int(&c).clamp(0, 1000) as u32
+                                                }
+                                                _ => count_option = Some(self.name(c)),
+                                            }
+                                        }
                                         _ => value = self.int(&x),
                                     }
                                 }
-                                Face { name, count, value }
+                                Face {
+                                    name,
+                                    count,
+                                    count_option,
+                                    value,
+                                }
                             })
                             .collect(),
                     ),
                 };
                 ItemKind::Die(Die { name, faces })
             }
+            Rule::effects_item => ItemKind::Effects(self.effects(it)),
             Rule::enum_item => {
                 let n = self.name(it.next().unwrap());
                 ItemKind::Enum(n, it.map(|x| self.name(x)).collect())
@@ -366,13 +416,20 @@ impl Builder {
                 let name = self.name(it.next().unwrap());
                 let mut title = None;
                 let mut on = false;
+                let mut number = None;
                 for x in it {
                     match x.as_rule() {
                         Rule::string => title = Some(unquote(x)),
+                        Rule::signed_int => number = Some(self.int(&x)),
                         _ => on = x.as_str() == "on",
                     }
                 }
-                ItemKind::Option(OptionDecl { name, title, on })
+                ItemKind::Option(OptionDecl {
+                    name,
+                    title,
+                    on,
+                    number,
+                })
             }
             Rule::units_item => {
                 let mut columns = Vec::new();
@@ -1495,6 +1552,24 @@ impl Builder {
                     ExprKind::Quant(q, var, coll, Box::new(body.unwrap()), value),
                     span,
                     d + 1,
+                    span,
+                )
+            }
+            Rule::roll_expr => {
+                let mut it = p
+                    .into_inner()
+                    .filter(|x| !matches!(x.as_rule(), Rule::roll_kw | Rule::as_kw));
+                let (pool, dp) = self.sub(it.next().unwrap());
+                let effects = self.name(it.next().unwrap());
+                let (args, da) = it.next().map_or((Vec::new(), 0), |a| self.args_deep(a));
+                self.node(
+                    ExprKind::Roll {
+                        pool: Box::new(pool),
+                        effects,
+                        args,
+                    },
+                    span,
+                    1 + dp.max(da),
                     span,
                 )
             }

@@ -359,6 +359,9 @@ pub fn read(
     let mut options = Vec::new();
     for (name, on) in &f.options {
         match rs.option(name) {
+            Some(i) if rs.options[i as usize].number.is_some() => diags.push(
+                crate::situation::number_option_fixed(name, span_of(file, on)),
+            ),
             Some(i) => options.push((i, *on.get_ref())),
             None => diags.push(
                 Diag::new(CODE, format!("unknown option `{name}`"))

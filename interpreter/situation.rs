@@ -25,7 +25,7 @@ struct File {
     #[serde(default)]
     sides: BTreeMap<String, Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
     #[serde(default)]
-    options: BTreeMap<String, Spanned<bool>>,
+    options: BTreeMap<String, Spanned<toml::Value>>,
     #[serde(default)]
     facts: Vec<Spanned<String>>,
     #[serde(default)]
@@ -62,6 +62,20 @@ pub struct Situation {
     /// Where the situation names its procedure (or its first line): runtime
     /// problems that have no place of their own are reported here.
     pub span: Span,
+}
+
+/// A number option (a face count...) named by a situation or scenario: it
+/// is fixed when the ruleset is compiled, so a file run against the
+/// compiled ruleset cannot change it.
+pub(crate) fn number_option_fixed(name: &str, at: Span) -> Diag {
+    Diag::new(
+        "muster::option",
+        format!("option `{name}` is a number the ruleset is compiled with"),
+    )
+    .at(at, "set here")
+    .help(format!(
+        "give it on the command line (`--option {name}=N`) or in a house rule that extends the ruleset (`override option {name} = N`)"
+    ))
 }
 
 pub(crate) fn span_of<T>(file: FileId, s: &Spanned<T>) -> Span {
@@ -168,7 +182,15 @@ pub fn read(
     // Options.
     for (k, v) in &f.options {
         match rs.option(k) {
-            Some(o) => world.options[o as usize] = *v.get_ref(),
+            Some(o) => match (rs.options[o as usize].number, v.get_ref()) {
+                (None, toml::Value::Boolean(on)) => world.options[o as usize] = *on,
+                (None, _) => diags.push(
+                    Diag::new("muster::situation", format!("option `{k}` is on or off"))
+                        .at(span_of(file, v), "not true or false")
+                        .help(format!("write `{k} = true` or `{k} = false`")),
+                ),
+                (Some(_), _) => diags.push(number_option_fixed(k, span_of(file, v))),
+            },
             None => diags.push(
                 Diag::new(
                     "muster::situation",

@@ -77,6 +77,8 @@ pub enum ItemKind {
     Import(Name),
     Measure(Name, Option<String>),
     Die(Die),
+    /// `effects NAME ...`: how the faces of rolled dice are read.
+    Effects(Effects),
     Enum(Name, Vec<Name>),
     Class(Vec<Name>),
     Group(Name, Vec<Name>),
@@ -145,6 +147,8 @@ pub enum DieFaces {
 pub struct Face {
     pub name: Name,
     pub count: u32,
+    /// `x NAME`: the count is a number option's value (then `count` is 1).
+    pub count_option: Option<Name>,
     pub value: i64,
 }
 
@@ -153,6 +157,27 @@ pub struct OptionDecl {
     pub name: Name,
     pub title: Option<String>,
     pub on: bool,
+    /// `= N`: a number the ruleset is compiled with, not a switch.
+    pub number: Option<i64>,
+}
+
+/// `effects NAME(PARAMS) -> { TALLIES } "doc" { FACE => TALLY N [when COND], ... }`:
+/// how the faces of a pool are read.
+#[derive(Clone, Debug)]
+pub struct Effects {
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub tallies: Vec<Name>,
+    pub doc: Option<String>,
+    pub rows: Vec<EffectRow>,
+}
+
+/// One face of an `effects` block and what it yields.
+#[derive(Clone, Debug)]
+pub struct EffectRow {
+    pub face: Name,
+    /// (tally, amount, condition).
+    pub yields: Vec<(Name, i64, Option<Expr>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -642,5 +667,11 @@ pub enum ExprKind {
         scoring: Option<Box<Expr>>,
         counting: Vec<Name>,
         reroll: Option<Reroll>,
+    },
+    /// `roll POOL as EFFECTS(ARGS)`
+    Roll {
+        pool: Box<Expr>,
+        effects: Name,
+        args: Vec<Expr>,
     },
 }

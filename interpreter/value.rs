@@ -26,6 +26,8 @@ pub enum Value {
     Unit(u16),
     /// A side (its index in the ruleset's `sides`).
     Side(u16),
+    /// A pool of dice not yet rolled (its index in the ruleset's `pools`).
+    Pool(u32),
 }
 
 /// `unlimited` in a stat table: larger than any distance on any table.
@@ -151,6 +153,7 @@ impl std::fmt::Display for Value {
             Value::Sym(s) => write!(f, "symbol #{s}"),
             Value::Unit(u) => write!(f, "unit #{u}"),
             Value::Side(s) => write!(f, "side #{s}"),
+            Value::Pool(p) => write!(f, "pool #{p}"),
         }
     }
 }

@@ -148,6 +148,7 @@ impl World {
                 .map(|x| x.name.clone())
                 .unwrap_or_default(),
             Value::Side(s) => self.side_names.get(s as usize).cloned().unwrap_or_default(),
+            Value::Pool(p) => rs.show_pool(p),
         }
     }
 }

@@ -906,6 +906,7 @@ fn ruleset_of(file: &str) -> &'static str {
         Some("tvbd2") => "rules/tillys_very_bad_day_v2.muster",
         Some("thistle") => "rules/thistle_lily_and_rose.muster",
         Some("matchlocks") => "rules/never_mind_the_matchlocks.muster",
+        Some("claims") => "rules/claims_and_colours.muster",
         _ => panic!("{file}: whose?"),
     }
 }

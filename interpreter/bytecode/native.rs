@@ -7,7 +7,7 @@
 //! same diagnostic. If code generation fails for any reason, the caller keeps
 //! interpreting.
 
-use super::typed::{Pool, Typed, T};
+use super::typed::{Dense, Pool, Typed, DENSE, T};
 use crate::ir::{Bin, ModOp};
 use crate::rng::Rng;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -22,12 +22,16 @@ use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::collections::BTreeSet;
 
 /// The generated function: (unit state, side state, outcomes, generator,
-/// program) -> 0, or an error code (see [`Native::run`]).
-type Entry = unsafe extern "C" fn(*mut i64, *mut i64, *mut i64, *mut Rng, *const Typed) -> i64;
+/// program, outcome counters) -> 0, or a code (see [`Native::run`]).
+type Entry =
+    unsafe extern "C" fn(*mut i64, *mut i64, *mut i64, *mut Rng, *const Typed, *mut u64) -> i64;
 
 /// Error codes the generated code returns.
 pub const OVERFLOW: i64 = -1;
 pub const POOL_ERROR: i64 = -2;
+/// Not an error: the run is done, but some outcome's value has no dense
+/// counter and is left for the caller to count.
+pub const NOT_ALL_COUNTED: i64 = -3;
 
 /// A compiled procedure. The code lives as long as this value.
 pub struct Native {
@@ -59,6 +63,10 @@ impl std::fmt::Debug for Native {
     }
 }
 
+/// The most dice of a fixed roll generated inline, one after another; a
+/// larger one calls back into Rust.
+const MAX_UNROLLED_ROLL: i64 = 64;
+
 /// The rare end of Lemire's reduction, exactly as [`Rng::below`] does it:
 /// the generated code has drawn `x` and found `low = x * n (mod 2^64)`
 /// below `n`; reject while under the threshold, then return the high word.
@@ -76,6 +84,22 @@ extern "C" fn muster_below_finish(rng: *mut Rng, n: u64, low: u64, high: u64) ->
     high
 }
 
+/// A fixed roll too large to unroll (see [`super::typed::TRoll`]).
+extern "C" fn muster_roll(typed: *const Typed, roll: u64, rng: *mut Rng) -> i64 {
+    // SAFETY: both pointers come from `Native::run`'s own references.
+    let (typed, rng) = unsafe { (&*typed, &mut *rng) };
+    let r = &typed.rolls()[roll as usize];
+    let counts = r.fixed.as_deref().unwrap_or_default();
+    let mut total = 0i64;
+    for ((d, reading), n) in r.dice.iter().zip(&r.readings).zip(counts) {
+        let sides = typed.sides(*d);
+        for _ in 0..*n {
+            total += reading[rng.below(sides) as usize];
+        }
+    }
+    total
+}
+
 extern "C" fn muster_pool(typed: *const Typed, pool: u64, n: i64, t: i64, rng: *mut Rng) -> i64 {
     // SAFETY: both pointers come from `Native::run`'s own references.
     let (typed, rng) = unsafe { (&*typed, &mut *rng) };
@@ -86,25 +110,29 @@ extern "C" fn muster_pool(typed: *const Typed, pool: u64, n: i64, t: i64, rng: *
 
 impl Native {
     /// Run once from the situation's initial state (the code resets state, side
-    /// state and outcome defaults itself); state and outcomes are written in place.
-    /// Returns 0, [`OVERFLOW`], [`POOL_ERROR`], or k > 0 when requirement
-    /// k - 1 failed.
-    pub fn run(
+    /// state and outcome defaults itself); state and outcomes are written in place,
+    /// and each outcome whose value has a dense counter is counted in `counts`.
+    /// Returns 0, [`NOT_ALL_COUNTED`] (the caller counts the rest), [`OVERFLOW`],
+    /// [`POOL_ERROR`], or k > 0 when requirement k - 1 failed.
+    pub(crate) fn run(
         &self,
         typed: &Typed,
         st: &mut [i64],
         sst: &mut [i64],
         out: &mut [i64],
+        counts: &mut Dense,
         rng: &mut Rng,
     ) -> i64 {
         debug_assert!(
             st.len() >= typed.state_len()
                 && sst.len() >= typed.side_state_len()
                 && out.len() >= typed.outcome_len()
+                && counts.cells_len() > typed.outcome_len() * DENSE
         );
         // SAFETY: `compile` checked that every index the code uses is within
         // these slices' lengths (the typed program's own state and outcome
-        // sizes, asserted above), and the code keeps no pointer after return.
+        // sizes, asserted above; the counters hold `DENSE` an outcome and one
+        // more), and the code keeps no pointer after return.
         unsafe {
             (self.entry)(
                 st.as_mut_ptr(),
@@ -112,6 +140,7 @@ impl Native {
                 out.as_mut_ptr(),
                 rng as *mut Rng,
                 typed as *const Typed,
+                counts.cells(),
             )
         }
     }
@@ -132,6 +161,11 @@ pub fn compile(p: &Typed) -> Option<Native> {
             }
             T::Outcome { idx, .. } => (*idx as usize) < p.outcome_len(),
             T::Pool { pool, .. } => (*pool as usize) < p.pools().len(),
+            // A roll whose counts are only known in play is interpreted.
+            T::Roll { roll, .. } => p
+                .rolls()
+                .get(*roll as usize)
+                .is_some_and(|r| r.fixed.is_some()),
             _ => true,
         };
         if !ok {
@@ -148,6 +182,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
         .ok()?;
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
     jb.symbol("muster_pool", muster_pool as *const u8);
+    jb.symbol("muster_roll", muster_roll as *const u8);
     jb.symbol("muster_below_finish", muster_below_finish as *const u8);
     let mut module = JITModule::new(jb);
     let ptr = module.target_config().pointer_type();
@@ -176,8 +211,19 @@ pub fn compile(p: &Typed) -> Option<Native> {
         .declare_function("muster_pool", Linkage::Import, &pool_sig)
         .ok()?;
 
+    let mut roll_sig = module.make_signature();
+    roll_sig.params.extend([
+        AbiParam::new(ptr),
+        AbiParam::new(types::I64),
+        AbiParam::new(ptr),
+    ]);
+    roll_sig.returns.push(AbiParam::new(types::I64));
+    let roll_id = module
+        .declare_function("muster_roll", Linkage::Import, &roll_sig)
+        .ok()?;
+
     let mut sig: Signature = module.make_signature();
-    for _ in 0..5 {
+    for _ in 0..6 {
         sig.params.push(AbiParam::new(ptr));
     }
     sig.returns.push(AbiParam::new(types::I64));
@@ -191,12 +237,15 @@ pub fn compile(p: &Typed) -> Option<Native> {
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let pool_fn = module.declare_func_in_func(pool_id, b.func);
+        let roll_fn = module.declare_func_in_func(roll_id, b.func);
         let finish = module.declare_func_in_func(finish_id, b.func);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
-        let (st, sst, out, rng, prog) = (params[0], params[1], params[2], params[3], params[4]);
+        let (st, sst, out, rng, prog, cells) = (
+            params[0], params[1], params[2], params[3], params[4], params[5],
+        );
         // Each run starts from the situation. State, side state and outcomes
         // live in variables (every index is fixed at compile time); only the
         // outcomes are written out, once, at the end.
@@ -365,6 +414,44 @@ pub fn compile(p: &Typed) -> Option<Native> {
                     branch(&mut b, bad, pool_error);
                     b.def_var(vars[*dst as usize], r);
                 }
+                T::Roll { dst, roll } => {
+                    let r = &p.rolls()[*roll as usize];
+                    let counts = r.fixed.as_deref().unwrap_or_default();
+                    let n: i64 = counts.iter().map(|c| (*c).max(0)).sum();
+                    let v = if n <= MAX_UNROLLED_ROLL {
+                        // Each die inline: a face, then its reading from the
+                        // typed program's table.
+                        let mut acc = b.ins().iconst(types::I64, 0);
+                        for ((d, reading), n) in r.dice.iter().zip(&r.readings).zip(counts) {
+                            let sides = b.ins().iconst(types::I64, p.sides(*d) as i64);
+                            // SAFETY (of the loads below): the table is a
+                            // boxed slice of the typed program, which owns
+                            // this code and never changes its rolls; each
+                            // face is below the die's number of sides, the
+                            // table's length.
+                            let table = b.ins().iconst(ptr, reading.as_ptr() as i64);
+                            for _ in 0..*n {
+                                let face = inline_below(&mut b, rng, sides, finish, face_var);
+                                let off = b.ins().imul_imm_u(face, 8);
+                                let at = b.ins().iadd(table, off);
+                                let v = b.ins().load(types::I64, mem, at, 0);
+                                acc = b.ins().iadd(acc, v);
+                            }
+                        }
+                        acc
+                    } else {
+                        let idx = b.ins().iconst(types::I64, *roll as i64);
+                        let call = b.ins().call(roll_fn, &[prog, idx, rng]);
+                        b.inst_results(call)[0]
+                    };
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Tally { dst, src, shift } => {
+                    let x = get(&mut b, *src);
+                    let x = b.ins().ushr_imm_u(x, *shift as i64);
+                    let v = b.ins().band_imm_u(x, crate::ir::MAX_TALLY);
+                    b.def_var(vars[*dst as usize], v);
+                }
                 T::Bin { op, dst, a, b: bb } => {
                     let (x, y) = (get(&mut b, *a), get(&mut b, *bb));
                     let v = match op {
@@ -448,12 +535,31 @@ pub fn compile(p: &Typed) -> Option<Native> {
             b.ins().jump(end, &[]);
         }
         b.switch_to_block(end);
+        // Write the outcomes out, and count each whose value has a dense
+        // counter (without a branch: one that has none is counted in the
+        // spare counter past the last outcome's, and the caller counts it).
+        let spare = b
+            .ins()
+            .iconst(types::I64, (p.outcome_len() * DENSE * 8) as i64);
+        let mut missed = b.ins().iconst(types::I8, 0);
         for (i, var) in out_vars.iter().enumerate() {
             let v = b.use_var(*var);
             b.ins().store(mem, v, out, (i as i32) * 8);
+            let (key, dense) = dense_key(&mut b, v, p.outcome_tallies(i));
+            let at = b.ins().iadd_imm_u(key, (i * DENSE) as i64);
+            let at = b.ins().imul_imm_u(at, 8);
+            let at = b.ins().select(dense, at, spare);
+            let at = b.ins().iadd(cells, at);
+            let n = b.ins().load(types::I64, mem, at, 0);
+            let n = b.ins().iadd_imm_u(n, 1);
+            b.ins().store(mem, n, at, 0);
+            let not_dense = b.ins().bxor_imm_u(dense, 1);
+            missed = b.ins().bor(missed, not_dense);
         }
-        let ok = b.ins().iconst(types::I64, 0);
-        b.ins().return_(&[ok]);
+        let zero = b.ins().iconst(types::I64, 0);
+        let rest = b.ins().iconst(types::I64, NOT_ALL_COUNTED);
+        let code = b.ins().select(missed, rest, zero);
+        b.ins().return_(&[code]);
         for (blk, code) in failures {
             b.switch_to_block(blk);
             let v = b.ins().iconst(types::I64, code);
@@ -514,6 +620,32 @@ fn inline_below(
     b.ins().jump(join, &[]);
     b.switch_to_block(join);
     b.use_var(face)
+}
+
+/// An outcome's value as the index of its dense counter, and whether it
+/// has one (an `i8` 0 or 1): the value itself for anything but a roll, a
+/// roll's tallies folded as `typed::fold` folds them (`tallies` > 0).
+fn dense_key(b: &mut FunctionBuilder, v: Value, tallies: u8) -> (Value, Value) {
+    if tallies == 0 {
+        let dense = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v, DENSE as i64);
+        return (v, dense);
+    }
+    let lanes = i64::from(tallies);
+    let bits = 7 / lanes;
+    let lane_bits = i64::from(crate::ir::TALLY_BITS);
+    // Nothing above the last lane (nor a sign).
+    let high = b.ins().sshr_imm_u(v, lanes * lane_bits);
+    let mut dense = b.ins().icmp_imm_u(IntCC::Equal, high, 0);
+    let mut key = b.ins().iconst(types::I64, 0);
+    for lane in (0..lanes).rev() {
+        let t = b.ins().ushr_imm_u(v, lane * lane_bits);
+        let t = b.ins().band_imm_u(t, crate::ir::MAX_TALLY);
+        let fits = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, t, 1 << bits);
+        dense = b.ins().band(dense, fits);
+        let shifted = b.ins().ishl_imm_u(key, bits);
+        key = b.ins().bor(shifted, t);
+    }
+    (key, dense)
 }
 
 fn cc(op: Bin) -> IntCC {

@@ -6,7 +6,7 @@
 
 use crate::diagnostic::Diag;
 use crate::dice::{self, Reading};
-use crate::ir::{Bin, DiceMode, Ex, Id, ModOp, Ruleset, Ty};
+use crate::ir::{Bin, Builtin, DiceMode, Ex, Id, ModOp, Ruleset, Ty};
 use crate::odds::{Op, Program};
 use crate::rng::Rng;
 use crate::syntax::{Reroll, Span};
@@ -84,6 +84,33 @@ pub(crate) enum T {
         cond: Reg,
         msg: u32,
     },
+    /// A roll read by an `effects` block: `rolls[roll]` says its dice.
+    Roll {
+        dst: Reg,
+        roll: u32,
+    },
+    /// One tally of a roll: `(src >> shift) & MAX_TALLY`.
+    Tally {
+        dst: Reg,
+        src: Reg,
+        shift: u32,
+    },
+}
+
+/// A roll's dice, their counts and how their faces read (fixed when the
+/// program is compiled: the `effects` block's arguments are constants).
+#[derive(Clone, Debug)]
+pub(crate) struct TRoll {
+    pub dice: Vec<Id>,
+    /// The register holding each part's count.
+    pub counts: Vec<Reg>,
+    /// Each part's count, when every one is a constant (and the roll is
+    /// known to be within its limits).
+    pub fixed: Option<Vec<i64>>,
+    pub readings: Vec<Box<[i64]>>,
+    pub effects: Id,
+    /// The most one face of the roll counts of any one tally.
+    pub most: i64,
 }
 
 /// How a general pool reads its dice; `target` holds the score for a
@@ -102,6 +129,10 @@ enum Kind {
     Int,
     Bool,
     Sym,
+    Pool,
+    /// A roll read by an `effects` block of this many tallies (each in
+    /// its 15-bit lane of the number).
+    Tallies(u8),
 }
 
 /// A program on `i64` registers.
@@ -109,6 +140,7 @@ enum Kind {
 pub struct Typed {
     rs_dice: Vec<crate::ir::DieDef>,
     pools: Vec<Pool>,
+    rolls: Vec<TRoll>,
     native: Option<super::native::Native>,
     code: Vec<T>,
     init: Vec<i64>,
@@ -127,13 +159,16 @@ fn enc(v: Value) -> Option<i64> {
         Value::Sym(s) => s as i64,
         Value::Unit(u) => u as i64,
         Value::Side(s) => s as i64,
+        Value::Pool(p) => p as i64,
         Value::None | Value::Frac(..) => return None,
     })
 }
 
 struct B<'a> {
     rs: &'a Ruleset,
+    world: &'a crate::world::World,
     pools: Vec<Pool>,
+    rolls: Vec<TRoll>,
     code: Vec<T>,
     init: Vec<i64>,
     consts: Vec<(i64, Reg)>,
@@ -283,8 +318,136 @@ impl B<'_> {
                 self.code.push(T::Pool { dst: d, n, pool });
                 d
             }
+            Ex::Roll(r) => {
+                let roll = self.roll(r)?;
+                let d = out(self);
+                self.code.push(T::Roll { dst: d, roll });
+                d
+            }
+            Ex::Tally(x, fx, k) => {
+                let src = self.expr(x, None)?;
+                let shift = self.rs.effects[*fx as usize].shift(*k as usize);
+                let d = out(self);
+                self.code.push(T::Tally { dst: d, src, shift });
+                d
+            }
+            Ex::Builtin(f @ (Builtin::Min | Builtin::Max), args) if args.len() == 2 => {
+                self.min_max(*f == Builtin::Min, &args[0], &args[1], dst)?
+            }
             _ => return None,
         })
+    }
+
+    /// `min(a, b)` or `max(a, b)` as a move and a compare: no instruction of
+    /// its own, so the machine code compiles it as it compiles any branch.
+    /// (A drive back capped by a move, `max(0, ...)` of a tally, keep a
+    /// procedure on this tier.) Ties keep `b`, as the evaluator does.
+    fn min_max(&mut self, min: bool, a: &Ex, b: &Ex, dst: Option<Reg>) -> Option<Reg> {
+        let ra = self.expr(a, None)?;
+        let rb = self.expr(b, None)?;
+        // A destination that is `a`'s own register would lose `a` to the
+        // first move: work in a temporary then.
+        let d = match dst {
+            Some(d) if d != ra => d,
+            _ => self.temp(),
+        };
+        self.code.push(T::Move { dst: d, src: rb });
+        // Keep b unless a is strictly on the wanted side of it.
+        let j = self.code.len();
+        self.code.push(T::JumpUnlessCmp {
+            op: if min { Bin::Lt } else { Bin::Gt },
+            a: ra,
+            b: rb,
+            to: 0,
+        });
+        self.code.push(T::Move { dst: d, src: ra });
+        let end = self.code.len() as u32;
+        if let T::JumpUnlessCmp { to, .. } = &mut self.code[j] {
+            *to = end;
+        }
+        match dst {
+            Some(want) if want != d => {
+                self.code.push(T::Move { dst: want, src: d });
+                Some(want)
+            }
+            _ => Some(d),
+        }
+    }
+
+    /// A roll whose `effects` arguments and pools the situation has fixed:
+    /// its faces are read once, here. `None` (the general tier) otherwise,
+    /// or when a fixed roll breaks its limits (the general tier reports it).
+    fn roll(&mut self, r: &crate::ir::Roll) -> Option<u32> {
+        use crate::ir::PartDice;
+        let mut args = Vec::new();
+        for a in &r.args {
+            let Ex::Const(v) = a else { return None };
+            args.push(*v);
+        }
+        let (mut dice, mut counts, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
+        for p in &r.parts {
+            let each: Vec<(Id, i64)> = match &p.dice {
+                PartDice::Die(d) => vec![(*d, 1)],
+                PartDice::Pool(Ex::Const(Value::Pool(q))) => {
+                    self.rs.pools[*q as usize].parts.clone()
+                }
+                PartDice::Pool(_) => return None,
+            };
+            for (d, k) in each {
+                dice.push(d);
+                match &p.count {
+                    Ex::Const(Value::Int(n)) => {
+                        let n = n.checked_mul(k)?;
+                        fixed.push(n);
+                        counts.push(self.konst(n));
+                    }
+                    count => {
+                        let n = self.expr(count, None)?;
+                        let reg = if k == 1 {
+                            n
+                        } else {
+                            let (kr, d) = (self.konst(k), self.temp());
+                            self.code.push(T::Bin {
+                                op: Bin::Mul,
+                                dst: d,
+                                a: n,
+                                b: kr,
+                            });
+                            d
+                        };
+                        counts.push(reg);
+                    }
+                }
+            }
+        }
+        let ev = crate::eval::Eval::new(self.rs);
+        let c = crate::eval::Ctx::new(self.world);
+        let ids: Vec<(Id, i64)> = dice.iter().map(|d| (*d, 0)).collect();
+        let readings = ev.readings(c, r.effects, &ids, &args).ok()?;
+        let fixed = if fixed.len() == dice.len() {
+            let parts: Vec<(Id, i64)> = dice.iter().copied().zip(fixed.iter().copied()).collect();
+            ev.check_roll(r.effects, &parts, &readings).ok()?;
+            Some(fixed)
+        } else {
+            None
+        };
+        let readings: Vec<Box<[i64]>> = readings
+            .iter()
+            .map(|x| x.to_vec().into_boxed_slice())
+            .collect();
+        let most = {
+            let read: Vec<&[i64]> = readings.iter().map(|x| x.as_ref()).collect();
+            self.rs.effects[r.effects as usize].most_per_face(&read)
+        };
+        self.rolls.push(TRoll {
+            dice,
+            counts,
+            fixed,
+            readings,
+            effects: r.effects,
+            most,
+        });
+        Some((self.rolls.len() - 1) as u32)
     }
 }
 
@@ -292,7 +455,9 @@ impl B<'_> {
 pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
     let mut b = B {
         rs,
+        world: &prog.world,
         pools: Vec::new(),
+        rolls: Vec::new(),
         code: Vec::new(),
         init: prog.frame.iter().map(|v| enc(*v).unwrap_or(0)).collect(),
         consts: Vec::new(),
@@ -378,6 +543,8 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
             Ty::Int => Some(Kind::Int),
             Ty::Bool => Some(Kind::Bool),
             Ty::Symbols(_) | Ty::Enum(_) => Some(Kind::Sym),
+            Ty::Tallies(e) => Some(Kind::Tallies(rs.effects[e as usize].tallies.len() as u8)),
+            Ty::Dice => Some(Kind::Pool),
             _ => None,
         })
         .collect::<Option<Vec<_>>>()?;
@@ -401,6 +568,7 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
     let mut typed = Typed {
         rs_dice: rs.dice.clone(),
         pools: b.pools,
+        rolls: b.rolls,
         native: None,
         code: b.code,
         init: b.init,
@@ -421,49 +589,135 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
 pub type Counts = Vec<Vec<(i64, u64)>>;
 
 /// Outcome counts: small values (bools, hits, symbol ids) in dense arrays,
-/// anything else in a short list.
-struct Dense {
-    dense: Vec<[u64; DENSE]>,
+/// anything else in a short list. The machine code counts the dense ones
+/// itself (see [`Dense::cells`]).
+pub(crate) struct Dense {
+    /// `DENSE` counters an outcome, one after another, then one counter
+    /// nothing reads (where the machine code counts a value that is not
+    /// dense, so that it need not branch).
+    dense: Vec<u64>,
+    /// Per outcome, the tallies of a roll outcome (0 for any other): its
+    /// number is folded to a dense index (see [`fold`]).
+    tallies: Vec<u8>,
     sparse: Counts,
     last: Vec<usize>,
 }
 
-const DENSE: usize = 128;
+pub(crate) const DENSE: usize = 128;
+
+/// A roll's number (tallies in 15-bit lanes, the first highest) as a dense
+/// index: each of `k` tallies gets `7 / k` bits of the 7 a dense index has,
+/// so a joint outcome of small tallies (wounds 2, shoves 1) is counted in
+/// the array, not searched for in the list. -1 when a tally is too large
+/// for its bits (that value is always counted in the list). The machine
+/// code folds the same way (`native::dense_key`).
+#[inline]
+fn fold(v: i64, k: u8) -> i64 {
+    let bits = 7 / u32::from(k);
+    let mut key = 0i64;
+    for lane in (0..u32::from(k)).rev() {
+        let t = (v >> (crate::ir::TALLY_BITS * lane)) & crate::ir::MAX_TALLY;
+        if t >> bits != 0 {
+            return -1;
+        }
+        key = (key << bits) | t;
+    }
+    if v >> (crate::ir::TALLY_BITS * u32::from(k)) != 0 {
+        return -1;
+    }
+    key
+}
+
+/// The roll's number a dense index of [`fold`] stands for.
+fn unfold(key: i64, k: u8) -> i64 {
+    let bits = 7 / u32::from(k);
+    let mut v = 0i64;
+    for lane in 0..u32::from(k) {
+        let t = (key >> (bits * lane)) & ((1 << bits) - 1);
+        v |= t << (crate::ir::TALLY_BITS * lane);
+    }
+    v
+}
 
 impl Dense {
-    fn new(outcomes: usize) -> Self {
+    fn new(kinds: &[Kind]) -> Self {
+        let outcomes = kinds.len();
         Dense {
-            dense: vec![[0; DENSE]; outcomes],
+            dense: vec![0; outcomes * DENSE + 1],
+            tallies: kinds
+                .iter()
+                .map(|k| match k {
+                    Kind::Tallies(n) => *n,
+                    _ => 0,
+                })
+                .collect(),
             sparse: vec![Vec::new(); outcomes],
             last: vec![0; outcomes],
         }
     }
 
+    /// Outcome `o`'s value `v` as its dense index, if it has one.
+    #[inline]
+    fn key(&self, o: usize, v: i64) -> Option<usize> {
+        let k = self.tallies[o];
+        let key = if k == 0 { v } else { fold(v, k) };
+        (0..DENSE as i64).contains(&key).then_some(key as usize)
+    }
+
+    /// Count one run's outcomes.
     #[inline]
     fn add(&mut self, out: &[i64]) {
-        for (o, (dense, v)) in self.dense.iter_mut().zip(out).enumerate() {
-            match dense.get_mut(*v as u64 as usize) {
-                Some(k) if *v >= 0 => *k += 1,
-                _ => crate::odds::count_outcomes(
-                    &mut self.sparse[o..=o],
-                    &mut self.last[o..=o],
-                    std::slice::from_ref(v),
-                ),
+        for (o, v) in out.iter().enumerate() {
+            match self.key(o, *v) {
+                Some(key) => self.dense[o * DENSE + key] += 1,
+                None => self.add_sparse(o, *v),
             }
         }
     }
 
+    /// Count, of one run's outcomes, those the machine code did not (it
+    /// counted every value with a dense index).
+    fn add_rest(&mut self, out: &[i64]) {
+        for (o, v) in out.iter().enumerate() {
+            if self.key(o, *v).is_none() {
+                self.add_sparse(o, *v);
+            }
+        }
+    }
+
+    fn add_sparse(&mut self, o: usize, v: i64) {
+        crate::odds::count_outcomes(
+            &mut self.sparse[o..=o],
+            &mut self.last[o..=o],
+            std::slice::from_ref(&v),
+        )
+    }
+
+    /// The counters the machine code increments (see the field `dense`).
+    pub(crate) fn cells_len(&self) -> usize {
+        self.dense.len()
+    }
+
+    pub(crate) fn cells(&mut self) -> *mut u64 {
+        self.dense.as_mut_ptr()
+    }
+
     fn finish(self) -> Counts {
         self.dense
-            .iter()
+            .chunks_exact(DENSE)
+            .zip(self.tallies)
             .zip(self.sparse)
-            .map(|(d, mut s)| {
-                s.extend(
-                    d.iter()
-                        .enumerate()
-                        .filter(|(_, k)| **k > 0)
-                        .map(|(i, k)| (i as i64, *k)),
-                );
+            .map(|((d, k), mut s)| {
+                s.extend(d.iter().enumerate().filter(|(_, n)| **n > 0).map(|(i, n)| {
+                    (
+                        if k == 0 {
+                            i as i64
+                        } else {
+                            unfold(i as i64, k)
+                        },
+                        *n,
+                    )
+                }));
                 s
             })
             .collect()
@@ -480,11 +734,26 @@ impl Typed {
     pub(crate) fn pools(&self) -> &[Pool] {
         &self.pools
     }
+    pub(crate) fn rolls(&self) -> &[TRoll] {
+        &self.rolls
+    }
+    /// How many sides die `d` has.
+    pub(crate) fn sides(&self, d: Id) -> u64 {
+        self.rs_dice[d as usize].faces.len() as u64
+    }
     pub(crate) fn state_len(&self) -> usize {
         self.state.len()
     }
     pub(crate) fn side_state_len(&self) -> usize {
         self.side_state.len()
+    }
+    /// The tallies of outcome `o` when it is a roll (its dense index is
+    /// folded from them, see [`fold`]), else 0.
+    pub(crate) fn outcome_tallies(&self, o: usize) -> u8 {
+        match self.kinds[o] {
+            Kind::Tallies(k) => k,
+            _ => 0,
+        }
     }
     pub(crate) fn outcome_len(&self) -> usize {
         self.defaults.len()
@@ -547,15 +816,19 @@ impl Typed {
         let mut st = self.state.clone();
         let mut sst = self.side_state.clone();
         let mut out = self.defaults.clone();
-        let mut counts = Dense::new(out.len());
+        let mut counts = Dense::new(&self.kinds);
         for _ in 0..n {
             match &self.native {
                 // The machine code starts each run from the initial state itself.
+                // It counts the outcomes with a dense index itself.
                 Some(native) => {
-                    let code = native.run(self, &mut st, &mut sst, &mut out, rng);
-                    if code != 0 {
-                        return Err(self.native_error(code));
+                    let code = native.run(self, &mut st, &mut sst, &mut out, &mut counts, rng);
+                    match code {
+                        0 => {}
+                        super::native::NOT_ALL_COUNTED => counts.add_rest(&out),
+                        _ => return Err(self.native_error(code)),
                     }
+                    continue;
                 }
                 None => {
                     st.copy_from_slice(&self.state);
@@ -572,17 +845,66 @@ impl Typed {
     /// Read an outcome's `i64` back as a value.
     pub fn value(&self, outcome: usize, v: i64) -> Value {
         match self.kinds[outcome] {
-            Kind::Int => Value::Int(v),
+            Kind::Int | Kind::Tallies(_) => Value::Int(v),
             Kind::Bool => Value::Bool(v != 0),
             Kind::Sym if v < 0 => Value::None,
             Kind::Sym => Value::Sym(v as u32),
+            // An outcome of dice left unset (a charge that never made
+            // contact rolls no combat dice) is `none`, as on the other tiers.
+            Kind::Pool if v < 0 => Value::None,
+            Kind::Pool => Value::Pool(v as u32),
+        }
+    }
+
+    /// Roll roll `roll` with `counts` dice of each part. Its limits are
+    /// checked first (as the tree evaluator checks them: the same message).
+    pub(crate) fn roll(
+        &self,
+        rs: &Ruleset,
+        roll: usize,
+        counts: &[i64],
+        rng: &mut Rng,
+    ) -> Result<i64, Diag> {
+        let r = &self.rolls[roll];
+        if r.fixed.is_none() {
+            let n: i64 = counts
+                .iter()
+                .map(|c| (*c).max(0))
+                .fold(0, i64::saturating_add);
+            if n > crate::dice::MAX_POOL || n.saturating_mul(r.most) > crate::ir::MAX_TALLY {
+                return Err(self.roll_error(rs, roll, counts));
+            }
+        }
+        let mut total = 0i64;
+        for ((d, reading), n) in r.dice.iter().zip(&r.readings).zip(counts) {
+            let sides = self.rs_dice[*d as usize].faces.len() as u64;
+            for _ in 0..*n {
+                total += reading[rng.below(sides) as usize];
+            }
+        }
+        Ok(total)
+    }
+
+    /// The diagnostic of a roll past its limits, as [`crate::eval::Eval::check_roll`] gives it.
+    #[cold]
+    fn roll_error(&self, rs: &Ruleset, roll: usize, counts: &[i64]) -> Diag {
+        let r = &self.rolls[roll];
+        let parts: Vec<(Id, i64)> = r.dice.iter().copied().zip(counts.iter().copied()).collect();
+        let read: Vec<std::borrow::Cow<[i64]>> = r
+            .readings
+            .iter()
+            .map(|x| std::borrow::Cow::Borrowed(x.as_ref()))
+            .collect();
+        match crate::eval::Eval::new(rs).check_roll(r.effects, &parts, &read) {
+            Err(crate::eval::EvalError::Fault(d)) => *d,
+            _ => Diag::new("muster::runtime", "a roll past its limits"),
         }
     }
 
     #[inline]
     fn run(
         &self,
-        _rs: &Ruleset,
+        rs: &Ruleset,
         regs: &mut [i64],
         st: &mut [i64],
         sst: &mut [i64],
@@ -679,6 +1001,24 @@ impl Typed {
                     }
                 }
                 T::Outcome { idx, src } => out[*idx as usize] = regs[*src as usize],
+                T::Roll { dst, roll } => {
+                    let r = &self.rolls[*roll as usize];
+                    let mut small = [0i64; 8];
+                    let mut big = Vec::new();
+                    let counts: &mut [i64] = if r.counts.len() <= small.len() {
+                        &mut small[..r.counts.len()]
+                    } else {
+                        big.resize(r.counts.len(), 0);
+                        &mut big
+                    };
+                    for (c, reg) in counts.iter_mut().zip(&r.counts) {
+                        *c = regs[*reg as usize];
+                    }
+                    regs[*dst as usize] = self.roll(rs, *roll as usize, counts, rng)?;
+                }
+                T::Tally { dst, src, shift } => {
+                    regs[*dst as usize] = (regs[*src as usize] >> shift) & crate::ir::MAX_TALLY
+                }
                 T::Require { cond, msg } => {
                     if regs[*cond as usize] == 0 {
                         let (m, span) = &self.messages[*msg as usize];

@@ -392,6 +392,9 @@ pub(super) fn register(e: &mut Engine) {
         })
         .register_fn("option", |n: &str| {
             with_env(|env| match env.ev.rs.option(n) {
+                Some(o) if env.ev.rs.options[o as usize].number.is_some() => err(format!(
+                    "option `{n}` is a number, not a switch; read it in the rules and pass it to the script"
+                )),
                 Some(o) => Ok(env.store.world().options[o as usize]),
                 None => err(format!("there is no option `{n}`")),
             })

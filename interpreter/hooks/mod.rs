@@ -319,6 +319,12 @@ fn to_dynamic(rs: &Ruleset, v: Value) -> Res<Dynamic> {
         Value::Unit(u) => Dynamic::from(UnitRef(u)),
         Value::Side(s) => Dynamic::from(SideRef(s)),
         Value::Sym(s) => Dynamic::from(rs.symbols[s as usize].clone()),
+        Value::Pool(p) => {
+            return err(format!(
+                "the value `{}` is a pool of dice, which scripts cannot hold; roll it in the rule and pass its tallies",
+                rs.show_pool(p)
+            ))
+        }
         Value::Frac(n, d) => {
             return err(format!(
                 "the value {n}/{d} is a fraction, which scripts cannot hold; round it in the rule with floor() or ceil()"
@@ -341,7 +347,9 @@ fn to_value(rs: &Ruleset, d: &Dynamic, ty: &Ty) -> Res<Value> {
         ))
     };
     match ty {
-        Ty::Int => d.as_int().map(Value::Int).or_else(|_| bad()),
+        // A roll is its number (its tallies packed), as the rules hold it.
+        Ty::Int | Ty::Tallies(_) => d.as_int().map(Value::Int).or_else(|_| bad()),
+        Ty::Dice => bad(),
         Ty::Bool => d.as_bool().map(Value::Bool).or_else(|_| bad()),
         Ty::Unit => match d.clone().try_cast::<UnitRef>() {
             Some(u) => Ok(Value::Unit(u.0)),

@@ -33,6 +33,7 @@ fn key(kind: &ItemKind) -> Option<(&'static str, &str)> {
         ItemKind::Measure(n, _) => ("measure", &n.text),
         ItemKind::Hook(h) => ("hook", &h.name.text),
         ItemKind::Deck(d) => ("deck", &d.name.text),
+        ItemKind::Effects(e) => ("effects", &e.name.text),
         _ => return None,
     })
 }
@@ -990,6 +991,7 @@ fn recast_expr(e: &mut Expr, name: &str, with: &Expr) -> usize {
             ExprKind::Dice { count, scoring, .. } => {
                 go(count) + scoring.as_mut().map_or(0, |s| go(s))
             }
+            ExprKind::Roll { pool, args, .. } => go(pool) + args.iter_mut().map(go).sum::<usize>(),
         }
     })
 }

@@ -320,7 +320,7 @@ impl Gen {
     /// One item of a ruleset, drawn from the grammar's items.
     pub fn item(&mut self) -> String {
         let n = self.name();
-        match self.below(14) {
+        match self.below(16) {
             0 => format!("define {n}(u: unit): int = {}", self.expr(3)),
             1 => format!("define {n}(u: unit, t: unit): bool = {}", self.expr(3)),
             2 => {
@@ -385,6 +385,24 @@ impl Gen {
                 "die {n} = {{ a x {}, b = {} }}",
                 self.number(),
                 self.number()
+            ),
+            // Dice whose faces yield tallies, counted by a number option,
+            // read by an effects block, rolled in a procedure.
+            13 => format!(
+                "option {n}_count = {}\ndie {n} = {{ a x {n}_count, b x {} }}\n\
+                 effects {n}_fx(f: bool) -> {{ hits, pushes }} {{ a => hits {}, pushes 1 when f }}\n\
+                 procedure {n}_roll(u: unit) outcomes {{ r: {n}_fx, hits: int }} {{\n  let r = roll {} {n} + {} d6 as {n}_fx({})\n  outcome r = r\n  outcome hits = r.hits\n}}",
+                self.number(),
+                self.number(),
+                self.number(),
+                self.expr(1),
+                self.expr(1),
+                self.expr(1)
+            ),
+            14 => format!(
+                "table {n}(x: int in -3..3) -> dice {{\n  ..0 => none\n  1 => {} d6\n  2.. => d6 + {}\n}}",
+                self.number(),
+                self.name()
             ),
             _ => format!("define {n}(): int = {}", self.deep()),
         }
