@@ -9,7 +9,7 @@ use crate::battle::{Event, Game, Prepared};
 use crate::battlefield::Pt;
 use crate::ir::Ruleset;
 use crate::scenario::Scenario;
-use crate::svg::{self, Arrow, Feature, UnitMark};
+use crate::svg::{self, esc, Arrow, Feature, UnitMark};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -181,22 +181,6 @@ pub fn is_page(head: &str) -> bool {
         && head.contains(&format!(
             "<meta name=\"generator\" content=\"{GENERATOR}\">"
         ))
-}
-
-/// Escape text for HTML.
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
 }
 
 /// The battle as one HTML page that needs nothing else (no network, no

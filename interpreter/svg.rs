@@ -117,8 +117,8 @@ fn style(kind: &str) -> Style {
     }
 }
 
-/// Escape text for XML.
-fn esc(s: &str) -> String {
+/// Escape text for XML (and HTML: the battle page uses it too).
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

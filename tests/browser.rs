@@ -18,11 +18,8 @@ fn root() -> &'static Path {
 }
 
 /// A fresh, empty folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("muster-browser-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch(&format!("browser-{name}"))
 }
 
 /// `muster ARGS`' standard output, having asserted that it succeeded.

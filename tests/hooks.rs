@@ -462,11 +462,9 @@ fn falling_back_stops_short_of_units_and_the_edge() {
 // ------------------------------------------------------------ limits of hooks as a whole
 
 /// A folder of its own for one test's files, emptied first.
+/// A fresh, empty folder for one test.
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("muster-{name}-{}", std::process::id()));
-    std::fs::remove_dir_all(&dir).ok();
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch(name)
 }
 
 /// The binary run in a scratch folder holding `files`: its exit status,

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 const TVBD: &str = concat!(
@@ -15,11 +15,8 @@ const TVBD: &str = concat!(
 );
 
 /// A fresh, empty folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("muster-out-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch(&format!("out-{name}"))
 }
 
 /// The names in a folder, sorted.

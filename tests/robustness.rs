@@ -20,7 +20,7 @@ use muster::battle::Prepared;
 use muster::diagnostic::Diag;
 use muster::rng::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const RULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/rules/");
 
@@ -191,11 +191,9 @@ fn odds_of_a_million_dice_are_a_diagnostic() {
 }
 
 /// A folder of its own for test `name`, empty.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("muster_robustness_{name}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty folder for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch(&format!("robustness-{name}"))
 }
 
 /// The `muster` binary run with `args` in folder `dir`, in a child process

@@ -7,7 +7,7 @@ use crate::common;
 
 use muster::simulate::shard;
 use muster::source::Sources;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const TVBD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -15,11 +15,8 @@ const TVBD: &str = concat!(
 );
 
 /// A fresh, empty folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("muster-shard-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch(&format!("shard-{name}"))
 }
 
 /// `muster simulate TVBD --runs RUNS --seed 5 EXTRA...`'s standard output.

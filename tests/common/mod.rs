@@ -71,6 +71,16 @@ pub fn binomial(n: usize, q: f64) -> Vec<f64> {
     d
 }
 
+/// A fresh, empty folder of the test's own under the system's temporary
+/// folder, `muster-{name}-{process id}` (whatever an earlier run of the same
+/// test left there is removed first: it is the test's, never a user's).
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("muster-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
 /// The `muster` binary run with `args`, in folder `dir` (relative paths
 /// in `args` are read from there).
 pub fn muster_in(dir: &Path, args: &[&str]) -> std::process::Output {
