@@ -294,6 +294,34 @@ pub struct GameSummary {
     pub lost: Vec<Vec<u32>>,
 }
 
+impl GameSummary {
+    /// The summary as `battle --log json` prints it: the result in words
+    /// (`won`, `draw`, `turn_limit`) with the winner by name, and each
+    /// army's losses by unit type name (types it lost none of left out).
+    pub fn json(&self, rs: &crate::ir::Ruleset, armies: &[String]) -> serde_json::Value {
+        use serde_json::json;
+        let (result, winner) = match &self.result {
+            Result_::Won(a) => ("won", armies.get(*a).map(String::as_str)),
+            Result_::Draw => ("draw", None),
+            Result_::TurnLimit => ("turn_limit", None),
+        };
+        let lost: Vec<_> = armies
+            .iter()
+            .zip(&self.lost)
+            .map(|(army, by_type)| {
+                let types: Vec<_> = by_type
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(t, n)| json!({"unit_type": rs.unit_types[t].name, "lost": n}))
+                    .collect();
+                json!({"army": army, "unit_types": types})
+            })
+            .collect();
+        json!({"result": result, "winner": winner, "turns": self.turns, "lost": lost})
+    }
+}
+
 /// A picture of the table at the end of a turn.
 #[derive(Clone, Debug)]
 pub struct Snapshot {

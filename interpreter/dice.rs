@@ -6,14 +6,28 @@ use crate::ir::{DieDef, ModOp};
 use crate::rng::Rng;
 use crate::syntax::Reroll;
 use crate::value::Value;
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
 use std::fmt;
+use std::sync::Arc;
 
-/// A probability: an exact fraction while it fits in 128 bits, a float after.
-#[derive(Clone, Copy, Debug)]
+/// A probability. Exact fractions stay exact: two 128-bit integers while
+/// they fit (the fast path of almost every question), an arbitrary-precision
+/// fraction after. Only sampled estimates are floats.
+#[derive(Clone, Debug)]
 pub enum Prob {
     Exact(u128, u128),
+    /// An exact fraction past 128 bits, not always in lowest terms (see
+    /// [`Prob::settle`]; [`Prob::big`] gives it reduced).
+    Big(Arc<BigRational>),
+    /// A sampled estimate.
     Float(f64),
 }
+
+/// How long a big fraction's denominator grows, in bits, before it is
+/// reduced to lowest terms.
+const REDUCE_BITS: u64 = 1024;
 
 pub(crate) fn gcd128(mut a: u128, mut b: u128) -> u128 {
     while b != 0 {
@@ -32,40 +46,100 @@ impl Prob {
         let g = gcd128(n, d);
         Prob::Exact(n / g, d / g)
     }
-    pub fn to_f64(self) -> f64 {
+    /// The exact value as an arbitrary-precision fraction in lowest terms
+    /// (none for a sampled estimate).
+    pub fn big(&self) -> Option<BigRational> {
         match self {
-            Prob::Exact(n, d) => n as f64 / d as f64,
-            Prob::Float(f) => f,
+            Prob::Exact(n, d) => Some(BigRational::new_raw((*n).into(), (*d).into())),
+            Prob::Big(r) => Some(BigRational::new(r.numer().clone(), r.denom().clone())),
+            Prob::Float(_) => None,
         }
     }
-    pub fn is_zero(self) -> bool {
+    /// The exact value's numerator and denominator as they are held (a
+    /// big fraction is reduced only now and then: see [`Prob::settle`]).
+    fn raw(&self) -> Option<(BigInt, BigInt)> {
         match self {
-            Prob::Exact(n, _) => n == 0,
-            Prob::Float(f) => f == 0.0,
+            Prob::Exact(n, d) => Some(((*n).into(), (*d).into())),
+            Prob::Big(r) => Some((r.numer().clone(), r.denom().clone())),
+            Prob::Float(_) => None,
         }
     }
-    pub fn times(self, o: Prob) -> Prob {
+    /// An exact fraction from its parts: back in 128 bits (in lowest terms)
+    /// when it fits, else held as it is until its denominator passes
+    /// [`REDUCE_BITS`]. Reducing every sum and product is what made big
+    /// fractions slow (a gcd each, three quarters of the time of a
+    /// Matchlocks melee); the fractions of dice share most of their
+    /// denominators, so sums seldom grow them.
+    fn settle(n: BigInt, d: BigInt) -> Prob {
+        if let (Some(n), Some(d)) = (n.to_u128(), d.to_u128()) {
+            return Prob::ratio(n, d);
+        }
+        if d.bits() > REDUCE_BITS {
+            return Prob::from_big(BigRational::new(n, d));
+        }
+        Prob::Big(Arc::new(BigRational::new_raw(n, d)))
+    }
+    /// An exact fraction, back in 128 bits when it fits.
+    fn from_big(r: BigRational) -> Prob {
+        match (r.numer().to_u128(), r.denom().to_u128()) {
+            (Some(n), Some(d)) => Prob::Exact(n, d),
+            _ => Prob::Big(Arc::new(r)),
+        }
+    }
+    /// Exact arithmetic past 128 bits on the parts (a/b, c/d); a float when
+    /// either is sampled.
+    fn slow(
+        &self,
+        o: &Prob,
+        f: impl Fn(BigInt, BigInt, BigInt, BigInt) -> (BigInt, BigInt),
+        g: impl Fn(f64, f64) -> f64,
+    ) -> Prob {
+        match (self.raw(), o.raw()) {
+            (Some((a, b)), Some((c, d))) => {
+                let (n, d) = f(a, b, c, d);
+                Prob::settle(n, d)
+            }
+            _ => Prob::Float(g(self.to_f64(), o.to_f64())),
+        }
+    }
+    pub fn to_f64(&self) -> f64 {
+        match self {
+            Prob::Exact(n, d) => *n as f64 / *d as f64,
+            Prob::Big(r) => big_to_f64(r),
+            Prob::Float(f) => *f,
+        }
+    }
+    pub fn is_zero(&self) -> bool {
+        match self {
+            Prob::Exact(n, _) => *n == 0,
+            Prob::Big(r) => r.is_zero(),
+            Prob::Float(f) => *f == 0.0,
+        }
+    }
+    pub fn times(&self, o: impl AsRef<Prob>) -> Prob {
+        let o = o.as_ref();
         if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
-            let g1 = gcd128(a, d);
-            let g2 = gcd128(c, b);
+            let g1 = gcd128(*a, *d);
+            let g2 = gcd128(*c, *b);
             let (a, d) = (a / g1, d / g1);
             let (c, b) = (c / g2, b / g2);
             if let (Some(n), Some(m)) = (a.checked_mul(c), b.checked_mul(d)) {
                 return Prob::Exact(n, m);
             }
         }
-        Prob::Float(self.to_f64() * o.to_f64())
+        self.slow(o, |a, b, c, d| (a * c, b * d), |a, b| a * b)
     }
-    pub fn plus(self, o: Prob) -> Prob {
+    pub fn plus(&self, o: impl AsRef<Prob>) -> Prob {
+        let o = o.as_ref();
+        if self.is_zero() {
+            return o.clone();
+        }
+        if o.is_zero() {
+            return self.clone();
+        }
         if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
-            if a == 0 {
-                return o;
-            }
-            if c == 0 {
-                return self;
-            }
-            let g = gcd128(b, d);
-            let l = (b / g).checked_mul(d);
+            let g = gcd128(*b, *d);
+            let l = (b / g).checked_mul(*d);
             if let Some(l) = l {
                 let n = a
                     .checked_mul(l / b)
@@ -75,34 +149,91 @@ impl Prob {
                 }
             }
         }
-        Prob::Float(self.to_f64() + o.to_f64())
+        self.slow(
+            o,
+            |a, b, c, d| {
+                // The denominators of dice mostly divide one another (1/36
+                // and 5/216): their sum needs no larger one, nor a gcd.
+                if b == d {
+                    (a + c, b)
+                } else if (&d % &b).is_zero() {
+                    (a * (&d / &b) + c, d)
+                } else if (&b % &d).is_zero() {
+                    (c * (&b / &d) + a, b)
+                } else {
+                    (a * &d + c * &b, b * d)
+                }
+            },
+            |a, b| a + b,
+        )
     }
     /// self / o (o not zero).
-    pub fn divide(self, o: Prob) -> Prob {
+    pub fn divide(&self, o: impl AsRef<Prob>) -> Prob {
+        let o = o.as_ref();
+        if o.is_zero() {
+            return Prob::Float(self.to_f64() / o.to_f64());
+        }
         if let (Prob::Exact(a, b), Prob::Exact(c, d)) = (self, o) {
-            if c != 0 {
-                let g1 = gcd128(a, c);
-                let g2 = gcd128(b, d);
-                let (a, c, b, d) = (a / g1, c / g1, b / g2, d / g2);
-                if let (Some(n), Some(m)) = (a.checked_mul(d), b.checked_mul(c)) {
-                    return Prob::ratio(n, m);
-                }
+            let g1 = gcd128(*a, *c);
+            let g2 = gcd128(*b, *d);
+            let (a, c, b, d) = (a / g1, c / g1, b / g2, d / g2);
+            if let (Some(n), Some(m)) = (a.checked_mul(d), b.checked_mul(c)) {
+                return Prob::ratio(n, m);
             }
         }
-        Prob::Float(self.to_f64() / o.to_f64())
+        self.slow(o, |a, b, c, d| (a * d, b * c), |a, b| a / b)
     }
-    pub fn complement(self) -> Prob {
+    pub fn complement(&self) -> Prob {
         match self {
-            Prob::Exact(n, d) => Prob::Exact(d - n.min(d), d),
+            Prob::Exact(n, d) => Prob::Exact(d - (*n).min(*d), *d),
+            Prob::Big(r) => Prob::settle(r.denom() - r.numer(), r.denom().clone()),
             Prob::Float(f) => Prob::Float(1.0 - f),
         }
     }
-    /// The exact fraction, when it is still exact.
-    pub fn fraction(self) -> Option<(u128, u128)> {
+    /// The exact fraction in 128 bits, when it is exact and fits.
+    pub fn fraction(&self) -> Option<(u128, u128)> {
         match self {
-            Prob::Exact(n, d) => Some((n, d)),
+            Prob::Exact(n, d) => Some((*n, *d)),
+            Prob::Big(_) => {
+                let r = self.big()?;
+                Some((r.numer().to_u128()?, r.denom().to_u128()?))
+            }
             Prob::Float(_) => None,
         }
+    }
+    /// The exact fraction as `n/d`, of any size, when it is exact: as
+    /// `muster odds --json` writes it.
+    pub fn exact_text(&self) -> Option<String> {
+        match self {
+            Prob::Exact(n, d) => Some(format!("{n}/{d}")),
+            Prob::Big(_) => self.big().map(|r| format!("{}/{}", r.numer(), r.denom())),
+            Prob::Float(_) => None,
+        }
+    }
+    /// Whether this is an exact fraction (not a sampled estimate).
+    pub fn is_exact(&self) -> bool {
+        !matches!(self, Prob::Float(_))
+    }
+}
+
+/// A big fraction as the nearest float (numerator and denominator scaled
+/// down together, so neither overflows f64 on its own).
+fn big_to_f64(r: &BigRational) -> f64 {
+    if let Some(x) = r.to_f64() {
+        if x.is_finite() {
+            return x;
+        }
+    }
+    let (n, d) = (r.numer(), r.denom());
+    let shift = n.bits().max(d.bits()).saturating_sub(1000);
+    let n = (n >> shift).to_f64().unwrap_or(0.0);
+    let d = (d >> shift).to_f64().unwrap_or(f64::INFINITY);
+    n / d
+}
+
+impl AsRef<Prob> for Prob {
+    fn as_ref(&self) -> &Prob {
+        self
     }
 }
 
@@ -111,6 +242,10 @@ impl fmt::Display for Prob {
         match self {
             Prob::Exact(n, d) if *d == 1 => write!(f, "{n}"),
             Prob::Exact(n, d) => write!(f, "{n}/{d}"),
+            Prob::Big(_) => {
+                let r = self.big().unwrap_or_default();
+                write!(f, "{}/{}", r.numer(), r.denom())
+            }
             Prob::Float(x) => write!(f, "{x:.6}"),
         }
     }
@@ -205,7 +340,7 @@ pub fn convolve(a: &[(i64, Prob)], b: &[(i64, Prob)]) -> Vec<(i64, Prob)> {
     for (x, p) in a {
         for (y, q) in b {
             let v = x + y;
-            let m = p.times(*q);
+            let m = p.times(q);
             match out.binary_search_by_key(&v, |(k, _)| *k) {
                 Ok(i) => out[i].1 = out[i].1.plus(m),
                 Err(i) => out.insert(i, (v, m)),
@@ -387,7 +522,7 @@ mod tests {
     #[test]
     fn two_d6_sum() {
         let d = pool_dist(&d6(), &Reading::Sum, None, 2);
-        let seven = d.iter().find(|(v, _)| *v == 7).unwrap().1;
+        let seven = &d.iter().find(|(v, _)| *v == 7).unwrap().1;
         assert_eq!(seven.fraction(), Some((1, 6)));
         assert_eq!(d.len(), 11);
     }
@@ -406,12 +541,23 @@ mod tests {
     }
 
     #[test]
-    fn prob_overflow_degrades_to_float() {
+    fn prob_overflow_stays_exact() {
         let mut p = Prob::ratio(1, 6);
         for _ in 0..60 {
             p = p.times(Prob::ratio(1, 6));
         }
-        assert!(matches!(p, Prob::Float(_)));
-        assert!(p.to_f64() > 0.0);
+        // (1/6)^61: a denominator of 158 bits.
+        let six = num_bigint::BigInt::from(6);
+        let want = format!("1/{}", num_traits::pow(six, 61));
+        assert_eq!(p.exact_text(), Some(want));
+        assert!(matches!(p, Prob::Big(_)));
+        let rel = (p.to_f64() / 6f64.powi(-61) - 1.0).abs();
+        assert!(rel < 1e-12, "{rel}");
+        // In 128 bits again once it fits in lowest terms: 6^-61 / 6^-1 * 6^59.
+        let back = (0..59).fold(p.divide(Prob::ratio(1, 6)), |q, _| {
+            q.times(Prob::ratio(6, 1))
+        });
+        assert_eq!(back.fraction(), Some((1, 6)), "{back:?}");
+        assert_eq!(p.complement().plus(&p).exact_text().as_deref(), Some("1/1"));
     }
 }

@@ -41,6 +41,7 @@ pub mod modifiers;
 pub mod nesting;
 pub mod odds;
 pub mod odds_pair;
+pub mod odds_report;
 pub mod output;
 pub mod parse;
 pub mod phase_graph;

@@ -60,9 +60,9 @@ enum Command {
         /// Sample this many times instead of computing exactly.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         samples: Option<u64>,
-        /// Seed for sampling.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        /// Seed for sampling (default 1; unused when the odds are exact).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Threads for sampling (default, or 0: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -460,13 +460,18 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                             })
                         })
                         .collect();
-                    let out = serde_json::json!({
-                        "ruleset": b.ruleset.id,
-                        "seed": seed,
-                        "units": units,
-                        "events": game.log,
-                        "summary": game.summary(),
-                    });
+                    let out = muster::output::json_document(
+                        "battle",
+                        serde_json::json!({
+                            "ruleset": b.ruleset.id,
+                            "title": b.ruleset.title,
+                            "scenario": sc.description.as_deref().unwrap_or("scenario"),
+                            "seed": seed,
+                            "units": units,
+                            "events": game.log,
+                            "summary": game.summary().json(&b.ruleset, &prep.army_names),
+                        }),
+                    );
                     outln!("{}", serde_json::to_string_pretty(&out).unwrap());
                 }
             }
@@ -525,7 +530,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 outln!("{}", serde_json::to_string_pretty(&s).unwrap());
             } else if json {
                 let summary = tally.summary(&frame, seed);
-                outln!("{}", serde_json::to_string_pretty(&summary).unwrap());
+                let v = summary.json(&b.ruleset.title, &scenario_name);
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 let summary = tally.summary(&frame, seed);
                 outln!("{} — {scenario_name}", b.ruleset.title);
@@ -547,7 +553,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let m = muster::simulate::shard::merge(&texts, &mut sources)
                 .map_err(|d| report(&d, &sources))?;
             if json {
-                outln!("{}", serde_json::to_string_pretty(&m.summary).unwrap());
+                let v = m.summary.json(&m.title, &m.scenario);
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 outln!("{} — {}", m.title, m.scenario);
                 out!("{}", m.summary);
@@ -617,13 +624,16 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let cmp = muster::compare::compare(&pa, &ga, &pb, &gb, seed)
                 .map_err(|d| report(&[d], &bb.sources))?;
             if json {
-                let out = serde_json::json!({
-                    "a": a.display().to_string(),
-                    "b": b.display().to_string(),
-                    "scenario": file.display().to_string(),
-                    "diff": rules,
-                    "comparison": cmp,
-                });
+                let out = muster::output::json_document(
+                    "compare",
+                    serde_json::json!({
+                        "a": a.display().to_string(),
+                        "b": b.display().to_string(),
+                        "scenario": file.display().to_string(),
+                        "diff": rules,
+                        "comparison": cmp,
+                    }),
+                );
                 outln!("{}", serde_json::to_string_pretty(&out).unwrap());
             } else {
                 // What differs in the rules, then what it does to the games.
@@ -652,29 +662,34 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let how = OddsRun {
                 situation: &situation,
                 samples,
-                seed,
+                seed: seed.unwrap_or(1),
                 quiet: json,
                 options: &options,
             };
             let a = how.run(&ruleset)?;
             let pname = a.procedure();
+            if let (Some(s), Method::Exact | Method::Scripted) = (seed, &a.odds.method) {
+                errln!("note: --seed {s} is unused: the odds are not sampled");
+            }
             let Some(path_b) = ruleset_b else {
-                let rs = &a.build.ruleset;
+                let report = a.report();
                 if json {
-                    let v = to_json(rs, &a.prog.world, &pname, &a.odds);
+                    let v = report.json(&a.build.ruleset.id);
                     outln!("{}", serde_json::to_string_pretty(&v).unwrap());
                 } else {
-                    let desc = a.situation.description.as_deref();
-                    out!("{}", to_table(rs, &a.prog.world, &pname, desc, &a.odds));
+                    out!("{}", report.text(a.situation.description.as_deref()));
                 }
                 return Ok(());
             };
             let b = how.run(&path_b)?;
             let (sa, sb) = (a.shown(&ruleset), b.shown(&path_b));
             if json {
-                let ja = to_json(&a.build.ruleset, &a.prog.world, &pname, &a.odds);
-                let jb = to_json(&b.build.ruleset, &b.prog.world, &b.procedure(), &b.odds);
-                let v = muster::odds_pair::json(ja, jb, &sa, &sb);
+                let ja = a.report().json(&a.build.ruleset.id);
+                let jb = b.report().json(&b.build.ruleset.id);
+                let v = muster::output::json_document(
+                    "odds_pair",
+                    muster::odds_pair::json(ja, jb, &sa, &sb),
+                );
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 let desc = a.situation.description.as_deref();
@@ -684,7 +699,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         Command::Diff { a, b, json } => {
             let (_, _, rules) = load_pair(&a, &b, &[], &[])?;
             if json {
-                outln!("{}", serde_json::to_string_pretty(&rules).unwrap());
+                let v = serde_json::to_value(&rules).unwrap_or_default();
+                let v = muster::output::json_document("diff", v);
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 out!("{rules}");
             }
@@ -724,10 +741,11 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                         "problems": r.problems.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
                     })
                 };
-                let v = match reports.as_slice() {
-                    [r] => one(r),
-                    rs => serde_json::Value::Array(rs.iter().map(one).collect()),
-                };
+                let rosters: Vec<_> = reports.iter().map(one).collect();
+                let v = muster::output::json_document(
+                    "army",
+                    serde_json::json!({"ruleset": b.ruleset.id, "rosters": rosters}),
+                );
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 for r in &reports {
@@ -760,7 +778,11 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 }
             }
             if json {
-                outln!("{}", serde_json::to_string_pretty(&out).unwrap());
+                let v = muster::output::json_document(
+                    "query",
+                    serde_json::json!({"ruleset": b.ruleset.id, "values": out}),
+                );
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             }
         }
     }
@@ -823,6 +845,12 @@ impl OddsRun<'_> {
 }
 
 impl OddsOf {
+    /// The odds as `muster odds` shows them.
+    fn report(&self) -> muster::odds_report::Report {
+        let rs = &self.build.ruleset;
+        muster::odds_report::Report::new(rs, &self.prog.world, &self.procedure(), &self.odds)
+    }
+
     fn procedure(&self) -> String {
         let rs = &self.build.ruleset;
         rs.procedures[self.situation.procedure.unwrap_or(0) as usize]
@@ -863,84 +891,6 @@ fn sample(
         b.finish_and_clear();
     }
     r
-}
-
-fn to_table(
-    rs: &muster::ir::Ruleset,
-    w: &muster::world::World,
-    proc: &str,
-    desc: Option<&str>,
-    o: &Odds,
-) -> String {
-    let mut out = String::new();
-    if let Some(d) = desc {
-        out.push_str(&format!("{d}\n"));
-    }
-    out.push_str(&format!(
-        "{proc} ({})\n",
-        muster::odds_pair::method_text(&o.method)
-    ));
-    for oc in &o.outcomes {
-        out.push_str(&format!("\n{}\n", oc.name));
-        for (v, p) in &oc.values {
-            let frac = match p.fraction() {
-                Some((n, d)) if o.method == Method::Exact && d != 1 => format!("  {n}/{d}"),
-                _ => String::new(),
-            };
-            out.push_str(&format!(
-                "  {:<12} {:>7.4}{frac}\n",
-                rs.show_typed(w, &oc.ty, *v),
-                p.to_f64()
-            ));
-        }
-    }
-    out
-}
-
-fn to_json(
-    rs: &muster::ir::Ruleset,
-    w: &muster::world::World,
-    proc: &str,
-    o: &Odds,
-) -> serde_json::Value {
-    use serde_json::{json, Map, Value};
-    let mut outcomes = Map::new();
-    let mut exact = Map::new();
-    for oc in &o.outcomes {
-        let mut m = Map::new();
-        let mut e = Map::new();
-        for (v, p) in &oc.values {
-            m.insert(rs.show_typed(w, &oc.ty, *v), json!(p.to_f64()));
-            if let (Method::Exact, Some((n, d))) = (&o.method, p.fraction()) {
-                e.insert(rs.show_typed(w, &oc.ty, *v), json!(format!("{n}/{d}")));
-            }
-        }
-        outcomes.insert(oc.name.clone(), Value::Object(m));
-        if !e.is_empty() {
-            exact.insert(oc.name.clone(), Value::Object(e));
-        }
-    }
-    let mut root = Map::new();
-    root.insert("ruleset".into(), json!(rs.id));
-    root.insert("procedure".into(), json!(proc));
-    match &o.method {
-        Method::Exact => {
-            root.insert("method".into(), json!("exact"));
-        }
-        Method::Sampled { samples, seed } => {
-            root.insert("method".into(), json!("sampled"));
-            root.insert("samples".into(), json!(samples));
-            root.insert("seed".into(), json!(seed));
-        }
-        Method::Scripted => {
-            root.insert("method".into(), json!("scripted"));
-        }
-    }
-    root.insert("outcomes".into(), Value::Object(outcomes));
-    if !exact.is_empty() {
-        root.insert("exact".into(), Value::Object(exact));
-    }
-    Value::Object(root)
 }
 
 /// Draw the table after every turn into the folder `dir` as

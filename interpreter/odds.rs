@@ -91,7 +91,7 @@ impl OutcomeOdds {
         self.values
             .iter()
             .find(|(x, _)| *x == v)
-            .map(|x| x.1)
+            .map(|x| x.1.clone())
             .unwrap_or(Prob::ZERO)
     }
 }
@@ -753,7 +753,7 @@ impl Run<'_> {
                         for (v, p) in
                             dice::pool_dist(&self.ev.rs.dice[*die as usize], &reading, *reroll, n)
                         {
-                            add_mass(&mut out, Value::Int(v), p.times(*pn).times(*pt));
+                            add_mass(&mut out, Value::Int(v), p.times(pn).times(pt));
                         }
                     }
                 }
@@ -775,7 +775,7 @@ impl Run<'_> {
                             Bin::Or => Value::Bool(x.as_bool() || y.as_bool()),
                             _ => binary(*op, *x, *y).map_err(fault_of)?,
                         };
-                        add_mass(&mut out, v, p.times(*q));
+                        add_mass(&mut out, v, p.times(q));
                     }
                 }
             }
@@ -787,13 +787,13 @@ impl Run<'_> {
                 for (x, p) in &da {
                     for (y, q) in &db {
                         match x.num_cmp(*y) {
-                            Some(std::cmp::Ordering::Greater) => first = first.plus(p.times(*q)),
-                            Some(std::cmp::Ordering::Less) => second = second.plus(p.times(*q)),
+                            Some(std::cmp::Ordering::Greater) => first = first.plus(p.times(q)),
+                            Some(std::cmp::Ordering::Less) => second = second.plus(p.times(q)),
                             _ => {}
                         }
                     }
                 }
-                let decided = first.plus(second);
+                let decided = first.plus(&second);
                 if decided.is_zero() {
                     return Err(Diag::new(
                         "muster::runtime",
@@ -803,7 +803,7 @@ impl Run<'_> {
                         "each side of `roll_off` must be able to come out higher than the other",
                     ));
                 }
-                add_mass(&mut out, Value::Int(1), first.divide(decided));
+                add_mass(&mut out, Value::Int(1), first.divide(&decided));
                 add_mass(&mut out, Value::Int(2), second.divide(decided));
             }
             Ex::Not(x) => {
@@ -859,7 +859,7 @@ impl Run<'_> {
                         .iter()
                         .zip(&idx)
                         .map(|((_, d), i)| {
-                            p = p.times(d[*i].1);
+                            p = p.times(&d[*i].1);
                             d[*i].0
                         })
                         .collect();
@@ -927,7 +927,7 @@ impl Run<'_> {
                 .iter()
                 .zip(&idx)
                 .map(|(d, i)| {
-                    p = p.times(d[*i].1);
+                    p = p.times(&d[*i].1);
                     d[*i].0
                 })
                 .collect();
@@ -962,7 +962,7 @@ impl Run<'_> {
                 .map(|((d, n), rd)| (&self.ev.rs.dice[*d as usize], rd.as_ref(), *n))
                 .collect();
             for (v, q) in dice::parts_dist(&rolled) {
-                add_mass(&mut out, Value::Int(v), q.times(p));
+                add_mass(&mut out, Value::Int(v), q.times(&p));
             }
             // The next combination of the children's values.
             let mut carry = true;
@@ -1139,7 +1139,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
         let mut b = match todo {
             Todo::Branch(b) => b,
             Todo::Hook { at, faces, p } => {
-                let (r, ops) = run.hook_once(&at, &faces, p);
+                let (r, ops) = run.hook_once(&at, &faces, p.clone());
                 operations += ops;
                 let Op::Hook { hook, .. } = &prog.ops[at.b.pc] else {
                     unreachable!("a hook is run at its op");
@@ -1174,7 +1174,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
         loop {
             if b.pc >= prog.ops.len() {
                 for (i, v) in b.out.iter().enumerate() {
-                    acc.add(i, *v, b.p);
+                    acc.add(i, *v, b.p.clone());
                 }
                 break;
             }

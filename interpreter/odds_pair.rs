@@ -3,8 +3,10 @@
 //! values. The two rulesets number their symbols differently, so outcomes
 //! are matched by name and values by how they are shown (`attacker`, `3`).
 
-use crate::dice::{gcd128, Prob};
+use crate::dice::Prob;
 use crate::odds::{Method, Odds};
+use num_rational::BigRational;
+use num_traits::{One, Signed as _, Zero};
 use serde_json::{json, Map, Value};
 
 /// One situation's odds under one ruleset, its values shown as text.
@@ -25,7 +27,11 @@ impl Shown {
                 .outcomes
                 .iter()
                 .map(|o| {
-                    let values = o.values.iter().map(|(v, p)| (show(*v), *p)).collect();
+                    let values = o
+                        .values
+                        .iter()
+                        .map(|(v, p)| (show(*v), p.clone()))
+                        .collect();
                     (o.name.clone(), values)
                 })
                 .collect(),
@@ -48,69 +54,59 @@ pub struct Row {
     pub b: Option<Prob>,
 }
 
-/// A difference of two probabilities: exact while both are and it fits.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A difference of two probabilities: exact while both are.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Signed {
-    /// (negative, numerator, denominator), in lowest terms.
-    Exact(bool, u128, u128),
+    /// In lowest terms, of any size.
+    Exact(BigRational),
     Float(f64),
 }
 
 impl Signed {
-    pub fn to_f64(self) -> f64 {
+    pub fn to_f64(&self) -> f64 {
         match self {
-            Signed::Exact(neg, n, d) => {
-                let x = n as f64 / d as f64;
-                if neg {
+            Signed::Exact(r) => {
+                let x = Prob::Big(std::sync::Arc::new(r.abs())).to_f64();
+                if r.is_negative() {
                     -x
                 } else {
                     x
                 }
             }
-            Signed::Float(x) => x,
+            Signed::Float(x) => *x,
         }
     }
     /// `-1/36`, `5/72`, `0/1`, as `muster odds --json` writes its exact
     /// fractions; none unless exact.
-    pub fn ratio(self) -> Option<String> {
+    pub fn ratio(&self) -> Option<String> {
         match self {
-            Signed::Exact(neg, n, d) => {
-                Some(format!("{}{n}/{d}", if neg && n > 0 { "-" } else { "" }))
-            }
+            Signed::Exact(r) => Some(format!("{}/{}", r.numer(), r.denom())),
             Signed::Float(_) => None,
         }
     }
     /// `-1/36`, `+5/72`, `0`; none unless exact.
-    pub fn fraction(self) -> Option<String> {
+    pub fn fraction(&self) -> Option<String> {
         match self {
-            Signed::Exact(_, 0, _) => Some("0".into()),
-            Signed::Exact(neg, n, 1) => Some(format!("{}{n}", if neg { '-' } else { '+' })),
-            Signed::Exact(neg, n, d) => Some(format!("{}{n}/{d}", if neg { '-' } else { '+' })),
+            Signed::Exact(r) if r.is_zero() => Some("0".into()),
+            Signed::Exact(r) => {
+                let sign = if r.is_negative() { "" } else { "+" };
+                if r.denom().is_one() {
+                    Some(format!("{sign}{}", r.numer()))
+                } else {
+                    Some(format!("{sign}{}/{}", r.numer(), r.denom()))
+                }
+            }
             Signed::Float(_) => None,
         }
     }
 }
 
-/// b - a, exact when both are and the arithmetic fits in 128 bits.
-pub fn difference(a: Prob, b: Prob) -> Signed {
-    if let (Some((an, ad)), Some((bn, bd))) = (a.fraction(), b.fraction()) {
-        let g = gcd128(ad, bd);
-        let exact = (ad / g).checked_mul(bd).and_then(|l| {
-            let x = an.checked_mul(l / ad)?;
-            let y = bn.checked_mul(l / bd)?;
-            let (neg, n) = if y >= x {
-                (false, y - x)
-            } else {
-                (true, x - y)
-            };
-            let g = gcd128(n, l);
-            Some(Signed::Exact(neg, n / g, l / g))
-        });
-        if let Some(s) = exact {
-            return s;
-        }
+/// b - a, exact when both are.
+pub fn difference(a: &Prob, b: &Prob) -> Signed {
+    match (a.big(), b.big()) {
+        (Some(a), Some(b)) => Signed::Exact(b - a),
+        _ => Signed::Float(b.to_f64() - a.to_f64()),
     }
-    Signed::Float(b.to_f64() - a.to_f64())
 }
 
 /// Every outcome of either, A's first, each with the values of either:
@@ -139,7 +135,7 @@ pub fn pair(a: &Shown, b: &Shown) -> Vec<(String, Vec<Row>)> {
                 side.map(|s| {
                     s.iter()
                         .find(|(x, _)| x == v)
-                        .map_or(Prob::ZERO, |(_, p)| *p)
+                        .map_or(Prob::ZERO, |(_, p)| p.clone())
                 })
             };
             let rows = values
@@ -204,11 +200,11 @@ pub fn table(proc: &str, desc: Option<&str>, a: &Shown, b: &Shown) -> String {
         ));
         for r in rows {
             let shown =
-                |p: Option<Prob>| p.map_or("-".to_string(), |p| format!("{:.4}", p.to_f64()));
-            let (diff, frac) = match (r.a, r.b) {
+                |p: Option<&Prob>| p.map_or("-".to_string(), |p| format!("{:.4}", p.to_f64()));
+            let (diff, frac) = match (&r.a, &r.b) {
                 (Some(pa), Some(pb)) => {
                     let d = difference(pa, pb);
-                    let frac = match (exact, pa.fraction(), pb.fraction(), d.fraction()) {
+                    let frac = match (exact, pa.exact_text(), pb.exact_text(), d.fraction()) {
                         (true, Some(_), Some(_), Some(fd)) => format!("   {pa} -> {pb} ({fd})"),
                         _ => String::new(),
                     };
@@ -219,8 +215,8 @@ pub fn table(proc: &str, desc: Option<&str>, a: &Shown, b: &Shown) -> String {
             out.push_str(&format!(
                 "  {:<w$} {:>7} {:>7} {:>8}{frac}\n",
                 r.value,
-                shown(r.a),
-                shown(r.b),
+                shown(r.a.as_ref()),
+                shown(r.b.as_ref()),
                 diff
             ));
         }
@@ -247,7 +243,7 @@ pub fn json(a: Value, b: Value, sa: &Shown, sb: &Shown) -> Value {
     for (name, rows) in pair(sa, sb) {
         let (mut d, mut e) = (Map::new(), Map::new());
         for r in rows {
-            if let (Some(pa), Some(pb)) = (r.a, r.b) {
+            if let (Some(pa), Some(pb)) = (&r.a, &r.b) {
                 let s = difference(pa, pb);
                 d.insert(r.value.clone(), json!(s.to_f64()));
                 if let (true, Some(f)) = (both_exact, s.ratio()) {

@@ -8,6 +8,24 @@ use crate::diagnostic::Diag;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The version of every JSON document the command line prints (docs/json.md
+/// and the schemas in docs/schemas/): raised when a field changes meaning
+/// or goes away, not when one is added.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A JSON document the command line prints: `schema_version` and `kind`
+/// (which command made it, and so which schema it follows) first, then
+/// `fields` (an object) in their order.
+pub fn json_document(kind: &str, fields: serde_json::Value) -> serde_json::Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("schema_version".into(), SCHEMA_VERSION.into());
+    doc.insert("kind".into(), kind.into());
+    if let serde_json::Value::Object(f) = fields {
+        doc.extend(f);
+    }
+    serde_json::Value::Object(doc)
+}
+
 /// What [`write_into`] wrote, and what it found and left alone.
 #[derive(Debug, Default)]
 pub struct Written {

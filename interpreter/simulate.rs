@@ -39,19 +39,26 @@ impl Rate {
                 high: 0.0,
             };
         }
-        let (k, n) = (count as f64, n as f64);
-        let p = k / n;
-        let z = 1.959_963_984_540_054_f64;
-        let z2 = z * z;
-        let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-        let half = z * ((p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt()) / (1.0 + z2 / n);
+        let p = count as f64 / n as f64;
+        let (low, high) = wilson(p, n);
         Rate {
             count,
             rate: p,
-            low: (centre - half).max(0.0),
-            high: (centre + half).min(1.0),
+            low,
+            high,
         }
     }
+}
+
+/// Wilson's 95% score interval for a proportion `p` seen in `n` trials:
+/// unlike the normal one it stays within 0 and 1 and is not empty at 0.
+pub fn wilson(p: f64, n: u64) -> (f64, f64) {
+    let n = n as f64;
+    let z = 1.959_963_984_540_054_f64;
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z * ((p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt()) / (1.0 + z2 / n);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 /// Losses of one unit type in one army, over all games.
@@ -281,6 +288,49 @@ impl Tally {
             }
         }
         0
+    }
+}
+
+impl Summary {
+    /// The summary as `simulate --json` and `merge --json` print it (see
+    /// docs/json.md): the ruleset and scenario named, each army's wins and
+    /// losses under its name, the lengths as (turns, games) pairs named.
+    pub fn json(&self, ruleset: &str, scenario: &str) -> serde_json::Value {
+        use serde_json::json;
+        let wins: Vec<_> = self
+            .armies
+            .iter()
+            .zip(&self.wins)
+            .map(|(army, r)| json!({"army": army, "count": r.count, "rate": r.rate, "low": r.low, "high": r.high}))
+            .collect();
+        let losses: Vec<_> = self
+            .armies
+            .iter()
+            .zip(&self.losses)
+            .map(|(army, types)| json!({"army": army, "unit_types": types}))
+            .collect();
+        let length: Vec<_> = self
+            .length
+            .iter()
+            .map(|(turns, games)| json!({"turns": turns, "games": games}))
+            .collect();
+        crate::output::json_document(
+            "simulate",
+            json!({
+                "ruleset": ruleset,
+                "scenario": scenario,
+                "games": self.games,
+                "seed": self.seed,
+                "armies": self.armies,
+                "wins": wins,
+                "draws": self.draws,
+                "turn_limit": self.turn_limit,
+                "length": length,
+                "mean_turns": self.mean_turns,
+                "median_turns": self.median_turns,
+                "losses": losses,
+            }),
+        )
     }
 }
 

@@ -24,6 +24,7 @@ mod matchlocks_battle;
 mod matchlocks_fidelity;
 mod matchlocks_melee;
 mod nesting;
+mod odds_report;
 mod output;
 mod quantifiers;
 mod robustness;

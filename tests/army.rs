@@ -89,7 +89,9 @@ fn the_roster_shows_each_units_cost() {
             "--json",
         ],
     ));
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(j["kind"], "army");
+    let v = &j["rosters"][0];
     assert_eq!(v["allowed"]["points"], serde_json::json!([45, 90]));
     assert_eq!(v["commands"][0]["entries"][1]["type"], "Horse");
     assert_eq!(v["commands"][0]["entries"][1]["each"], 4);

@@ -371,8 +371,18 @@ fn compare_starts_with_the_difference() {
     assert!(games.contains("B - A"), "{games}");
     let j: serde_json::Value =
         serde_json::from_str(&muster(&["compare", TVBD, STEADY, "--runs", "2", "--json"])).unwrap();
-    let d: serde_json::Value =
+    let mut d: serde_json::Value =
         serde_json::from_str(&muster(&["diff", TVBD, STEADY, "--json"])).unwrap();
+    // `diff --json` is a document of its own (schema_version, kind): the
+    // rest is compare's `diff`.
+    assert_eq!(
+        (&d["schema_version"], &d["kind"]),
+        (&1.into(), &"diff".into())
+    );
+    let doc = d.as_object_mut().unwrap();
+    doc.remove("schema_version");
+    doc.remove("kind");
+    assert_eq!(j["kind"], "compare");
     assert_eq!(j["diff"], d);
     assert_eq!(j["comparison"]["games"], 2);
 }
@@ -462,31 +472,45 @@ fn odds_of_one_situation_under_two_rulesets() {
 }
 
 /// The difference of two probabilities stays an exact fraction, in lowest
-/// terms, with its sign; past 128 bits it is a float.
+/// terms, with its sign, of any size (past 128 bits too); only a sampled
+/// estimate makes it a float.
 #[test]
 fn exact_differences() {
     let p = Prob::ratio;
+    let r = |s: &str| s.parse::<num_rational::BigRational>().unwrap();
     assert_eq!(
-        difference(p(8, 27), p(125, 216)),
-        Signed::Exact(false, 61, 216)
+        difference(&p(8, 27), &p(125, 216)),
+        Signed::Exact(r("61/216"))
     );
-    assert_eq!(difference(p(1, 2), p(1, 3)), Signed::Exact(true, 1, 6));
+    assert_eq!(difference(&p(1, 2), &p(1, 3)), Signed::Exact(r("-1/6")));
     assert_eq!(
-        difference(p(1, 3), p(1, 3)).fraction().as_deref(),
+        difference(&p(1, 3), &p(1, 3)).fraction().as_deref(),
         Some("0")
     );
-    assert_eq!(difference(p(1, 3), p(1, 3)).ratio().as_deref(), Some("0/1"));
     assert_eq!(
-        difference(p(1, 6), p(5, 6)).fraction().as_deref(),
+        difference(&p(1, 3), &p(1, 3)).ratio().as_deref(),
+        Some("0/1")
+    );
+    assert_eq!(
+        difference(&p(1, 6), &p(5, 6)).fraction().as_deref(),
         Some("+2/3")
     );
+    // 1/(b-1) - 1/b = 1/(b(b-1)): a denominator of 255 bits, kept exact.
     let big = u128::MAX / 3;
-    let d = difference(p(1, big), p(1, big - 1));
-    assert!(matches!(d, Signed::Float(_)), "{d:?}");
-    let d = difference(p(1, big), p(1, big - 1).plus(p(1, 2)));
-    assert!(matches!(d, Signed::Float(_)), "{d:?}");
+    let d = difference(&p(1, big), &p(1, big - 1));
+    let want = format!(
+        "1/{}",
+        num_bigint::BigInt::from(big) * num_bigint::BigInt::from(big - 1)
+    );
+    assert_eq!(d.ratio(), Some(want));
+    assert!(d.to_f64() > 0.0 && d.to_f64() < 1e-70, "{d:?}");
+    let d = difference(&p(1, big), &p(1, big - 1).plus(p(1, 2)));
+    assert!(matches!(d, Signed::Exact(_)), "{d:?}");
     assert!((d.to_f64() - 0.5).abs() < 1e-12, "{d:?}");
-    assert_eq!(difference(Prob::Float(0.5), p(1, 4)), Signed::Float(-0.25));
+    assert_eq!(
+        difference(&Prob::Float(0.5), &p(1, 4)),
+        Signed::Float(-0.25)
+    );
 }
 
 /// The v2.0a draft against v1 (issue 30): the steps the draft renames with
