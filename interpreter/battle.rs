@@ -343,11 +343,7 @@ impl std::fmt::Display for Event {
                 to,
                 option,
             } => match to {
-                Some(to) => write!(
-                    f,
-                    "   {from} gives {card} ({deck}) to {to} [{}]",
-                    option.join(", ")
-                ),
+                Some(to) => write!(f, "   {from} gives {card} ({deck}) to {to}"),
                 None => write!(
                     f,
                     "   {from} pays {card} ({deck}) for {}",
