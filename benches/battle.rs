@@ -34,7 +34,7 @@
 //! The target the issue sets for TVBD is 2,000 games per second per core.
 //! Run with `cargo bench --bench battle`; `MUSTER_BENCH_GAMES` sets the
 //! games per run (default 64; the Matchlocks runs play a quarter as many,
-//! its games being the longest), `MUSTER_BENCH_ONLY=tvbd|thistle|matchlocks`
+//! its games being the longest), `MUSTER_BENCH_ONLY=tvbd|thistle|matchlocks|claims`
 //! one ruleset.
 
 #![allow(clippy::result_large_err)]
@@ -69,6 +69,13 @@ fn main() {
             "rules/never_mind_the_matchlocks.muster",
             "Matchlocks",
             (games / 4).max(1),
+            false,
+        ),
+        (
+            "claims",
+            "rules/claims_and_colours.muster",
+            "Claims and Colours",
+            games,
             false,
         ),
     ] {

@@ -28,9 +28,11 @@ use std::sync::Arc;
 
 mod decks;
 mod groups;
+mod hands;
 mod moves;
 mod openings;
 mod pick;
+mod prompts;
 
 pub use openings::Openings;
 use pick::{bound_test, conjuncts, reads_local, Bound, Split};
@@ -121,9 +123,47 @@ pub enum Event {
         deck: String,
         cards: Vec<String>,
     },
-    /// A `draw` found the deck's pile empty, and did nothing.
+    /// A `draw` (or a `deal`) found the deck's pile empty.
     Empty {
         deck: String,
+    },
+    /// `deal`: cards went from the pile into a unit's hand; `holds` is the
+    /// whole hand after, lowest first.
+    Dealt {
+        deck: String,
+        to: String,
+        cards: Vec<String>,
+        holds: Vec<String>,
+    },
+    /// `discard`: a hand's lowest cards went to the discards.
+    Discarded {
+        deck: String,
+        from: String,
+        cards: Vec<String>,
+        holds: Vec<String>,
+    },
+    /// A `pay` clause: a card left a hand for an option (the option's
+    /// units), to the discards or, `to`, into another hand.
+    Paid {
+        deck: String,
+        from: String,
+        card: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        option: Vec<String>,
+    },
+    /// A `pay` clause refused an option: the hand held no card worth the
+    /// cost.
+    Refused {
+        deck: String,
+        from: String,
+        cost: String,
+        option: Vec<String>,
+        holds: Vec<String>,
+    },
+    /// `alternate`: a side was asked and took no option.
+    Passes {
+        side: String,
     },
     End {
         turns: u32,
@@ -199,7 +239,7 @@ impl std::fmt::Display for Event {
                 }
                 let shown: Vec<String> = outcomes
                     .iter()
-                    .filter(|(_, v)| v != "false" && v != "0" && v != "none")
+                    .filter(|(_, v)| v != "false" && v != "0" && v != "none" && v != "{}")
                     .map(|(k, v)| format!("{k} {v}"))
                     .collect();
                 if !shown.is_empty() {
@@ -268,6 +308,67 @@ impl std::fmt::Display for Event {
                 write!(f, "   {deck}: left unturned: {}", cards.join(", "))
             }
             Event::Empty { deck } => write!(f, "   the {deck} deck is empty"),
+            Event::Dealt {
+                deck,
+                to,
+                cards,
+                holds,
+            } => write!(
+                f,
+                "   {to} is dealt {} ({deck}); holds {}",
+                cards.join(", "),
+                holds.join(", ")
+            ),
+            Event::Discarded {
+                deck,
+                from,
+                cards,
+                holds,
+            } => {
+                let holds = if holds.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    holds.join(", ")
+                };
+                write!(
+                    f,
+                    "   {from} discards {} ({deck}); holds {holds}",
+                    cards.join(", ")
+                )
+            }
+            Event::Paid {
+                deck,
+                from,
+                card,
+                to,
+                option,
+            } => match to {
+                Some(to) => write!(f, "   {from} gives {card} ({deck}) to {to}"),
+                None => write!(
+                    f,
+                    "   {from} pays {card} ({deck}) for {}",
+                    option.join(", ")
+                ),
+            },
+            Event::Refused {
+                deck,
+                from,
+                cost,
+                option,
+                holds,
+            } => {
+                let holds = if holds.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    holds.join(", ")
+                };
+                write!(
+                    f,
+                    "   {} refused: {from} holds no {cost} or better ({deck}; holds {holds})",
+                    option.join(", ")
+                )
+            }
+            Event::Passes { side } => write!(f, "   {side} passes"),
             Event::End { turns, result } => {
                 write!(f, "\n=== End after {turns} turns: {result} ===")
             }
@@ -943,6 +1044,8 @@ impl<'r> Prepared<'r> {
             result: None,
             code: self.code.clone(),
             piles: vec![Default::default(); self.rs.decks.len()],
+            hands: vec![Vec::new(); self.rs.decks.len()],
+            prompt: None,
             drawing: 0,
             taping: Taping::Off,
             openings: None,
@@ -1003,6 +1106,11 @@ pub struct Game<'r> {
     code: Arc<BattleCode>,
     /// Per deck: its draw pile, top first (see [`decks`]).
     piles: Vec<decks::Pile>,
+    /// Per deck, per unit: the cards the unit holds (see [`hands`]); a
+    /// deck's list stays empty until its first `deal`.
+    hands: Vec<Vec<hands::Hand>>,
+    /// The `alternate` under way, if any (see [`prompts`]).
+    prompt: Option<prompts::Prompt>,
     /// How many cards are being resolved, one inside another.
     drawing: u32,
     /// Whether the rules' answers are taped, or played back ([`Tape`]).
@@ -1547,6 +1655,40 @@ impl<'r> Game<'r> {
                 Ok(())
             }
             StepAction::Shuffle { deck } => self.shuffle(*deck),
+            StepAction::Deal {
+                deck,
+                holder,
+                size,
+                discard,
+                each,
+                slots,
+            } => {
+                for i in 0..self.repetitions(each.as_ref()) {
+                    let Some(mut frame) = self.repetition(each.as_ref(), i, *slots, base)? else {
+                        continue;
+                    };
+                    let Value::Unit(u) = self.eval(holder, &mut frame)? else {
+                        // No holder (`none`): nobody to deal to.
+                        continue;
+                    };
+                    // `none`, `unlimited` or a fraction is no hand size.
+                    let n = self.eval(size, &mut frame)?.as_int().unwrap_or(-1);
+                    if *discard {
+                        self.discard(*deck, u, n)?;
+                    } else {
+                        self.deal(*deck, u, n)?;
+                    }
+                }
+                Ok(())
+            }
+            StepAction::Alternate {
+                decision,
+                args,
+                each,
+                from,
+                slots,
+                ..
+            } => self.alternate(*decision, args, each, from.as_ref(), *slots, base),
         }
     }
 
@@ -1611,6 +1753,25 @@ impl<'r> Game<'r> {
         self.world.show(self.rs, v)
     }
 
+    /// An outcome as the log shows it: a roll read by an `effects` block as
+    /// its tallies (`{wounds 1, potential 1}`, the ones not 0), any other
+    /// value as [`Game::show`] does.
+    fn show_outcome(&self, ty: &Ty, v: Value) -> String {
+        let (Ty::Tallies(fx), Value::Int(packed)) = (ty, v) else {
+            return self.show(v);
+        };
+        let fx = &self.rs.effects[*fx as usize];
+        let parts: Vec<String> = fx
+            .tallies
+            .iter()
+            .enumerate()
+            .map(|(k, name)| (name, fx.tally(packed, k)))
+            .filter(|(_, n)| *n != 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        format!("{{{}}}", parts.join(", "))
+    }
+
     fn perform(&mut self, proc: Id, args: &[Value]) -> Result<crate::procedures::Performed, Diag> {
         // What the log shows: procedures that rolled or changed something.
         let before = self.logging.then(|| {
@@ -1671,7 +1832,7 @@ impl<'r> Game<'r> {
                     .outcomes
                     .iter()
                     .zip(&p.outcomes)
-                    .map(|(o, v)| (o.name.clone(), self.show(*v)))
+                    .map(|(o, v)| (o.name.clone(), self.show_outcome(&o.ty, *v)))
                     .collect(),
                 log: p.log.clone(),
                 sides,

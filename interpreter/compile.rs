@@ -790,6 +790,8 @@ impl Compiler {
                 _ => {}
             }
         }
+        // Decks before decisions: a `pick` may pay with a deck's cards.
+        crate::decks::compile(self, items);
         for it in items {
             if let ItemKind::Decision(d) = &it.kind {
                 crate::decisions::compile_choice(self, d);
@@ -800,7 +802,6 @@ impl Compiler {
                 crate::decisions::compile_policy(self, p, it.span);
             }
         }
-        crate::decks::compile(self, items);
         let mut sequence_failed = false;
         for it in items {
             match &it.kind {
@@ -824,6 +825,7 @@ impl Compiler {
         // Which decks are shuffled is known only from a sequence that compiled.
         if !sequence_failed {
             crate::decks::check_shuffled(self);
+            crate::hands::check_alternates(self);
         }
         crate::call_graph::check(self);
         self.hook_scripts(items, hooks);

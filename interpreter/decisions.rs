@@ -22,6 +22,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
         "together" => matches!(kind, Move | Retire | Charge),
         "distance" | "turn_about" | "meeting" => kind == Retire,
         "then" => true,
+        "pay" => kind == Pick,
         _ => false,
     }
 }
@@ -154,6 +155,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         meeting: None,
         check: None,
         then: None,
+        pay: None,
         slots: 0,
         span: ch.span,
     };
@@ -165,13 +167,14 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
             Clause::Expr(k, _) | Clause::Bound(k, _, _) => (k.text.as_str(), k.span),
             Clause::Check(_, _, _, s) => ("check", *s),
             Clause::Then(_, _, s) => ("then", *s),
+            Clause::Pay(p) => ("pay", p.span),
         };
         if !clause_allowed(ch.kind, word) {
             c.err(
                 Diag::new("muster::decision", format!("a `{}` decision has no `{word}` clause", kind_word(ch.kind)))
                     .at(span, "not a clause of this kind of decision")
                     .help(match ch.kind {
-                        ChoiceKind::Pick => "`pick` takes `must`, `by`, `check` and `then`",
+                        ChoiceKind::Pick => "`pick` takes `must`, `by`, `check`, `pay` and `then`",
                         ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `finish n:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `together g:` and `then`",
                         ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `meeting e:`, `check` and `then`",
@@ -284,6 +287,10 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     None => None,
                 };
                 def.check = Some((p, args, unless));
+            }
+            Clause::Pay(p) => {
+                def.pay =
+                    crate::hands::pay_clause(c, &p.deck, &p.cost, &p.from, p.to.as_ref(), &mut sc);
             }
             Clause::Then(n, args, span) => {
                 let Some(p) = procedure(c, n) else { continue };

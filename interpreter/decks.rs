@@ -46,6 +46,8 @@ pub struct CardDef {
     /// How many identical cards go in the pile (for each side or unit,
     /// with `each`).
     pub copies: u32,
+    /// `value N`: what the card is worth paid from a hand (0 without).
+    pub value: i64,
     /// `for each V in sides|units [where COND]`: one card for each side or
     /// unit for which COND holds at the shuffle. V's slot follows the
     /// deck's parameters; the card's actions read it.
@@ -352,6 +354,7 @@ fn compile_card(
     Some(CardDef {
         name: card.name.text.clone(),
         copies,
+        value: card.value.map_or(0, |(n, _)| n),
         each,
         when,
         actions,

@@ -1156,6 +1156,20 @@ impl Out {
                     Clause::Then(p, args, at) => {
                         ("then".into(), format!("{}({})", p.text, exprs(args)), *at)
                     }
+                    Clause::Pay(pay) => (
+                        "pay".into(),
+                        format!(
+                            "{} {} from {}{}",
+                            pay.deck.text,
+                            expr(&pay.cost),
+                            expr(&pay.from),
+                            pay.to
+                                .as_ref()
+                                .map(|t| format!(" to {}", expr(t)))
+                                .unwrap_or_default()
+                        ),
+                        pay.span,
+                    ),
                 };
                 parts.push((key, text, at));
             }
@@ -1224,6 +1238,7 @@ impl Out {
         for Card {
             name,
             copies,
+            value,
             each: e,
             when,
             actions: acts,
@@ -1233,6 +1248,9 @@ impl Out {
             let mut head = Vec::new();
             if let Some((n, _)) = copies {
                 head.push(format!("copies {n}"));
+            }
+            if let Some((n, _)) = value {
+                head.push(format!("value {n}"));
             }
             if let Some(e) = e {
                 head.push(each(e));
@@ -1479,6 +1497,51 @@ fn actions(acts: &[Action], pad: &str) -> String {
                     .unwrap_or_default()
             ),
             Action::Shuffle { deck, span: _ } => format!("shuffle {}", deck.text),
+            Action::Deal {
+                deck,
+                holder,
+                size,
+                each: e,
+                span: _,
+            } => format!(
+                "deal {} to {} up to {}{}",
+                deck.text,
+                expr(holder),
+                expr(size),
+                e.as_ref()
+                    .map(|e| format!(" {}", each(e)))
+                    .unwrap_or_default()
+            ),
+            Action::Discard {
+                deck,
+                holder,
+                size,
+                each: e,
+                span: _,
+            } => format!(
+                "discard {} from {} down to {}{}",
+                deck.text,
+                expr(holder),
+                expr(size),
+                e.as_ref()
+                    .map(|e| format!(" {}", each(e)))
+                    .unwrap_or_default()
+            ),
+            Action::Alternate {
+                target,
+                args,
+                each: e,
+                from,
+                span: _,
+            } => format!(
+                "alternate {}({}) {}{}",
+                target.text,
+                exprs(args),
+                each(e),
+                from.as_ref()
+                    .map(|f| format!(" from {}", expr(f)))
+                    .unwrap_or_default()
+            ),
             Action::Goto {
                 when,
                 target,

@@ -454,8 +454,23 @@ pub struct ChoiceDef {
     pub check: Option<(Id, Vec<Ex>, Option<Ex>)>,
     /// `then PROC(args)`: what taking an option does.
     pub then: Option<(Id, Vec<Ex>)>,
+    /// `pay DECK COST from HOLDER [to HOLDER]`: what taking an option costs
+    /// (a `pick`'s; see [`crate::hands`]).
+    pub pay: Option<PayDef>,
     pub slots: u16,
     pub span: Span,
+}
+
+/// A `pick`'s `pay` clause: taking an option costs the lowest card of value
+/// `cost` or more from `from`'s hand of `deck`; the option is refused when
+/// the hand holds none. With `to`, the card goes into that unit's hand
+/// (a gift), else to the deck's discards.
+#[derive(Clone, Debug)]
+pub struct PayDef {
+    pub deck: Id,
+    pub cost: Ex,
+    pub from: Ex,
+    pub to: Option<Ex>,
 }
 
 /// A policy: a preference score per decision (for the decisions it covers),

@@ -34,6 +34,7 @@ pub mod dice;
 pub mod diff;
 pub mod eval;
 pub mod field;
+pub mod hands;
 pub mod hooks;
 pub mod ir;
 pub mod load;

@@ -120,6 +120,13 @@ fn rule_name(r: &Rule) -> String {
         Rule::copies_kw | Rule::copies => "`copies N`",
         Rule::draw_kw | Rule::draw_action => "`draw DECK`",
         Rule::shuffle_kw | Rule::shuffle_action => "`shuffle DECK`",
+        Rule::deal_kw | Rule::deal_action => "`deal DECK to HOLDER up to N`",
+        Rule::discard_kw | Rule::discard_action => "`discard DECK from HOLDER down to N`",
+        Rule::alternate_kw | Rule::alternate_action => {
+            "`alternate DECISION(ARGS) for each s in sides`"
+        }
+        Rule::pay_kw | Rule::pay_clause => "`pay DECK COST from HOLDER`",
+        Rule::value_kw | Rule::card_value => "`value N`",
         other => return format!("{other:?}").replace('_', " "),
     };
     s.to_string()
@@ -1046,6 +1053,52 @@ impl Builder {
                     span: xs,
                 }
             }
+            Rule::deal_action | Rule::discard_action => {
+                let deal = x.as_rule() == Rule::deal_action;
+                let mut i = x.into_inner().filter(|y| {
+                    !matches!(
+                        y.as_rule(),
+                        Rule::to_kw | Rule::from_kw | Rule::up_kw | Rule::down_kw
+                    )
+                });
+                i.next(); // the keyword
+                let deck = self.name(i.next().unwrap());
+                let holder = self.expr(i.next().unwrap());
+                let size = self.expr(i.next().unwrap());
+                let each = i.next().map(|e| self.each(e));
+                if deal {
+                    Action::Deal {
+                        deck,
+                        holder,
+                        size,
+                        each,
+                        span: xs,
+                    }
+                } else {
+                    Action::Discard {
+                        deck,
+                        holder,
+                        size,
+                        each,
+                        span: xs,
+                    }
+                }
+            }
+            Rule::alternate_action => {
+                let mut i = x.into_inner();
+                i.next(); // the keyword
+                let target = self.name(i.next().unwrap());
+                let args = self.args(i.next().unwrap());
+                let each = self.each(i.next().unwrap());
+                let from = i.nth(1).map(|e| self.expr(e));
+                Action::Alternate {
+                    target,
+                    args,
+                    each,
+                    from,
+                    span: xs,
+                }
+            }
             Rule::goto_action => {
                 let mut when = None;
                 let mut target = None;
@@ -1123,6 +1176,7 @@ impl Builder {
         let span = self.span(&p);
         let mut name = None;
         let mut copies = None;
+        let mut value = None;
         let mut each = None;
         let mut when = None;
         let mut actions = Vec::new();
@@ -1134,6 +1188,10 @@ impl Builder {
                     let n = x.into_inner().nth(1).unwrap();
                     copies = Some((self.int(&n), self.span(&n)));
                 }
+                Rule::card_value => {
+                    let n = x.into_inner().nth(1).unwrap();
+                    value = Some((self.int(&n), self.span(&n)));
+                }
                 Rule::each_clause => each = Some(self.each(x)),
                 Rule::card_when => when = Some(self.expr(x.into_inner().next().unwrap())),
                 _ => actions.extend(self.action(x)),
@@ -1142,6 +1200,7 @@ impl Builder {
         Card {
             name: name.expect("the grammar requires a card's name"),
             copies,
+            value,
             each,
             when,
             actions,
@@ -1223,6 +1282,20 @@ impl Builder {
                         let k = self.name(parts.next().unwrap());
                         let v = self.name(parts.next().unwrap());
                         Clause::Bound(k, v, self.expr(parts.next().unwrap()))
+                    }
+                    Rule::pay_clause => {
+                        parts.next(); // the keyword
+                        let deck = self.name(parts.next().unwrap());
+                        let cost = self.expr(parts.next().unwrap());
+                        let from = self.expr(parts.nth(1).unwrap());
+                        let to = parts.nth(1).map(|e| self.expr(e));
+                        Clause::Pay(Box::new(crate::syntax::Pay {
+                            deck,
+                            cost,
+                            from,
+                            to,
+                            span,
+                        }))
                     }
                     Rule::check_clause => {
                         parts.next(); // the keyword

@@ -31,8 +31,30 @@ pub enum StepAction {
         each: Option<Repeat>,
         slots: u16,
     },
-    /// `shuffle DECK`: the pile becomes the deck's cards, in a random order.
+    /// `shuffle DECK`: the pile becomes the deck's cards not held in a
+    /// hand, in a random order.
     Shuffle { deck: Id },
+    /// `deal DECK to HOLDER up to N` (or, `discard`, `discard DECK from
+    /// HOLDER down to N`): a hand filled from the pile, or cut down.
+    Deal {
+        deck: Id,
+        holder: Ex,
+        size: Ex,
+        discard: bool,
+        each: Option<Repeat>,
+        slots: u16,
+    },
+    /// `alternate DECISION(ARGS) for each s in sides [from SIDE]`: the sides
+    /// asked in turn, one option each time, until all pass in a row.
+    Alternate {
+        decision: Id,
+        args: Vec<Ex>,
+        each: Repeat,
+        from: Option<Ex>,
+        slots: u16,
+        /// The decision's name where the action asks it.
+        span: Span,
+    },
 }
 
 /// `for each V in sides|units [where COND]`: a repetition of an action, or
@@ -143,6 +165,27 @@ pub(crate) fn play_action(c: &mut Compiler, a: &Action, sc: &mut Scope) -> Optio
         Action::Shuffle { deck, .. } => {
             crate::decks::deck_named(c, deck).map(|deck| StepAction::Shuffle { deck })
         }
+        Action::Deal {
+            deck,
+            holder,
+            size,
+            each,
+            ..
+        } => crate::hands::deal_action(c, deck, holder, size, each.as_ref(), false, sc),
+        Action::Discard {
+            deck,
+            holder,
+            size,
+            each,
+            ..
+        } => crate::hands::deal_action(c, deck, holder, size, each.as_ref(), true, sc),
+        Action::Alternate {
+            target,
+            args,
+            each,
+            from,
+            span,
+        } => crate::hands::alternate_action(c, target, args, each, from.as_ref(), *span, sc),
         Action::Goto { .. } | Action::End { .. } => None,
     };
     sc.reset(m);
@@ -251,7 +294,12 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
         let mut falls_through = true;
         for a in &f.step.actions {
             match a {
-                Action::Do { .. } | Action::Draw { .. } | Action::Shuffle { .. } => {
+                Action::Do { .. }
+                | Action::Draw { .. }
+                | Action::Shuffle { .. }
+                | Action::Deal { .. }
+                | Action::Discard { .. }
+                | Action::Alternate { .. } => {
                     let mut sc = Scope::new(false);
                     match play_action(c, a, &mut sc) {
                         Some(x) => actions.push(x),
@@ -443,6 +491,19 @@ pub fn describe(rs: &crate::ir::Ruleset, a: &StepAction) -> String {
             }
         }
         StepAction::Shuffle { deck } => format!("shuffle {}", rs.decks[*deck as usize].name),
+        StepAction::Deal {
+            deck,
+            discard,
+            each: e,
+            ..
+        } => {
+            let name = &rs.decks[*deck as usize].name;
+            let verb = if *discard { "discard" } else { "deal" };
+            format!("{verb} {name}{}", each(e))
+        }
+        StepAction::Alternate { decision, .. } => {
+            format!("alternate {}", rs.decisions[*decision as usize].name)
+        }
     }
 }
 

@@ -437,6 +437,18 @@ pub enum Clause {
     Check(Name, Vec<Expr>, Option<Expr>, Span),
     /// `then PROC(args)`.
     Then(Name, Vec<Expr>, Span),
+    /// `pay DECK COST from HOLDER [to HOLDER]`.
+    Pay(Box<Pay>),
+}
+
+/// A `pick`'s `pay DECK COST from HOLDER [to HOLDER]` clause.
+#[derive(Clone, Debug)]
+pub struct Pay {
+    pub deck: Name,
+    pub cost: Expr,
+    pub from: Expr,
+    pub to: Option<Expr>,
+    pub span: Span,
 }
 
 /// A policy: preference scores for the options of decisions.
@@ -553,6 +565,34 @@ pub enum Action {
         deck: Name,
         span: Span,
     },
+    /// `deal DECK to HOLDER up to N [for each ...]`: the holder's hand of
+    /// the deck is filled from the top of the pile until it holds N.
+    Deal {
+        deck: Name,
+        holder: Expr,
+        size: Expr,
+        each: Option<Each>,
+        span: Span,
+    },
+    /// `discard DECK from HOLDER down to N [for each ...]`: the lowest
+    /// cards of the holder's hand go until it holds N.
+    Discard {
+        deck: Name,
+        holder: Expr,
+        size: Expr,
+        each: Option<Each>,
+        span: Span,
+    },
+    /// `alternate DECISION(ARGS) for each s in sides [where COND] [from
+    /// SIDE]`: the sides are asked in turn, one option at a time, until
+    /// every side in a row has passed.
+    Alternate {
+        target: Name,
+        args: Vec<Expr>,
+        each: Each,
+        from: Option<Expr>,
+        span: Span,
+    },
     Goto {
         when: Option<Expr>,
         target: Name,
@@ -591,6 +631,8 @@ pub struct Card {
     pub name: Name,
     /// `copies N`, as written, with its span.
     pub copies: Option<(i64, Span)>,
+    /// `value N`: what the card is worth paid from a hand, with its span.
+    pub value: Option<(i64, Span)>,
     pub each: Option<Each>,
     pub when: Option<Expr>,
     pub actions: Vec<Action>,

@@ -12,6 +12,7 @@ mod battle_groups;
 mod battle_odds;
 mod browser;
 mod claims;
+mod claims_battle;
 mod compare;
 mod decks;
 mod diagnostics;

@@ -88,6 +88,8 @@ impl Game<'_> {
                 }
             }
         }
+        // Cards held in hands stay there: the pile is the rest.
+        self.without_held(deck, &mut pile);
         let cards = pile.len();
         let slice = pile.make_contiguous();
         for i in (1..cards).rev() {

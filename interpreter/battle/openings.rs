@@ -125,6 +125,7 @@ struct Position {
     side_of_army: Vec<u16>,
     result: Option<Result_>,
     piles: Vec<Pile>,
+    hands: Vec<Vec<super::hands::Hand>>,
     turn: u32,
     drawing: u32,
 }
@@ -156,6 +157,12 @@ impl Position {
             + 16 * self.turn_start.len()
             + 4 * self.retired_through.len()
             + self.piles.iter().map(|p| 24 * p.len()).sum::<usize>()
+            + self
+                .hands
+                .iter()
+                .flatten()
+                .map(|h| 24 * h.len() + 24)
+                .sum::<usize>()
             + 64 * self.on_table.len()
     }
 }
@@ -196,7 +203,16 @@ impl Game<'_> {
     /// opening, else afresh.
     pub(super) fn decide(&mut self, d: Id, args: &[Value]) -> Result<(), super::Diag> {
         let book = match &self.openings {
-            Some(b) if self.in_opening && !self.logging && self.taping.is_off() => b.clone(),
+            // An alternation's decision takes one option, not all: the
+            // book, which knows whole decisions, is left.
+            Some(b)
+                if self.in_opening
+                    && !self.logging
+                    && self.taping.is_off()
+                    && self.prompt.is_none() =>
+            {
+                b.clone()
+            }
             _ => return self.decide_afresh(d, args),
         };
         let asked = Asked {
@@ -244,6 +260,7 @@ impl Game<'_> {
             side_of_army: self.side_of_army.clone(),
             result: self.result.clone(),
             piles: self.piles.clone(),
+            hands: self.hands.clone(),
             turn: self.turn,
             drawing: self.drawing,
         }
@@ -278,6 +295,7 @@ impl Game<'_> {
         self.side_of_army.clone_from(&p.side_of_army);
         self.result.clone_from(&p.result);
         self.piles.clone_from(&p.piles);
+        self.hands.clone_from(&p.hands);
         self.turn = p.turn;
         self.drawing = p.drawing;
         self.ev.forget();

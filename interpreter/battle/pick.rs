@@ -32,7 +32,9 @@ impl<'r> Game<'r> {
     ) -> Result<(), Diag> {
         use std::cmp::Ordering::{Equal, Greater, Less};
         let n = ch.vars.len();
-        let mut taken: Vec<Vec<u16>> = Vec::new();
+        // Options a `pay` refused earlier in an alternation are not offered.
+        let mut taken: Vec<Vec<u16>> = self.refused(prefer.d);
+        let once = self.prompted(prefer.d);
         // The options found legal so far; after each one taken only these
         // are checked again, and the whole table once more when they run
         // out (an action can make a new option legal: a rout opens a line
@@ -100,6 +102,14 @@ impl<'r> Game<'r> {
                 failed.push(opt[0]);
                 continue;
             }
+            if let Some(pay) = &ch.pay {
+                if !self.pay(pay, &opt, &mut frame)? {
+                    if let Some(p) = &mut self.prompt {
+                        p.refused.push(opt.clone());
+                    }
+                    continue;
+                }
+            }
             if ch.kind == ChoiceKind::Face {
                 // A unit turns once, whether there was room or not.
                 known.retain(|o| o[0] != opt[0]);
@@ -109,6 +119,13 @@ impl<'r> Game<'r> {
                 }
             }
             self.run_then(ch, &mut frame)?;
+            if once {
+                // Asked in an alternation: one option, then the other side.
+                if let Some(p) = &mut self.prompt {
+                    p.took = true;
+                }
+                break;
+            }
         }
         Ok(())
     }

@@ -938,10 +938,38 @@ fn recast_action(a: &mut Action, name: &str, with: &Expr) -> usize {
             .map_or(0, |c| recast_expr(c, name, with))
     };
     match a {
-        Action::Do { each: Some(e), .. } | Action::Draw { each: Some(e), .. }
+        Action::Do { each: Some(e), .. }
+        | Action::Draw { each: Some(e), .. }
+        | Action::Deal { each: Some(e), .. }
+        | Action::Discard { each: Some(e), .. }
             if e.var.text == name =>
         {
             0
+        }
+        Action::Alternate { each: e, .. } if e.var.text == name => 0,
+        Action::Deal {
+            holder,
+            size,
+            each: e,
+            ..
+        }
+        | Action::Discard {
+            holder,
+            size,
+            each: e,
+            ..
+        } => recast_expr(holder, name, with) + recast_expr(size, name, with) + each(e),
+        Action::Alternate {
+            args,
+            each: e,
+            from,
+            ..
+        } => {
+            args.iter_mut()
+                .map(|x| recast_expr(x, name, with))
+                .sum::<usize>()
+                + e.cond.as_mut().map_or(0, |c| recast_expr(c, name, with))
+                + from.as_mut().map_or(0, |f| recast_expr(f, name, with))
         }
         Action::Do { args, each: e, .. } => {
             args.iter_mut()
