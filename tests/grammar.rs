@@ -25,9 +25,7 @@
 //! `MUSTER_BLESS_TREES=1 cargo test --release --test all grammar::` and
 //! review its diff.
 
-#[path = "fuzz/gen.rs"]
-mod gen;
-
+use crate::fuzz::gen;
 use muster::diagnostic::Diag;
 use muster::parse::{parse_expr, parse_file};
 use muster::syntax::FileId;
