@@ -52,7 +52,10 @@ fn main() {
         }
     }
     files.sort();
-    println!("{:<40} {:>9} {:>10} {:>8}", "file", "bytes", "best us", "ns/byte");
+    println!(
+        "{:<40} {:>9} {:>10} {:>8}",
+        "file", "bytes", "best us", "ns/byte"
+    );
     let (mut bytes, mut time) = (0usize, Duration::ZERO);
     for p in &files {
         let text = std::fs::read_to_string(p).unwrap();
