@@ -17,7 +17,7 @@ type P<'a> = Pair<'a, Rule>;
 /// Parse a whole ruleset file.
 pub fn parse_file(text: &str, file: FileId) -> Result<File, Diag> {
     nesting::scan(text, file, 0)?;
-    let mut pairs = guarded(|| MusterParser::parse(Rule::file, text))
+    let mut pairs = with_room(|| MusterParser::parse(Rule::file, text))
         .map_err(|e| syntax_error(e, file, text))?;
     let b = Builder::new(file);
     let f = b.file(pairs.next().unwrap());
@@ -29,12 +29,24 @@ pub fn parse_expr(text: &str, file: FileId, offset: usize) -> Result<Expr, Diag>
     nesting::scan(text, file, offset)?;
     // Parse against the full text so spans line up with the situation file.
     let padded: String = " ".repeat(offset) + text;
-    let mut pairs = guarded(|| MusterParser::parse(Rule::expr_only, &padded))
+    let mut pairs = with_room(|| MusterParser::parse(Rule::expr_only, &padded))
         .map_err(|e| syntax_error(e, file, &padded))?;
     let b = Builder::new(file);
     let p = pairs.next().unwrap();
     let e = b.expr(p.into_inner().next().unwrap());
     b.finish(e)
+}
+
+/// Stack the grammar may need at the deepest nesting the scan lets through
+/// ([`nesting::MAX_NESTING`] levels), generously (a debug build's frames
+/// are several times a release build's). pest 2.7 does not check the stack
+/// as it recurses, so the parse runs on a fresh segment of twice this
+/// whenever less is left.
+const PARSE_STACK: usize = 4 * 1024 * 1024;
+
+/// Run the grammar with [`PARSE_STACK`] of room.
+fn with_room<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(PARSE_STACK, 2 * PARSE_STACK, f)
 }
 
 fn syntax_error(e: pest::error::Error<Rule>, file: FileId, text: &str) -> Diag {

@@ -19,6 +19,7 @@ mod diagnostics;
 mod dice;
 mod diff;
 mod fuzz;
+mod grammar;
 mod hooks;
 mod matchlocks;
 mod matchlocks_battle;

@@ -4,7 +4,7 @@
 //! crash. The long run is `cargo run --release --example soak` (README).
 
 mod case;
-mod gen;
+pub(crate) mod gen;
 
 use std::time::Duration;
 
