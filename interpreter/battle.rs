@@ -674,6 +674,8 @@ impl<'r> Prepared<'r> {
             };
             sizes.push((w, d));
         }
+        // Units made of files are as wide as their files.
+        let file_widths = crate::field::files::widen(rs, &world, &mut sizes);
         let mut placed = Vec::new();
         for (i, (_, _, u)) in sc.units().enumerate() {
             placed.push(u.at.map(|p| Base::new(p, u.facing, sizes[i].0, sizes[i].1)));
@@ -764,6 +766,12 @@ impl<'r> Prepared<'r> {
                 .collect(),
             zone_syms,
         )));
+        if let Some(fw) = file_widths {
+            if let Some(mut f) = world.field.take() {
+                f.keep_formations(rs, &world, fw);
+                world.field = Some(f);
+            }
+        }
         if let Some(f) = world.field.as_mut() {
             for (i, u) in unplaced.iter().enumerate() {
                 if *u || reserve[i] {
@@ -1397,6 +1405,7 @@ impl<'r> Game<'r> {
     }
 
     fn sync_off_table(&mut self) {
+        self.sync_formations();
         let Some(s) = self.off_table else { return };
         let ns = self.rs.states.len();
         for u in 0..self.world.units.len() {
@@ -1406,6 +1415,18 @@ impl<'r> Game<'r> {
                 self.note(|_| Event::Leaves { unit });
             }
         }
+    }
+
+    /// Bases follow their formations (see [`crate::field::files`]): the
+    /// rules' casualties, expansions and contractions change the units'
+    /// frontage on the table.
+    fn sync_formations(&mut self) {
+        if self.field().formations.is_none() {
+            return;
+        }
+        let mut field = self.world.field.take().expect("a battle has a table");
+        field.sync_formations(&self.world);
+        self.world.field = Some(field);
     }
 
     /// Play one action of a step; a problem without a place of its own is
