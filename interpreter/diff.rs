@@ -1441,7 +1441,7 @@ fn stmts(body: &[Stmt], depth: usize, out: &mut String) {
                 let beside = ff
                     .beside
                     .as_ref()
-                    .map(|b| format!(", {}", b.text))
+                    .map(|(l, r)| format!(", {}, {}", l.text, r.text))
                     .unwrap_or_default();
                 let start = ff
                     .start

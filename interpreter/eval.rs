@@ -1380,7 +1380,7 @@ pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
         | Builtin::LoopUnqueue
         | Builtin::LoopAfter
         | Builtin::LoopMark
-        | Builtin::LoopBeside => formation_builtin(b, v)?,
+        | Builtin::LoopMarkOf => formation_builtin(b, v)?,
         _ => unreachable!("the table's measures are evaluated by field::Field::measure"),
     })
 }
@@ -1419,7 +1419,7 @@ fn formation_builtin(b: Builtin, v: &[Value]) -> R<Value> {
         Builtin::LoopUnqueue => fl::loop_unqueue(n(0)?, n(1)?),
         Builtin::LoopAfter => fl::loop_after(n(0)?, n(1)?, n(2)?, n(3)?),
         Builtin::LoopMark => fl::loop_mark(n(0)?, n(1)?, n(2)?),
-        Builtin::LoopBeside => fl::loop_beside(n(0)?, n(1)?, n(2)?),
+        Builtin::LoopMarkOf => fl::loop_mark_of(n(0)?, n(1)?, n(2)?),
         _ => unreachable!("not a builtin of formations"),
     }))
 }

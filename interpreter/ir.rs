@@ -707,7 +707,7 @@ pub enum Builtin {
     LoopUnqueue,
     LoopAfter,
     LoopMark,
-    LoopBeside,
+    LoopMarkOf,
 }
 
 /// The types of a builtin's parameters and result.
@@ -822,7 +822,7 @@ impl Builtin {
             | B::LoopNext
             | B::LoopTook
             | B::LoopUnqueue => (&[Num, Num], Num),
-            B::Expand | B::Contract | B::LoopStart | B::LoopMark | B::LoopBeside => {
+            B::Expand | B::Contract | B::LoopStart | B::LoopMark | B::LoopMarkOf => {
                 (&[Num, Num, Num], Num)
             }
             B::LoopAdd => (&[Num, Num, Bool], Num),
@@ -856,7 +856,7 @@ impl Builtin {
                 | Builtin::LoopUnqueue
                 | Builtin::LoopAfter
                 | Builtin::LoopMark
-                | Builtin::LoopBeside
+                | Builtin::LoopMarkOf
         )
     }
 }

@@ -1319,7 +1319,7 @@ impl Builder {
                 let mut x = it.next().unwrap();
                 let mut beside = None;
                 if x.as_rule() == Rule::ident {
-                    beside = Some(self.name(x));
+                    beside = Some((self.name(x), self.name(it.next().unwrap())));
                     x = it.next().unwrap();
                 }
                 let formation = self.expr(x);

@@ -24,7 +24,7 @@
 //!
 //! # The file-by-file loop
 //!
-//! `for file f, n of FORMATION where COND { ... }` (see the compiler) keeps
+//! `for file f, l, r of FORMATION where COND { ... }` (see the compiler) keeps
 //! its bookkeeping in three more numbers: the *set* (bit `i - 1`: file `i`
 //! fights; bit `16 + i - 1`: it has fought), the *queue* of files that must
 //! fight next (four bits an entry, the front lowest, 0 ends it) and the
@@ -367,14 +367,14 @@ pub fn loop_mark(marks: i64, i: i64, mark: i64) -> i64 {
     (marks & !(7 << sh)) | mark.clamp(0, MAX_MARK) << sh
 }
 
-/// The greatest mark of file `i`'s neighbours that have fought (0 if none).
-pub fn loop_beside(marks: i64, set: i64, i: i64) -> i64 {
-    [i - 1, i + 1]
-        .into_iter()
-        .filter(|n| fought(set, *n))
-        .map(|n| marks >> (3 * (n - 1)) & 7)
-        .max()
-        .unwrap_or(0)
+/// File `j`'s mark, if it has fought (0 if not, or if there is no file `j`):
+/// the loop's `l` and `r`, with `j` the file to the left and to the right.
+pub fn loop_mark_of(marks: i64, set: i64, j: i64) -> i64 {
+    if fought(set, j) {
+        marks >> (3 * (j - 1)) & 7
+    } else {
+        0
+    }
 }
 
 // ---------------------------------------------------------------- the table
@@ -523,8 +523,10 @@ mod tests {
         let q = loop_after(q, set, 3, 2);
         assert_eq!(loop_next(set, q), 2);
         let marks = loop_mark(0, 3, 2);
-        assert_eq!(loop_beside(marks, set, 2), 2);
-        assert_eq!(loop_beside(marks, set, 1), 0);
+        // File 2's right neighbour fought and left 2; its left has not fought.
+        assert_eq!(loop_mark_of(marks, set, 3), 2);
+        assert_eq!(loop_mark_of(marks, set, 1), 0);
+        assert_eq!(loop_mark_of(marks, set, 0), 0);
     }
 
     #[test]

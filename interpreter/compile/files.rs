@@ -1,4 +1,4 @@
-//! `for file f[, n] of FORMATION where COND [from START] { ... }` and `mark
+//! `for file f[, l, r] of FORMATION where COND [from START] { ... }` and `mark
 //! N`: the file-by-file loop, lowered to the statements every engine
 //! already runs (`let` and `if`), so that a battle, exact odds and sampled
 //! odds all play it alike. The loop's bookkeeping lives in hidden locals
@@ -34,7 +34,9 @@ impl Compiler {
         sc: &mut Scope,
         outcomes: &[OutcomeDef],
     ) -> Option<St> {
-        for n in std::iter::once(&ff.var).chain(&ff.beside) {
+        let beside: Vec<&crate::syntax::Name> =
+            ff.beside.iter().flat_map(|(l, r)| [l, r]).collect();
+        for n in std::iter::once(&ff.var).chain(beside.iter().copied()) {
             if sc.lookup(&n.text).is_some() {
                 self.err(
                     Diag::new(
@@ -42,7 +44,7 @@ impl Compiler {
                         format!("`{}` is already bound here", n.text),
                     )
                     .at(n.span, "bound again")
-                    .help("give the loop's file (and its neighbours' mark) a name of its own"),
+                    .help("give the loop's file (and its neighbours' marks) names of their own"),
                 );
                 return None;
             }
@@ -55,7 +57,10 @@ impl Compiler {
         let marks = sc.bind(" file marks", Ty::Int);
         let mark = sc.bind(MARK, Ty::Int);
         let f = sc.bind(&ff.var.text, Ty::Int);
-        let beside = ff.beside.as_ref().map(|n| sc.bind(&n.text, Ty::Int));
+        let beside = ff
+            .beside
+            .as_ref()
+            .map(|(l, r)| (sc.bind(&l.text, Ty::Int), sc.bind(&r.text, Ty::Int)));
         let cond = self.expr(&ff.cond, sc, None);
         let start = ff.start.as_ref().map(|s| (self.expr(s, sc, None), s.span));
         let body = self.block(&ff.body, sc, outcomes);
@@ -108,11 +113,14 @@ impl Compiler {
                     call(Builtin::LoopUnqueue, vec![local(queue), local(f)]),
                 ),
             ];
-            if let Some(b) = beside {
-                round.push(St::Let(
-                    b,
-                    call(Builtin::LoopBeside, vec![local(marks), local(set), local(f)]),
-                ));
+            if let Some((l, r)) = beside {
+                for (slot, step) in [(l, -1), (r, 1)] {
+                    let j = Ex::Bin(Bin::Add, Box::new(local(f)), Box::new(int(step)));
+                    round.push(St::Let(
+                        slot,
+                        call(Builtin::LoopMarkOf, vec![local(marks), local(set), j]),
+                    ));
+                }
             }
             round.push(St::Let(mark, int(0)));
             round.extend(body.iter().cloned());
