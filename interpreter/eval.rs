@@ -1390,7 +1390,8 @@ pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
 /// number out.
 fn formation_builtin(b: Builtin, v: &[Value]) -> R<Value> {
     use crate::battlefield::files as fl;
-    let n = |i: usize| match v[i] {
+    let n = |i: usize| {
+        match v[i] {
         Value::Int(x) => Ok(x),
         Value::Bool(x) => Ok(i64::from(x)),
         x => Err(fault(
@@ -1400,6 +1401,7 @@ fn formation_builtin(b: Builtin, v: &[Value]) -> R<Value> {
             ),
             "a formation is a whole number (a unit's `formation` state); guard a stat that may be `none`",
         )),
+    }
     };
     Ok(Value::Int(match b {
         Builtin::Formation => fl::new(n(0)?, n(1)?, n(2)? != 0),

@@ -812,10 +812,7 @@ impl Builtin {
             B::FilesInContact => (&[Unit, Unit], Num),
             B::RoomToExpand => (&[Unit, Num, Num], Bool),
             B::Formation => (&[Num, Num, Bool], Num),
-            B::Files
-            | B::FormationBases
-            | B::FormationRanks
-            | B::FrontBases => (&[Num], Num),
+            B::Files | B::FormationBases | B::FormationRanks | B::FrontBases => (&[Num], Num),
             B::FileBases
             | B::RemoveBases
             | B::RemoveFrontBases

@@ -17,6 +17,7 @@ mod decks;
 mod diagnostics;
 mod dice;
 mod diff;
+mod files;
 mod fuzz;
 mod hooks;
 mod matchlocks;

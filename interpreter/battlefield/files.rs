@@ -146,11 +146,7 @@ pub fn remove(f: i64, n: i64, front: bool) -> i64 {
         if v.is_empty() {
             break;
         }
-        let pick = if front {
-            deepest(&v, |x| x.1)
-        } else {
-            None
-        };
+        let pick = if front { deepest(&v, |x| x.1) } else { None };
         let i = match pick {
             Some(i) => {
                 v[i].1 = false;
@@ -419,12 +415,7 @@ pub fn opposite_file(a: &Base, a_files: i64, i: i64, d: &Base, d_files: i64) -> 
     let [dfl, dfr, drr, drl] = d.corners();
     // Each edge of d, and which file it is: 0 the files side by side along
     // it (front and rear, left to right), 1 file 1, 2 the last file.
-    let edges = [
-        (dfl, dfr, 0),
-        (drl, drr, 0),
-        (dfl, drl, 1),
-        (dfr, drr, 2),
-    ];
+    let edges = [(dfl, dfr, 0), (drl, drr, 0), (dfl, drl, 1), (dfr, drr, 2)];
     let mut best = (EPS, 0i64);
     for (p, q, kind) in edges {
         let (len, lo, hi) = shared(a0, a1, p, q);

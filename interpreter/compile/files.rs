@@ -66,7 +66,12 @@ impl Compiler {
         let body = self.block(&ff.body, sc, outcomes);
         sc.reset(m);
         let (fe, ft) = formation?;
-        self.expect(&ft, &Ty::Int, ff.formation.span, "a formation (`for file ... of`)");
+        self.expect(
+            &ft,
+            &Ty::Int,
+            ff.formation.span,
+            "a formation (`for file ... of`)",
+        );
         let (ce, ct) = cond?;
         self.expect(&ct, &Ty::Bool, ff.cond.span, "the condition of `for file`");
         let start = match start {
@@ -145,7 +150,12 @@ impl Compiler {
     }
 
     /// Lower `mark N`: it writes the loop's hidden mark.
-    pub(super) fn mark(&mut self, e: &crate::syntax::Expr, span: Span, sc: &mut Scope) -> Option<St> {
+    pub(super) fn mark(
+        &mut self,
+        e: &crate::syntax::Expr,
+        span: Span,
+        sc: &mut Scope,
+    ) -> Option<St> {
         let Some((_, slot)) = sc.lookup(MARK) else {
             self.err(
                 Diag::new("muster::mark", "`mark` outside a `for file` loop")

@@ -107,7 +107,11 @@ impl Field {
                 let old_left = -b.width / 2.0;
                 let new_left = old_left - shift as f64 * fw;
                 let centre = b.centre + b.right() * (new_left + width / 2.0);
-                changes.push((u, Base::new(centre, b.facing, width, b.depth), fl::origin(form)));
+                changes.push((
+                    u,
+                    Base::new(centre, b.facing, width, b.depth),
+                    fl::origin(form),
+                ));
             }
         }
         for (u, b, origin) in changes {
@@ -150,7 +154,11 @@ impl Field {
             Builtin::FilesInContact => {
                 let (a, d) = (self.unit(v[0])?, self.unit(v[1])?);
                 let (n, m) = (files(a), files(d));
-                Value::Int((1..=n).filter(|i| self.opposite(a, n, *i, d, m) > 0).count() as i64)
+                Value::Int(
+                    (1..=n)
+                        .filter(|i| self.opposite(a, n, *i, d, m) > 0)
+                        .count() as i64,
+                )
             }
             Builtin::RoomToExpand => {
                 let a = self.unit(v[0])?;
@@ -168,7 +176,11 @@ impl Field {
     /// [`fl::opposite_file`] for two units on the table (0 if either is off
     /// it, or they are one unit).
     fn opposite(&self, a: usize, n: i64, i: i64, d: usize, m: i64) -> i64 {
-        if a == d || !self.on_table[a] || !self.on_table[d] || self.dist(a, d) > crate::battlefield::CONTACT {
+        if a == d
+            || !self.on_table[a]
+            || !self.on_table[d]
+            || self.dist(a, d) > crate::battlefield::CONTACT
+        {
             return 0;
         }
         fl::opposite_file(&self.bases[a], n, i, &self.bases[d], m)
