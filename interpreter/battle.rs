@@ -301,6 +301,9 @@ pub struct Snapshot {
     pub bases: Vec<Base>,
     pub on_table: Vec<bool>,
     pub resolve: Vec<Option<i64>>,
+    /// Per unit: its formation's bases file by file, left to right (empty
+    /// when the ruleset keeps no formations; see [`crate::field::files`]).
+    pub files: Vec<Vec<i64>>,
 }
 
 /// Which policy line scores a decision's options: the deciding side's
@@ -1305,6 +1308,16 @@ impl<'r> Game<'r> {
             on_table: f.on_table.clone(),
             resolve: (0..self.world.units.len())
                 .map(|u| resolve.and_then(|r| self.world.state[u * ns + r as usize].as_int()))
+                .collect(),
+            files: (0..self.world.units.len())
+                .map(|u| {
+                    f.formation(&self.world, u).map_or_else(Vec::new, |x| {
+                        let files = crate::battlefield::files::files(x);
+                        (1..=files)
+                            .map(|i| crate::battlefield::files::file_bases(x, i))
+                            .collect()
+                    })
+                })
                 .collect(),
         };
         self.snapshots.push(snap);
