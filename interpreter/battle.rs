@@ -430,6 +430,9 @@ pub struct Snapshot {
     pub bases: Vec<Base>,
     pub on_table: Vec<bool>,
     pub resolve: Vec<Option<i64>>,
+    /// Per unit: its formation's bases file by file, left to right (empty
+    /// when the ruleset keeps no formations; see [`crate::field::files`]).
+    pub files: Vec<Vec<i64>>,
 }
 
 /// Which policy line scores a decision's options: the deciding side's
@@ -803,6 +806,8 @@ impl<'r> Prepared<'r> {
             };
             sizes.push((w, d));
         }
+        // Units made of files are as wide as their files.
+        let file_widths = crate::field::files::widen(rs, &world, &mut sizes);
         let mut placed = Vec::new();
         for (i, (_, _, u)) in sc.units().enumerate() {
             placed.push(u.at.map(|p| Base::new(p, u.facing, sizes[i].0, sizes[i].1)));
@@ -893,6 +898,12 @@ impl<'r> Prepared<'r> {
                 .collect(),
             zone_syms,
         )));
+        if let Some(fw) = file_widths {
+            if let Some(mut f) = world.field.take() {
+                f.keep_formations(rs, &world, fw);
+                world.field = Some(f);
+            }
+        }
         if let Some(f) = world.field.as_mut() {
             for (i, u) in unplaced.iter().enumerate() {
                 if *u || reserve[i] {
@@ -1434,6 +1445,16 @@ impl<'r> Game<'r> {
             resolve: (0..self.world.units.len())
                 .map(|u| resolve.and_then(|r| self.world.state[u * ns + r as usize].as_int()))
                 .collect(),
+            files: (0..self.world.units.len())
+                .map(|u| {
+                    f.formation(&self.world, u).map_or_else(Vec::new, |x| {
+                        let files = crate::battlefield::files::files(x);
+                        (1..=files)
+                            .map(|i| crate::battlefield::files::file_bases(x, i))
+                            .collect()
+                    })
+                })
+                .collect(),
         };
         self.snapshots.push(snap);
     }
@@ -1533,6 +1554,7 @@ impl<'r> Game<'r> {
     }
 
     fn sync_off_table(&mut self) {
+        self.sync_formations();
         let Some(s) = self.off_table else { return };
         let ns = self.rs.states.len();
         for u in 0..self.world.units.len() {
@@ -1542,6 +1564,18 @@ impl<'r> Game<'r> {
                 self.note(|_| Event::Leaves { unit });
             }
         }
+    }
+
+    /// Bases follow their formations (see [`crate::field::files`]): the
+    /// rules' casualties, expansions and contractions change the units'
+    /// frontage on the table.
+    fn sync_formations(&mut self) {
+        if self.field().formations.is_none() {
+            return;
+        }
+        let mut field = self.world.field.take().expect("a battle has a table");
+        field.sync_formations(&self.world);
+        self.world.field = Some(field);
     }
 
     /// Play one action of a step; a problem without a place of its own is

@@ -53,6 +53,7 @@ mod angles;
 mod base;
 mod body;
 mod charge;
+pub mod files;
 mod motion;
 mod terrain;
 mod zones;

@@ -12,6 +12,8 @@ use crate::tables;
 use crate::value::{Value, UNLIMITED};
 use std::collections::HashMap;
 
+mod files;
+
 /// What a global name refers to.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Def {
@@ -2623,6 +2625,8 @@ impl Compiler {
                 let b = self.block(b, sc, outcomes);
                 Some(St::If(ce, a, b))
             }
+            Stmt::ForFile(ff) => self.for_file(ff, sc, outcomes),
+            Stmt::Mark(e, span) => self.mark(e, *span, sc),
             Stmt::For(var, coll, c, body) => {
                 let sides = match coll {
                     None => false,

@@ -1455,6 +1455,30 @@ fn stmts(body: &[Stmt], depth: usize, out: &mut String) {
                     .unwrap_or_default();
                 let _ = writeln!(out, "{pad}note {}({}){value}", f.text, exprs(args));
             }
+            Stmt::ForFile(ff) => {
+                let beside = ff
+                    .beside
+                    .as_ref()
+                    .map(|(l, r)| format!(", {}, {}", l.text, r.text))
+                    .unwrap_or_default();
+                let start = ff
+                    .start
+                    .as_ref()
+                    .map(|s| format!(" from {}", expr(s)))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{pad}for file {}{beside} of {} where {}{start} {{",
+                    ff.var.text,
+                    expr(&ff.formation),
+                    expr(&ff.cond)
+                );
+                stmts(&ff.body, depth + 1, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Mark(e, _) => {
+                let _ = writeln!(out, "{pad}mark {}", expr(e));
+            }
         }
     }
 }

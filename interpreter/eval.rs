@@ -1363,8 +1363,67 @@ pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
         Builtin::RollOff => {
             unreachable!("a roll-off is evaluated by the caller, which rolls again on ties")
         }
+        Builtin::Formation
+        | Builtin::Files
+        | Builtin::FileBases
+        | Builtin::FormationBases
+        | Builtin::FormationRanks
+        | Builtin::FrontBases
+        | Builtin::RemoveBases
+        | Builtin::RemoveFrontBases
+        | Builtin::Expand
+        | Builtin::Contract
+        | Builtin::LoopAdd
+        | Builtin::LoopStart
+        | Builtin::LoopNext
+        | Builtin::LoopTook
+        | Builtin::LoopUnqueue
+        | Builtin::LoopAfter
+        | Builtin::LoopMark
+        | Builtin::LoopMarkOf => formation_builtin(b, v)?,
         _ => unreachable!("the table's measures are evaluated by field::Field::measure"),
     })
+}
+
+/// A builtin of formations and of the `for file` loop (see
+/// [`crate::battlefield::files`]): whole numbers (and a flag) in, a whole
+/// number out.
+fn formation_builtin(b: Builtin, v: &[Value]) -> R<Value> {
+    use crate::battlefield::files as fl;
+    let n = |i: usize| {
+        match v[i] {
+        Value::Int(x) => Ok(x),
+        Value::Bool(x) => Ok(i64::from(x)),
+        x => Err(fault(
+            format!(
+                "`{}` needs whole numbers, not {x}",
+                format!("{b:?}").to_lowercase()
+            ),
+            "a formation is a whole number (a unit's `formation` state); guard a stat that may be `none`",
+        )),
+    }
+    };
+    Ok(Value::Int(match b {
+        Builtin::Formation => fl::new(n(0)?, n(1)?, n(2)? != 0),
+        Builtin::Files => fl::files(n(0)?),
+        Builtin::FileBases => fl::file_bases(n(0)?, n(1)?),
+        Builtin::FormationBases => fl::bases(n(0)?),
+        Builtin::FormationRanks => fl::ranks(n(0)?),
+        Builtin::FrontBases => fl::front_bases(n(0)?),
+        Builtin::RemoveBases => fl::remove(n(0)?, n(1)?, false),
+        Builtin::RemoveFrontBases => fl::remove(n(0)?, n(1)?, true),
+        Builtin::Expand => fl::expand(n(0)?, n(1)?, n(2)?),
+        Builtin::Contract => fl::contract(n(0)?, n(1)?, n(2)?),
+        Builtin::LoopAdd => fl::loop_add(n(0)?, n(1)?, n(2)? != 0),
+        Builtin::LoopStart => fl::loop_start(n(0)?, n(1)?, n(2)?),
+        Builtin::LoopNext => fl::loop_next(n(0)?, n(1)?),
+        Builtin::LoopTook => fl::loop_took(n(0)?, n(1)?),
+        Builtin::LoopUnqueue => fl::loop_unqueue(n(0)?, n(1)?),
+        Builtin::LoopAfter => fl::loop_after(n(0)?, n(1)?, n(2)?, n(3)?),
+        Builtin::LoopMark => fl::loop_mark(n(0)?, n(1)?, n(2)?),
+        Builtin::LoopMarkOf => fl::loop_mark_of(n(0)?, n(1)?, n(2)?),
+        _ => unreachable!("not a builtin of formations"),
+    }))
 }
 
 /// A binary operation on two values (not `and`/`or`, which short-circuit).

@@ -14,6 +14,8 @@ use crate::world::World;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 
+pub mod files;
+
 /// A terrain feature on the table.
 #[derive(Clone, Debug)]
 pub struct Feature {
@@ -373,6 +375,8 @@ pub struct Field {
     /// Per side: its units, in order (worked out from the world the first
     /// time they are needed, and again after [`Field::forget_sides`]).
     sides: std::sync::OnceLock<Vec<Vec<u16>>>,
+    /// The units' formations, when the ruleset keeps them (see [`files`]).
+    pub formations: Option<Box<files::Formations>>,
 }
 
 /// How finely the rules see a distance ([`to_value`]): a limit `n` is
@@ -440,6 +444,7 @@ impl Field {
             zones: ZoneCache::new(n),
             groups: GroupCache::new(n),
             sides: std::sync::OnceLock::new(),
+            formations: None,
         }
     }
 
@@ -1249,9 +1254,10 @@ impl Field {
             }
             B::TableWidth => to_value(self.width),
             B::TableDepth => to_value(self.depth),
-            B::Min | B::Max | B::Ceil | B::Floor | B::RollOff => {
-                unreachable!("arithmetic builtins are evaluated by eval::builtin")
+            B::OppositeFile | B::FilesInContact | B::RoomToExpand => {
+                return self.file_measure(w, b, v)
             }
+            _ => unreachable!("arithmetic builtins are evaluated by eval::builtin"),
         })
     }
 }

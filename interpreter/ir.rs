@@ -683,6 +683,46 @@ pub enum Builtin {
     /// `retired_through(a, b)`: a's last `retire` this turn went through
     /// b's base (a friend its `through` let it pass).
     RetiredThrough,
+    /// `opposite_file(a, i, d)`: the file of d that a's file i touches with
+    /// its front (0 if none); the files are the units' `formation` state
+    /// (see [`crate::battlefield::files`]).
+    OppositeFile,
+    /// `files_in_contact(a, d)`: how many of a's files touch d.
+    FilesInContact,
+    /// `room_to_expand(a, left, right)`: a's base, `left` files wider on its
+    /// left and `right` on its right, is on the table and on no other unit.
+    RoomToExpand,
+    // Formations (pure: numbers in, a number out; see
+    // `crate::battlefield::files`).
+    /// `formation(files, bases, front)`.
+    Formation,
+    /// `files(f)`.
+    Files,
+    /// `file_bases(f, i)`.
+    FileBases,
+    /// `formation_bases(f)`.
+    FormationBases,
+    /// `formation_ranks(f)`.
+    FormationRanks,
+    /// `front_bases(f)`.
+    FrontBases,
+    /// `remove_bases(f, n)`.
+    RemoveBases,
+    /// `remove_front_bases(f, n)`.
+    RemoveFrontBases,
+    /// `expand(f, left, right)`.
+    Expand,
+    /// `contract(f, left, right)`.
+    Contract,
+    // The bookkeeping of `for file` (no name: the compiler writes them).
+    LoopAdd,
+    LoopStart,
+    LoopNext,
+    LoopTook,
+    LoopUnqueue,
+    LoopAfter,
+    LoopMark,
+    LoopMarkOf,
 }
 
 /// The types of a builtin's parameters and result.
@@ -736,6 +776,19 @@ impl Builtin {
             "on_line_through" => OnLineThrough,
             "room_behind" => RoomBehind,
             "retired_through" => RetiredThrough,
+            "opposite_file" => OppositeFile,
+            "files_in_contact" => FilesInContact,
+            "room_to_expand" => RoomToExpand,
+            "formation" => Formation,
+            "files" => Files,
+            "file_bases" => FileBases,
+            "formation_bases" => FormationBases,
+            "formation_ranks" => FormationRanks,
+            "front_bases" => FrontBases,
+            "remove_bases" => RemoveBases,
+            "remove_front_bases" => RemoveFrontBases,
+            "expand" => Expand,
+            "contract" => Contract,
             _ => return None,
         })
     }
@@ -770,6 +823,22 @@ impl Builtin {
             B::InArc => (&[Unit, Unit, Num], Bool),
             B::MovedThisTurn | B::RoomBehind => (&[Unit], Num),
             B::OnLineThrough => (&[Unit, Unit, Unit], Bool),
+            B::OppositeFile => (&[Unit, Num, Unit], Num),
+            B::FilesInContact => (&[Unit, Unit], Num),
+            B::RoomToExpand => (&[Unit, Num, Num], Bool),
+            B::Formation => (&[Num, Num, Bool], Num),
+            B::Files | B::FormationBases | B::FormationRanks | B::FrontBases => (&[Num], Num),
+            B::FileBases
+            | B::RemoveBases
+            | B::RemoveFrontBases
+            | B::LoopNext
+            | B::LoopTook
+            | B::LoopUnqueue => (&[Num, Num], Num),
+            B::Expand | B::Contract | B::LoopStart | B::LoopMark | B::LoopMarkOf => {
+                (&[Num, Num, Num], Num)
+            }
+            B::LoopAdd => (&[Num, Num, Bool], Num),
+            B::LoopAfter => (&[Num, Num, Num, Num], Num),
         }
     }
 
@@ -777,7 +846,29 @@ impl Builtin {
     pub fn measures_table(self) -> bool {
         !matches!(
             self,
-            Builtin::Min | Builtin::Max | Builtin::Ceil | Builtin::Floor | Builtin::RollOff
+            Builtin::Min
+                | Builtin::Max
+                | Builtin::Ceil
+                | Builtin::Floor
+                | Builtin::RollOff
+                | Builtin::Formation
+                | Builtin::Files
+                | Builtin::FileBases
+                | Builtin::FormationBases
+                | Builtin::FormationRanks
+                | Builtin::FrontBases
+                | Builtin::RemoveBases
+                | Builtin::RemoveFrontBases
+                | Builtin::Expand
+                | Builtin::Contract
+                | Builtin::LoopAdd
+                | Builtin::LoopStart
+                | Builtin::LoopNext
+                | Builtin::LoopTook
+                | Builtin::LoopUnqueue
+                | Builtin::LoopAfter
+                | Builtin::LoopMark
+                | Builtin::LoopMarkOf
         )
     }
 }

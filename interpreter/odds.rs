@@ -114,6 +114,30 @@ struct Spec<'r> {
     outcomes: Vec<OutcomeDef>,
     /// The call being specialised, for messages: `melee(attacker, defender)`.
     context: String,
+    /// How many branches of an `if` whose condition is not known enclose
+    /// the statement being specialised: there a local given a known value
+    /// is written to the frame too, since the path taken is not known.
+    unsure: u32,
+}
+
+/// The locals (in the caller's frame) a block may give a value: its `let`s
+/// and its `for` variables, in nested blocks too (a called procedure's
+/// locals are a frame of their own).
+fn assigned(body: &[St], base: u16, out: &mut Vec<u16>) {
+    for s in body {
+        match s {
+            St::Let(slot, _) | St::For(_, slot, _, _) => out.push(slot + base),
+            _ => {}
+        }
+        match s {
+            St::If(_, a, b) => {
+                assigned(a, base, out);
+                assigned(b, base, out);
+            }
+            St::For(_, _, _, a) => assigned(a, base, out),
+            _ => {}
+        }
+    }
 }
 
 /// Move an inlined callee's locals to its place in the caller's frame.
@@ -342,6 +366,10 @@ impl Spec<'_> {
                     let e = self.fold(&relocate(e, base));
                     let slot = slot + base;
                     match e {
+                        Ex::Const(v) if self.unsure > 0 => {
+                            self.known[slot as usize] = Some(v);
+                            self.ops.push(Op::Let(slot, Ex::Const(v)));
+                        }
                         Ex::Const(v) => self.known[slot as usize] = Some(v),
                         e => {
                             // (A `for` runs a block again: forget the last round's value.)
@@ -377,14 +405,33 @@ impl Spec<'_> {
                             self.block(branch, base, outcome_map)?;
                         }
                         c => {
+                            // A local either branch may change is in the
+                            // frame before it, and unknown after it (a
+                            // `for file` loop's bookkeeping, a `mark`).
+                            let mut changed = Vec::new();
+                            assigned(a, base, &mut changed);
+                            assigned(b, base, &mut changed);
+                            for &s in &changed {
+                                if let Some(v) = self.known[s as usize].take() {
+                                    self.ops.push(Op::Let(s, Ex::Const(v)));
+                                }
+                            }
+                            self.unsure += 1;
                             let jump_if_not = self.ops.len();
                             self.ops.push(Op::JumpIfNot(c, 0));
                             self.block(a, base, outcome_map)?;
                             let jump = self.ops.len();
                             self.ops.push(Op::Jump(0));
                             let else_at = self.ops.len();
+                            for &s in &changed {
+                                self.known[s as usize] = None;
+                            }
                             self.block(b, base, outcome_map)?;
                             let end = self.ops.len();
+                            self.unsure -= 1;
+                            for &s in &changed {
+                                self.known[s as usize] = None;
+                            }
                             if let Op::JumpIfNot(_, t) = &mut self.ops[jump_if_not] {
                                 *t = else_at;
                             }
@@ -553,6 +600,7 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
         },
         ops: Vec::new(),
         outcomes: p.outcomes.clone(),
+        unsure: 0,
     };
     for (i, a) in args.iter().enumerate() {
         spec.known[i] = Some(*a);

@@ -1398,6 +1398,38 @@ impl Builder {
                 let v = it.next().map(|e| self.expr(e));
                 Stmt::Note(n, args, v, span)
             }
+            Rule::for_file_stmt => {
+                it.next(); // `file`
+                let var = self.name(it.next().unwrap());
+                let mut x = it.next().unwrap();
+                let mut beside = None;
+                if x.as_rule() == Rule::ident {
+                    beside = Some((self.name(x), self.name(it.next().unwrap())));
+                    x = it.next().unwrap();
+                }
+                let formation = self.expr(x);
+                let cond = self.expr(it.next().unwrap());
+                let mut x = it.next().unwrap();
+                let mut start = None;
+                if x.as_rule() == Rule::from_kw {
+                    start = Some(self.expr(it.next().unwrap()));
+                    x = it.next().unwrap();
+                }
+                let body = self.block(x);
+                Stmt::ForFile(Box::new(crate::syntax::ForFile {
+                    var,
+                    beside,
+                    formation,
+                    cond,
+                    start,
+                    body,
+                    span,
+                }))
+            }
+            Rule::mark_stmt => {
+                it.next(); // `mark`
+                Stmt::Mark(self.expr(it.next().unwrap()), span)
+            }
             r => unreachable!("grammar rule {r:?} is not a statement"),
         }
     }

@@ -82,6 +82,7 @@ impl<'a> Battle<'a> {
                 side_name: &self.prep.army_names[self.prep.army_of[i]],
                 faded: !snap.on_table[i],
                 resolve: snap.resolve[i],
+                files: snap.files.get(i).map_or(&[][..], |f| &f[..]),
             })
             .collect();
         let title = if snap.turn == 0 {

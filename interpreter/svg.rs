@@ -45,6 +45,10 @@ pub struct UnitMark<'a> {
     pub faded: bool,
     /// Its resolve, written after the short name.
     pub resolve: Option<i64>,
+    /// A unit made of files: each file's bases, left to right (empty for
+    /// a unit without files). Drawn as the base cut into files, each with
+    /// its bases written at its front.
+    pub files: &'a [i64],
 }
 
 /// A move of the turn drawn: from where a unit was to where it went.
@@ -475,6 +479,7 @@ fn unit(o: &mut String, v: &View, u: &UnitMark) {
         num(v.x(fr.x)),
         num(v.y(fr.y)),
     );
+    files(o, v, u, colour);
     let mid = (fl + fr) * 0.5;
     let back = mid - b.forward() * (b.depth * 0.4);
     let half = b.right() * (b.width * 0.12);
@@ -494,6 +499,36 @@ fn unit(o: &mut String, v: &View, u: &UnitMark) {
         esc(&text)
     );
     let _ = writeln!(o, "</g>");
+}
+
+/// A unit's files: a thin line between each two, and each file's bases
+/// written just behind its front edge.
+fn files(o: &mut String, v: &View, u: &UnitMark, colour: &str) {
+    let n = u.files.len() as i64;
+    if n == 0 {
+        return;
+    }
+    for i in 1..=n {
+        let [l, r, rear] = crate::field::files::file_corners(&u.base, n, i);
+        if i > 1 {
+            let _ = writeln!(
+                o,
+                r#"<line class="file" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1"/>"#,
+                num(v.x(l.x)),
+                num(v.y(l.y)),
+                num(v.x(rear.x)),
+                num(v.y(rear.y)),
+            );
+        }
+        let at = (l + r) * 0.5 - u.base.forward() * (u.base.depth * 0.25);
+        let _ = writeln!(
+            o,
+            r#"<text class="file-bases" x="{}" y="{}" font-size="8" fill="black" text-anchor="middle">{}</text>"#,
+            num(v.x(at.x)),
+            num(v.y(at.y) + 3.0),
+            u.files[(i - 1) as usize]
+        );
+    }
 }
 
 /// One move: a line from where the unit was to where it went, and a head.
@@ -583,6 +618,7 @@ mod tests {
             side,
             faded: false,
             resolve: Some(3),
+            files: &[],
         }
     }
 

@@ -471,6 +471,28 @@ pub enum Stmt {
     For(Name, Option<Name>, Expr, Vec<Stmt>),
     /// `note F(args) [= value]`: a fact becomes known in a battle.
     Note(Name, Vec<Expr>, Option<Expr>, Span),
+    /// `for file f[, l, r] of FORMATION where COND [from START] { ... }`: the
+    /// files of a formation one at a time (see [`ForFile`]).
+    ForFile(Box<ForFile>),
+    /// `mark N`: what the file being fought leaves for its neighbours.
+    Mark(Expr, Span),
+}
+
+/// `for file VAR[, LEFT, RIGHT] of FORMATION where COND [from START] { BODY }`:
+/// each file `VAR` of the formation (a number, from 1 at its left) for
+/// which COND holds is fought once, START first (when given), and after
+/// a file whose body marked it, its neighbours that have not fought yet;
+/// otherwise the lowest not yet fought. LEFT and RIGHT are the marks of
+/// the files to its left and right, if they fought before it (else 0).
+#[derive(Clone, Debug)]
+pub struct ForFile {
+    pub var: Name,
+    pub beside: Option<(Name, Name)>,
+    pub formation: Expr,
+    pub cond: Expr,
+    pub start: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]

@@ -18,6 +18,7 @@ mod decks;
 mod diagnostics;
 mod dice;
 mod diff;
+mod files;
 mod fuzz;
 mod grammar;
 mod hooks;
