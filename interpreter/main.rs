@@ -631,7 +631,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                         "b": b.display().to_string(),
                         "scenario": file.display().to_string(),
                         "diff": rules,
-                        "comparison": cmp,
+                        "comparison": compare_json(&cmp, &file.display().to_string()),
                     }),
                 );
                 outln!("{}", serde_json::to_string_pretty(&out).unwrap());
@@ -787,6 +787,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         }
     }
     Ok(())
+}
+
+/// `compare --json`'s comparison: each side's summary named as `simulate
+/// --json` names it (wins and losses by army).
+fn compare_json(cmp: &muster::compare::Comparison, scenario: &str) -> serde_json::Value {
+    let mut v = serde_json::to_value(cmp).unwrap_or_default();
+    v["a"] = cmp.a.fields(&cmp.rulesets[0], scenario);
+    v["b"] = cmp.b.fields(&cmp.rulesets[1], scenario);
+    v
 }
 
 /// How `muster odds` runs a situation: the same under each ruleset.

@@ -114,10 +114,14 @@ struct Spec<'r> {
     outcomes: Vec<OutcomeDef>,
     /// The call being specialised, for messages: `melee(attacker, defender)`.
     context: String,
-    /// How many branches of an `if` whose condition is not known enclose
-    /// the statement being specialised: there a local given a known value
-    /// is written to the frame too, since the path taken is not known.
-    unsure: u32,
+    /// The locals given a value before an enclosing `if` whose condition
+    /// is not known and given another in one of its branches: there such a
+    /// local's known value is written to the frame too, since which path
+    /// was taken is not known. (Locals of the branch's own are not: they
+    /// end with it, and writing them would cost the typed tier.)
+    escaping: Vec<u16>,
+    /// Which locals have been given a value so far.
+    bound: Vec<bool>,
 }
 
 /// The locals (in the caller's frame) a block may give a value: its `let`s
@@ -356,6 +360,7 @@ impl Spec<'_> {
     fn slot(&mut self, n: usize) -> u16 {
         let base = self.known.len();
         self.known.resize(base + n, None);
+        self.bound.resize(base + n, false);
         base as u16
     }
 
@@ -366,7 +371,7 @@ impl Spec<'_> {
                     let e = self.fold(&relocate(e, base));
                     let slot = slot + base;
                     match e {
-                        Ex::Const(v) if self.unsure > 0 => {
+                        Ex::Const(v) if self.escaping.contains(&slot) => {
                             self.known[slot as usize] = Some(v);
                             self.ops.push(Op::Let(slot, Ex::Const(v)));
                         }
@@ -377,6 +382,7 @@ impl Spec<'_> {
                             self.ops.push(Op::Let(slot, e))
                         }
                     }
+                    self.bound[slot as usize] = true;
                 }
                 St::Outcome(i, e) => {
                     let e = self.fold(&relocate(e, base));
@@ -411,12 +417,16 @@ impl Spec<'_> {
                             let mut changed = Vec::new();
                             assigned(a, base, &mut changed);
                             assigned(b, base, &mut changed);
+                            let outer = self.escaping.len();
                             for &s in &changed {
+                                if !self.bound[s as usize] {
+                                    continue;
+                                }
+                                self.escaping.push(s);
                                 if let Some(v) = self.known[s as usize].take() {
                                     self.ops.push(Op::Let(s, Ex::Const(v)));
                                 }
                             }
-                            self.unsure += 1;
                             let jump_if_not = self.ops.len();
                             self.ops.push(Op::JumpIfNot(c, 0));
                             self.block(a, base, outcome_map)?;
@@ -428,7 +438,7 @@ impl Spec<'_> {
                             }
                             self.block(b, base, outcome_map)?;
                             let end = self.ops.len();
-                            self.unsure -= 1;
+                            self.escaping.truncate(outer);
                             for &s in &changed {
                                 self.known[s as usize] = None;
                             }
@@ -477,6 +487,7 @@ impl Spec<'_> {
                         args.iter().map(|a| self.fold(&relocate(a, base))).collect();
                     let cb = self.slot(callee.slots as usize);
                     for (i, a) in args.into_iter().enumerate() {
+                        self.bound[cb as usize + i] = true;
                         match a {
                             Ex::Const(v) => self.known[cb as usize + i] = Some(v),
                             a => self.ops.push(Op::Let(cb + i as u16, a)),
@@ -503,6 +514,7 @@ impl Spec<'_> {
                         self.world.units.len()
                     };
                     let slot = (slot + base) as usize;
+                    self.bound[slot] = true;
                     for i in 0..n {
                         self.known[slot] = Some(if *sides {
                             Value::Side(i as u16)
@@ -600,10 +612,12 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
         },
         ops: Vec::new(),
         outcomes: p.outcomes.clone(),
-        unsure: 0,
+        escaping: Vec::new(),
+        bound: vec![false; p.slots as usize],
     };
     for (i, a) in args.iter().enumerate() {
         spec.known[i] = Some(*a);
+        spec.bound[i] = true;
     }
     let map: Vec<Option<u16>> = (0..p.outcomes.len() as u16).map(Some).collect();
     spec.procedure(proc, 0, &map)?;

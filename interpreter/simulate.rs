@@ -296,6 +296,12 @@ impl Summary {
     /// docs/json.md): the ruleset and scenario named, each army's wins and
     /// losses under its name, the lengths as (turns, games) pairs named.
     pub fn json(&self, ruleset: &str, scenario: &str) -> serde_json::Value {
+        crate::output::json_document("simulate", self.fields(ruleset, scenario))
+    }
+
+    /// The fields of [`Summary::json`] without the document's version and
+    /// kind: each side of `compare --json` is one.
+    pub fn fields(&self, ruleset: &str, scenario: &str) -> serde_json::Value {
         use serde_json::json;
         let wins: Vec<_> = self
             .armies
@@ -314,9 +320,7 @@ impl Summary {
             .iter()
             .map(|(turns, games)| json!({"turns": turns, "games": games}))
             .collect();
-        crate::output::json_document(
-            "simulate",
-            json!({
+        json!({
                 "ruleset": ruleset,
                 "scenario": scenario,
                 "games": self.games,
@@ -329,8 +333,7 @@ impl Summary {
                 "mean_turns": self.mean_turns,
                 "median_turns": self.median_turns,
                 "losses": losses,
-            }),
-        )
+        })
     }
 }
 

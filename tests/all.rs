@@ -22,6 +22,7 @@ mod files;
 mod fuzz;
 mod grammar;
 mod hooks;
+mod json_schema;
 mod matchlocks;
 mod matchlocks_battle;
 mod matchlocks_fidelity;
