@@ -325,11 +325,7 @@ impl std::fmt::Display for Event {
                 cards,
                 holds,
             } => {
-                let holds = if holds.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    holds.join(", ")
-                };
+                let holds = hand_text(holds);
                 write!(
                     f,
                     "   {from} discards {} ({deck}); holds {holds}",
@@ -357,11 +353,7 @@ impl std::fmt::Display for Event {
                 option,
                 holds,
             } => {
-                let holds = if holds.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    holds.join(", ")
-                };
+                let holds = hand_text(holds);
                 write!(
                     f,
                     "   {} refused: {from} holds no {cost} or better ({deck}; holds {holds})",
@@ -393,6 +385,15 @@ pub struct GameSummary {
     pub turns: u32,
     /// Per army, per unit type: units that left the table.
     pub lost: Vec<Vec<u32>>,
+}
+
+/// A hand as the narrative shows it: its cards, or `nothing`.
+fn hand_text(holds: &[String]) -> String {
+    if holds.is_empty() {
+        "nothing".to_string()
+    } else {
+        holds.join(", ")
+    }
 }
 
 impl GameSummary {

@@ -322,8 +322,7 @@ fn tvbd_against_the_steady_pike_house_rule() {
 /// the two it is, with a non-zero exit and nothing on standard output.
 #[test]
 fn bad_input() {
-    let dir = std::env::temp_dir().join(format!("muster-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("diff");
     std::fs::write(
         dir.join("broken.muster"),
         "ruleset broken \"Broken\"\nstat move\nunits (move) {\n  Horse : = 6\n}\ntable t(u: unit) -> int {\n  when u is Hrose => 1\n  otherwise => 2\n}\n",
