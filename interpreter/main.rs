@@ -4,7 +4,7 @@
 // Diagnostics are the cold path here too (see lib.rs).
 #![allow(clippy::result_large_err)]
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use muster::diagnostic::Diag;
 use muster::odds::{self, Method, Odds};
 use muster::source::Sources;
@@ -25,16 +25,95 @@ macro_rules! outln {
 macro_rules! errln {
     ($($t:tt)*) => { let _ = writeln!(std::io::stderr(), $($t)*); };
 }
+/// A note on standard error (a speed, an unused flag, a fallback): not an
+/// error, so `--quiet` leaves it out.
+macro_rules! noteln {
+    ($($t:tt)*) => { if !QUIET.load(std::sync::atomic::Ordering::Relaxed) { errln!($($t)*); } };
+}
+
+/// `--quiet`: no notes, speeds or progress bars on standard error (errors
+/// and warnings are still shown).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The version `--version` prints: the package's, and the commit it was
+/// built from (build.rs; "unknown" outside a git checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("MUSTER_COMMIT"),
+    ")"
+);
+
+/// How the command ends, as `--help` and the README say.
+const EXIT_CODES: &str = "Exit status: 0 when the command did its work (`check`: no errors); \
+1 for a problem in a ruleset or an input file (a diagnostic says where) or \
+a failed write; 2 for a usage error (an unknown flag, a missing argument).";
 
 #[derive(Parser)]
 #[command(
     name = "muster",
-    version,
-    about = "Check, graph and run pike-and-shot wargame rulesets"
+    version = VERSION,
+    about = "Check, graph and run pike-and-shot wargame rulesets",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// No notes, speeds or progress bars on standard error; errors and
+    /// warnings are still shown.
+    #[arg(long, short, global = true)]
+    quiet: bool,
+    /// Colour in diagnostics and help: auto (when standard error is a
+    /// terminal and NO_COLOR is unset), always, or never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    color: ColorWhen,
+}
+
+/// When to colour what the program writes for people (`--color`).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// The same choice as clap's, for its help and usage errors.
+    fn clap(self) -> clap::ColorChoice {
+        match self {
+            ColorWhen::Auto => clap::ColorChoice::Auto,
+            ColorWhen::Always => clap::ColorChoice::Always,
+            ColorWhen::Never => clap::ColorChoice::Never,
+        }
+    }
+
+    /// The `--color` given on the command line, read before clap parses
+    /// it so that clap's own help and errors follow it too. The last one
+    /// wins, as clap takes it; one clap cannot parse is left to clap to
+    /// report.
+    fn from_args(args: &[std::ffi::OsString]) -> ColorWhen {
+        let mut when = ColorWhen::Auto;
+        let mut next_is_value = false;
+        for a in args.iter().skip(1) {
+            let Some(a) = a.to_str() else { continue };
+            if a == "--" {
+                break;
+            }
+            let value = if next_is_value {
+                next_is_value = false;
+                Some(a)
+            } else if a == "--color" {
+                next_is_value = true;
+                None
+            } else {
+                a.strip_prefix("--color=")
+            };
+            if let Some(v) = value.and_then(|v| ColorWhen::from_str(v, false).ok()) {
+                when = v;
+            }
+        }
+        when
+    }
 }
 
 #[derive(Subcommand)]
@@ -165,6 +244,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a completion script for a shell: `muster completions bash >
+    /// ~/.local/share/bash-completion/completions/muster` (zsh: into a
+    /// folder of $fpath as `_muster`; fish: ~/.config/fish/completions/muster.fish).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `muster man > muster.1`, then
+    /// `man ./muster.1`.
+    Man,
     /// Evaluate expressions of the language in a situation (units by name):
     /// `muster query RULESET --situation S.toml "charges(horse, shot)"`.
     Query {
@@ -232,7 +321,18 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let color = ColorWhen::from_args(&args);
+    let cli = match Cli::command()
+        .color(color.clap())
+        .try_get_matches_from(&args)
+    {
+        Ok(m) => Cli::from_arg_matches(&m).unwrap_or_else(|e| e.exit()),
+        // Usage errors exit 2, --help and --version 0 (clap's codes).
+        Err(e) => e.exit(),
+    };
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
+    set_colour(cli.color);
     let work = std::thread::Builder::new()
         .name("muster".into())
         .stack_size(STACK)
@@ -268,6 +368,24 @@ fn output_failed(e: std::io::Error) -> ExitCode {
         errln!("error: cannot write the output: {e}");
     }
     ExitCode::FAILURE
+}
+
+/// Render diagnostics in colour or not, as `--color` asks (`auto`: when
+/// standard error is a terminal and NO_COLOR is unset, miette's own test).
+fn set_colour(when: ColorWhen) {
+    let colour = match when {
+        ColorWhen::Auto => None,
+        ColorWhen::Always => Some(true),
+        ColorWhen::Never => Some(false),
+    };
+    let _ = miette::set_hook(Box::new(move |_| {
+        let opts = miette::MietteHandlerOpts::new();
+        let opts = match colour {
+            Some(c) => opts.color(c).force_graphical(true),
+            None => opts,
+        };
+        Box::new(opts.build())
+    }));
 }
 
 fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
@@ -349,6 +467,18 @@ fn read_input(path: &Path, sources: &Sources) -> Result<String, ExitCode> {
 
 fn run(cli: Cli) -> Result<(), ExitCode> {
     match cli.command {
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "muster", &mut script);
+            out!("{}", String::from_utf8_lossy(&script));
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .map_err(output_failed)?;
+            out!("{}", String::from_utf8_lossy(&page));
+        }
         Command::Check { rulesets } => {
             let mut failed = false;
             for r in &rulesets {
@@ -425,7 +555,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 let w = write_svgs(dir, &b.ruleset, &sc, &prep, &game)
                     .map_err(|d| report(&[d], &b.sources))?;
                 if !w.left.is_empty() {
-                    errln!(
+                    noteln!(
                         "note: {} also holds {} from an earlier run, left as {}",
                         dir.display(),
                         w.left.join(", "),
@@ -538,7 +668,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 out!("{summary}");
             }
             // The speed on standard error: two runs' outputs compare equal.
-            errln!(
+            noteln!(
                 "({:.0} games/s on {} threads)",
                 (games.end - games.start) as f64 / secs.max(1e-9),
                 pool.current_num_threads()
@@ -669,7 +799,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let a = how.run(&ruleset)?;
             let pname = a.procedure();
             if let (Some(s), Method::Exact | Method::Scripted) = (seed, &a.odds.method) {
-                errln!("note: --seed {s} is unused: the odds are not sampled");
+                noteln!("note: --seed {s} is unused: the odds are not sampled");
             }
             let Some(path_b) = ruleset_b else {
                 let report = a.report();
@@ -837,7 +967,7 @@ impl OddsRun<'_> {
             match odds::exact(rs, &prog) {
                 Ok(o) => Ok(o),
                 Err(odds::ExactError::TooMany(why)) => {
-                    errln!("note: {why}; sampling 1,000,000 games instead");
+                    noteln!("note: {why}; sampling 1,000,000 games instead");
                     sample(rs, &prog, 1_000_000, seed, quiet)
                 }
                 Err(odds::ExactError::Fault(d)) => Err(d),
@@ -958,7 +1088,8 @@ fn pool_builder(threads: Option<usize>) -> rayon::ThreadPoolBuilder {
 /// A progress bar over `games`, shown for long runs and never with JSON
 /// output.
 fn progress_bar(games: u64, json: bool) -> indicatif::ProgressBar {
-    let bar = if games >= 200 && !json {
+    let quiet = QUIET.load(std::sync::atomic::Ordering::Relaxed);
+    let bar = if games >= 200 && !json && !quiet {
         indicatif::ProgressBar::new(games)
     } else {
         indicatif::ProgressBar::hidden()

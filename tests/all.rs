@@ -13,6 +13,7 @@ mod battle_odds;
 mod browser;
 mod claims;
 mod claims_battle;
+mod cli;
 mod compare;
 mod decks;
 mod diagnostics;
