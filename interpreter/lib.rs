@@ -24,6 +24,7 @@ pub mod battle;
 pub mod battlefield;
 pub mod bytecode;
 pub mod call_graph;
+pub mod charts;
 pub mod closures;
 pub mod compare;
 pub mod compile;

@@ -157,6 +157,11 @@ enum Command {
         /// side, with the difference B - A of each value.
         #[arg(long = "ruleset-b", value_name = "FILE")]
         ruleset_b: Option<PathBuf>,
+        /// Also draw the odds as a chart into this SVG file: bars per value,
+        /// for numbers a line of the chance of at least each (an existing
+        /// file is replaced only if it is a chart this program wrote).
+        #[arg(long, value_name = "FILE", conflicts_with = "ruleset_b")]
+        svg: Option<PathBuf>,
     },
     /// Play one battle: a narrative of every step, roll and move.
     Battle {
@@ -291,6 +296,10 @@ struct Runs {
     /// both rulesets).
     #[arg(long = "option", value_name = "NAME=on|off|N")]
     options: Vec<String>,
+    /// Also draw the result as a chart into this SVG file (an existing
+    /// file is replaced only if it is a chart this program wrote).
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -616,9 +625,14 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     threads,
                     json,
                     options,
+                    svg,
                 },
             shard,
         } => {
+            if let (Some(_), Some(_)) = (&svg, &shard) {
+                errln!("error: a shard is not the whole run: draw the chart with the summary (`muster simulate` without --shard)");
+                return Err(ExitCode::from(2));
+            }
             let mut b = load_with(&ruleset, &options)?;
             let sc = b
                 .scenario(scenario.as_deref())
@@ -640,6 +654,11 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let frame = muster::simulate::Frame::of(&prep);
             let tally = muster::simulate::Tally::of(&played, frame.unit_types.len());
             let scenario_name = sc.description.clone().unwrap_or_else(|| "scenario".into());
+            if let Some(file) = &svg {
+                let summary = tally.summary(&frame, seed);
+                let chart = muster::charts::simulate(&summary, &b.ruleset.title, &scenario_name);
+                write_chart(file, &chart, &b.sources)?;
+            }
             if let Some(slice) = shard {
                 use muster::simulate::shard;
                 let s = shard::Shard {
@@ -701,6 +720,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     threads,
                     json,
                     options,
+                    svg,
                 },
             options_a,
             options_b,
@@ -775,6 +795,10 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 );
                 out!("{cmp}");
             }
+            if let Some(f) = &svg {
+                let chart = muster::charts::compare(&cmp, &file.display().to_string());
+                write_chart(f, &chart, &bb.sources)?;
+            }
         }
         Command::Odds {
             ruleset,
@@ -785,6 +809,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             json,
             options,
             ruleset_b,
+            svg,
         } => {
             // Sampling runs on rayon's global pool: its threads, with room
             // on their stacks.
@@ -803,6 +828,11 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             }
             let Some(path_b) = ruleset_b else {
                 let report = a.report();
+                if let Some(file) = &svg {
+                    let desc = a.situation.description.as_deref();
+                    let chart = muster::charts::odds(&report, &a.build.ruleset.title, desc);
+                    write_chart(file, &chart, &a.build.sources)?;
+                }
                 if json {
                     let v = report.json(&a.build.ruleset.id);
                     outln!("{}", serde_json::to_string_pretty(&v).unwrap());
@@ -1083,6 +1113,12 @@ fn pool_builder(threads: Option<usize>) -> rayon::ThreadPoolBuilder {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .stack_size(WORKER_STACK)
+}
+
+/// Write a chart to `file`, replacing only a chart this program wrote.
+fn write_chart(file: &Path, chart: &str, sources: &Sources) -> Result<(), ExitCode> {
+    muster::output::write_file(file, chart, muster::charts::is_chart)
+        .map_err(|d| report(&[d], sources))
 }
 
 /// A progress bar over `games`, shown for long runs and never with JSON
