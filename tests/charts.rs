@@ -225,3 +225,36 @@ fn a_chart_never_replaces_a_users_file() {
         "<svg><!-- my own drawing --></svg>"
     );
 }
+
+/// The pictures the README shows are what `docs/images/make.sh` makes
+/// today, byte for byte (the battle page's screenshot depends on fonts and
+/// is not compared).
+#[test]
+fn the_readme_charts_are_what_the_commands_write_today() {
+    let dir = common::scratch("charts-readme");
+    let odds = dir.join("odds.svg");
+    chart(&["odds", TVBD, "--situation", CHARGE], &odds);
+    let compare = dir.join("compare.svg");
+    chart(
+        &[
+            "compare",
+            TVBD,
+            "rules/tvbd_steady_pike.muster",
+            "--runs",
+            "1000",
+            "--quiet",
+        ],
+        &compare,
+    );
+    for (made, committed) in [(odds, "odds.svg"), (compare, "compare.svg")] {
+        let want = std::fs::read_to_string(root().join("docs/images").join(committed)).unwrap();
+        assert!(
+            std::fs::read_to_string(&made).unwrap() == want,
+            "docs/images/{committed} is stale: run `sh docs/images/make.sh`"
+        );
+    }
+    // The script names the same commands.
+    let script = std::fs::read_to_string(root().join("docs/images/make.sh")).unwrap();
+    assert!(script.contains("--situation rules/situations/tvbd_horse_charges_pike.toml"));
+    assert!(script.contains("--runs 1000 --quiet --svg docs/images/compare.svg"));
+}
