@@ -14,6 +14,7 @@
 
 use crate::battle::{GameSummary, Prepared, Result_};
 use crate::diagnostic::Diag;
+use crate::ir::Ruleset;
 use crate::simulate::{summarise, Summary};
 use serde::Serialize;
 
@@ -58,6 +59,45 @@ pub struct Comparison {
     pub a: Summary,
     pub b: Summary,
     pub shifts: Vec<Shift>,
+}
+
+/// Why rulesets A and B cannot be compared, if they cannot: B knows fewer
+/// than half of A's unit types, so a scenario of A's game cannot field its
+/// armies under B (two different games, not two drafts of one). One
+/// diagnostic, instead of one for every unit of the scenario that B does
+/// not know.
+pub fn unrelated(a: &Ruleset, b: &Ruleset) -> Option<Diag> {
+    let names =
+        |r: &Ruleset| -> Vec<String> { r.unit_types.iter().map(|u| u.name.clone()).collect() };
+    let (na, nb) = (names(a), names(b));
+    let shared: Vec<String> = na.iter().filter(|n| nb.contains(n)).cloned().collect();
+    if na.is_empty() || 2 * shared.len() >= na.len() {
+        return None;
+    }
+    let few = |v: &[String]| {
+        let shown: Vec<&str> = v.iter().take(5).map(String::as_str).collect();
+        let more = v.len().saturating_sub(5);
+        match (shown.is_empty(), more) {
+            (true, _) => "none".to_string(),
+            (false, 0) => shown.join(", "),
+            (false, m) => format!("{} and {m} more", shown.join(", ")),
+        }
+    };
+    Some(
+        Diag::new(
+            "muster::compare",
+            format!(
+                "{} and {} look like two different games, not two drafts of one: they share {} of A's {} unit types ({}); B has {}",
+                a.title,
+                b.title,
+                shared.len(),
+                na.len(),
+                few(&shared),
+                few(&nb)
+            ),
+        )
+        .help("compare plays one scenario under both rulesets: compare a ruleset with a draft or house rule of it (one that `extends` it, or an edited copy), or use `muster diff` to list how two rulesets differ"),
+    )
 }
 
 /// The two-sided 95% point of the normal distribution.

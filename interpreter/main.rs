@@ -397,6 +397,20 @@ fn set_colour(when: ColorWhen) {
     }));
 }
 
+/// Report the first `n` errors of `diags` and how many more there are (a
+/// scenario written for another game fails on every unit).
+fn report_first(diags: &[Diag], sources: &Sources, n: usize) -> ExitCode {
+    let total = muster::problems(diags);
+    if total <= n {
+        return report(diags, sources);
+    }
+    for d in diags.iter().take(n) {
+        errln!("{:?}", miette::Report::new(d.report(sources)));
+    }
+    errln!("error: {total} problems found (the first {n} shown)");
+    ExitCode::FAILURE
+}
+
 fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
     for d in diags {
         errln!("{:?}", miette::Report::new(d.report(sources)));
@@ -727,6 +741,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         } => {
             let both = |x: &[String]| [options.clone(), x.to_vec()].concat();
             let (mut ba, mut bb, rules) = load_pair(&a, &b, &both(&options_a), &both(&options_b))?;
+            if let Some(d) = muster::compare::unrelated(&ba.ruleset, &bb.ruleset) {
+                return Err(report(&[d], &bb.sources));
+            }
             // Both play one file: the scenario given, else A's default.
             let file = match scenario {
                 Some(f) => f,
@@ -739,7 +756,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     path.display(),
                     file.display()
                 );
-                report(d, s)
+                report_first(d, s, 3)
             };
             let sa = ba
                 .scenario(Some(&file))

@@ -171,3 +171,60 @@ fn the_manual_page_names_every_command_and_the_exit_codes() {
     }
     assert!(page.contains("Exit status: 0 when"));
 }
+
+/// `compare` of two different games says so once (it printed 22 KB: a
+/// diagnostic for every unit of the scenario the other game lacks); a
+/// scenario another ruleset cannot play shows its first three problems.
+#[test]
+fn compare_of_two_different_games_is_one_diagnostic() {
+    for other in [
+        "rules/thistle_lily_and_rose.muster",
+        "rules/never_mind_the_matchlocks.muster",
+    ] {
+        let out = run(&["compare", TVBD, other, "--runs", "3"]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        // The words, whatever the wrapping.
+        let flat = err
+            .replace('│', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(flat.contains("look like two different games"), "{err}");
+        assert!(err.contains("error: 1 problem found"), "{err}");
+        assert!(err.len() < 1200, "{} bytes: {err}", err.len());
+        assert!(out.stdout.is_empty());
+    }
+    // A draft of the same game still compares.
+    let ok = run(&[
+        "compare",
+        TVBD,
+        "rules/tvbd_steady_pike.muster",
+        "--runs",
+        "3",
+        "-q",
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    // A scenario the rulesets cannot play: its first 3 problems.
+    let dir = common::scratch("cli-compare-cap");
+    let bad = dir.join("bad.toml");
+    let sc = std::fs::read_to_string(root().join("rules/scenarios/tvbd_default.toml")).unwrap();
+    std::fs::write(&bad, sc.replace("\"Horse\"", "\"Hussar\"")).unwrap();
+    let out = run(&[
+        "compare",
+        TVBD,
+        TVBD,
+        "--scenario",
+        bad.to_str().unwrap(),
+        "--runs",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("(the first 3 shown)"), "{err}");
+    assert_eq!(
+        err.matches("unknown unit type `Hussar`").count(),
+        3,
+        "{err}"
+    );
+}
