@@ -277,13 +277,37 @@ impl Paired {
     }
 
     /// The counts are whole: as many games under each side as paired, each
-    /// side's counts adding up to them, one set of sums per measure.
+    /// side's counts adding up to them, one set of sums per measure, and
+    /// the sums of the results and of game length those of the tallies
+    /// (what a shard file read back must hold).
     pub fn consistent(&self, fa: &Frame, fb: &Frame) -> bool {
-        self.a.games == self.games
+        let shape = self.a.games == self.games
             && self.b.games == self.games
             && self.a.consistent(fa)
             && self.b.consistent(fb)
-            && self.sums.len() == measures(fa, fb).len()
+            && self.sums.len() == measures(fa, fb).len();
+        // The measures begin with each army's wins, the draws, the games at
+        // the turn limit and game length (see `measures`).
+        let head = |t: &Tally| -> Option<[i64; 5]> {
+            let turns = t.length.iter().try_fold(0u64, |s, (l, c)| {
+                s.checked_add(u64::from(*l).checked_mul(*c)?)
+            })?;
+            let whole = |x: u64| i64::try_from(x).ok();
+            Some([
+                whole(t.wins[0])?,
+                whole(t.wins[1])?,
+                whole(t.draws)?,
+                whole(t.turn_limit)?,
+                whole(turns)?,
+            ])
+        };
+        shape
+            && match (head(&self.a), head(&self.b)) {
+                (Some(a), Some(b)) => {
+                    (0..5).all(|i| self.sums[i].a == a[i] && self.sums[i].b == b[i])
+                }
+                _ => false,
+            }
     }
 
     /// The comparison these games make: `titles` the rulesets' (A, B),

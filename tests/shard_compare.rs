@@ -215,6 +215,16 @@ fn a_comparison_with_a_slice_missing_or_twice_is_refused() {
         refused(&forged, "c3.json"),
         ["this shard file is inconsistent: its counts do not add up to its games"]
     );
+    // A's game length summed wrongly: the sums no longer fit the tally.
+    let mut forged = f.clone();
+    let mut v: serde_json::Value = serde_json::from_str(&forged[0].1).unwrap();
+    let turns = v["paired"]["sums"][4]["a"].as_i64().unwrap();
+    v["paired"]["sums"][4]["a"] = (turns + 1).into();
+    forged[0].1 = serde_json::to_string_pretty(&v).unwrap();
+    assert_eq!(
+        refused(&forged, "c1.json"),
+        ["this shard file is inconsistent: its counts do not add up to its games"]
+    );
 }
 
 /// A count of slices read from a file is not a size to allocate: a shard
