@@ -15,8 +15,8 @@
 use crate::battle::{GameSummary, Prepared, Result_};
 use crate::diagnostic::Diag;
 use crate::ir::Ruleset;
-use crate::simulate::{summarise, Summary};
-use serde::Serialize;
+use crate::simulate::{Frame, Summary, Tally};
+use serde::{Deserialize, Serialize};
 
 /// How a measure is counted and shown.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
@@ -103,33 +103,71 @@ pub fn unrelated(a: &Ruleset, b: &Ruleset) -> Option<Diag> {
 /// The two-sided 95% point of the normal distribution.
 const Z95: f64 = 1.959_963_984_540_054;
 
-/// The mean of the paired differences `y[i] - x[i]` and its 95% interval
-/// (the mean plus or minus 1.96 standard errors, the standard error from
-/// the differences' sample variance): (mean, low, high). Fewer than two
-/// pairs give no spread: the interval is the mean itself.
-pub fn paired(x: &[f64], y: &[f64]) -> (f64, f64, f64) {
-    let n = x.len().min(y.len());
-    if n == 0 {
-        return (0.0, 0.0, 0.0);
+/// The exact sums one measure needs over a set of paired games: its total
+/// under A and under B and the total of the squared differences. Whole
+/// numbers, so the sums of the shards of a run add up to the sums of the
+/// whole run in any order, and the interval made from them is the same to
+/// the last digit.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Sums {
+    pub a: i64,
+    pub b: i64,
+    /// The sum over the games of (B - A) squared.
+    pub d2: u64,
+}
+
+impl Sums {
+    /// The sums of the paired values `x[i]` (under A) and `y[i]` (under B).
+    pub fn of(x: &[i64], y: &[i64]) -> Sums {
+        let mut s = Sums::default();
+        for (a, b) in x.iter().zip(y) {
+            s.pair(*a, *b);
+        }
+        s
     }
-    let d: Vec<f64> = x.iter().zip(y).map(|(a, b)| b - a).collect();
-    let mean = d.iter().sum::<f64>() / n as f64;
-    if n < 2 {
-        return (mean, mean, mean);
+
+    /// Count one game's pair of values.
+    fn pair(&mut self, a: i64, b: i64) {
+        self.a += a;
+        self.b += b;
+        self.d2 += (b - a).unsigned_abs().pow(2);
     }
-    let var = d.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
-    let half = Z95 * (var / n as f64).sqrt();
-    (mean, mean - half, mean + half)
+
+    fn add(&mut self, o: &Sums) {
+        self.a += o.a;
+        self.b += o.b;
+        self.d2 += o.d2;
+    }
+
+    /// Over `n` games: the mean of the differences B - A and its 95%
+    /// interval (the mean plus or minus 1.96 standard errors, the standard
+    /// error from the differences' sample variance, worked out exactly as
+    /// (n Σd² - (Σd)²) / (n (n - 1)) before the one division): (mean, low,
+    /// high). Fewer than two pairs give no spread: the interval is the mean.
+    pub fn interval(&self, n: u64) -> (f64, f64, f64) {
+        if n == 0 {
+            return (0.0, 0.0, 0.0);
+        }
+        let d = self.b - self.a;
+        let mean = d as f64 / n as f64;
+        if n < 2 {
+            return (mean, mean, mean);
+        }
+        let spread = n as i128 * self.d2 as i128 - (d as i128) * (d as i128);
+        let var = spread as f64 / (n as f64 * (n - 1) as f64);
+        let half = Z95 * (var / n as f64).sqrt();
+        (mean, mean - half, mean + half)
+    }
 }
 
 /// A measure's value in one game played under one of the two rulesets.
-type PerGame<'a> = Box<dyn Fn(&GameSummary, Which) -> f64 + 'a>;
+type PerGame = Box<dyn Fn(&GameSummary, Which) -> i64>;
 
-/// One measure, as a value per game.
-struct Measure<'a> {
+/// One measure, as a whole number per game.
+struct Measure {
     name: String,
     kind: Kind,
-    of: PerGame<'a>,
+    of: PerGame,
 }
 
 /// Which of the two rulesets a game was played under.
@@ -137,6 +175,212 @@ struct Measure<'a> {
 enum Which {
     A,
     B,
+}
+
+/// The measures of a comparison, from what the two runs field (their
+/// [`Frame`]s; the armies are A's): each army's wins, draws, games left at
+/// the turn limit, game length, and each army's losses of each unit type
+/// either ruleset fields for it, matched by the type's name, A's first.
+fn measures(fa: &Frame, fb: &Frame) -> Vec<Measure> {
+    let mut measures: Vec<Measure> = Vec::new();
+    let yes = |b: bool| i64::from(u8::from(b));
+    for (i, army) in fa.armies.iter().enumerate() {
+        measures.push(Measure {
+            name: format!("{army} wins"),
+            kind: Kind::Share,
+            of: Box::new(move |g, _| yes(g.result == Result_::Won(i))),
+        });
+    }
+    measures.push(Measure {
+        name: "draws".into(),
+        kind: Kind::Share,
+        of: Box::new(move |g, _| yes(g.result == Result_::Draw)),
+    });
+    measures.push(Measure {
+        name: "undecided at the turn limit".into(),
+        kind: Kind::Share,
+        of: Box::new(move |g, _| yes(g.result == Result_::TurnLimit)),
+    });
+    measures.push(Measure {
+        name: "game length".into(),
+        kind: Kind::Turns,
+        of: Box::new(|g, _| i64::from(g.turns)),
+    });
+    for (army, name) in fa.armies.iter().enumerate() {
+        let fielded = |f: &Frame| -> Vec<String> {
+            (0..f.unit_types.len())
+                .filter(|t| {
+                    f.fielded
+                        .get(army)
+                        .and_then(|a| a.get(*t))
+                        .is_some_and(|n| *n > 0)
+                })
+                .map(|t| f.unit_types[t].clone())
+                .collect()
+        };
+        let mut types: Vec<String> = Vec::new();
+        for ty in fielded(fa).into_iter().chain(fielded(fb)) {
+            if !types.contains(&ty) {
+                types.push(ty);
+            }
+        }
+        for ty in types {
+            let index = |f: &Frame| f.unit_types.iter().position(|t| *t == ty);
+            let (ta, tb) = (index(fa), index(fb));
+            measures.push(Measure {
+                name: format!("{name} loses {ty}"),
+                kind: Kind::Units,
+                of: Box::new(move |g, which| {
+                    let t = match which {
+                        Which::A => ta,
+                        Which::B => tb,
+                    };
+                    t.and_then(|t| g.lost.get(army)?.get(t))
+                        .map_or(0, |l| i64::from(*l))
+                }),
+            });
+        }
+    }
+    measures
+}
+
+/// The exact counts of a set of paired games (a whole run, or a shard of
+/// one): each side's [`Tally`] and each measure's [`Sums`], in the order of
+/// the comparison's measures. Whole numbers only: the counts of the shards
+/// of a run add up to those of the whole run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Paired {
+    pub games: u64,
+    pub a: Tally,
+    pub b: Tally,
+    pub sums: Vec<Sums>,
+}
+
+impl Paired {
+    /// The counts of games `ga` (under A, fielding `fa`) and `gb` (under B,
+    /// fielding `fb`), game `i` of each at index `i`. An error when the two
+    /// do not play the same armies or the same number of games.
+    pub fn of(
+        fa: &Frame,
+        ga: &[GameSummary],
+        fb: &Frame,
+        gb: &[GameSummary],
+    ) -> Result<Paired, Diag> {
+        if fa.armies != fb.armies {
+            return Err(Diag::new(
+                "muster::compare",
+                format!(
+                    "the two rulesets play different armies ({} against {})",
+                    fa.armies.join(" and "),
+                    fb.armies.join(" and ")
+                ),
+            )
+            .help("compare two rulesets on one scenario file (`--scenario FILE`)"));
+        }
+        if ga.len() != gb.len() {
+            return Err(Diag::new(
+                "muster::compare",
+                format!("{} games under A but {} under B", ga.len(), gb.len()),
+            )
+            .help("play the same number of games, on the same seed, under both"));
+        }
+        let sums = measures(fa, fb)
+            .iter()
+            .map(|m| {
+                let mut s = Sums::default();
+                for (x, y) in ga.iter().zip(gb) {
+                    s.pair((m.of)(x, Which::A), (m.of)(y, Which::B));
+                }
+                s
+            })
+            .collect();
+        Ok(Paired {
+            games: ga.len() as u64,
+            a: Tally::of(ga, fa.unit_types.len()),
+            b: Tally::of(gb, fb.unit_types.len()),
+            sums,
+        })
+    }
+
+    /// Add the games of `other` (of the same two rulesets and scenario).
+    pub fn add(&mut self, other: &Paired) {
+        self.games += other.games;
+        self.a.add(&other.a);
+        self.b.add(&other.b);
+        if self.sums.is_empty() {
+            self.sums = other.sums.clone();
+        } else {
+            for (s, o) in self.sums.iter_mut().zip(&other.sums) {
+                s.add(o);
+            }
+        }
+    }
+
+    /// The counts are whole: as many games under each side as paired, each
+    /// side's counts adding up to them, one set of sums per measure, and
+    /// the sums of the results and of game length those of the tallies
+    /// (what a shard file read back must hold).
+    pub fn consistent(&self, fa: &Frame, fb: &Frame) -> bool {
+        let shape = self.a.games == self.games
+            && self.b.games == self.games
+            && self.a.consistent(fa)
+            && self.b.consistent(fb)
+            && self.sums.len() == measures(fa, fb).len();
+        // The measures begin with each army's wins, the draws, the games at
+        // the turn limit and game length (see `measures`).
+        let head = |t: &Tally| -> Option<[i64; 5]> {
+            let turns = t.length.iter().try_fold(0u64, |s, (l, c)| {
+                s.checked_add(u64::from(*l).checked_mul(*c)?)
+            })?;
+            let whole = |x: u64| i64::try_from(x).ok();
+            Some([
+                whole(t.wins[0])?,
+                whole(t.wins[1])?,
+                whole(t.draws)?,
+                whole(t.turn_limit)?,
+                whole(turns)?,
+            ])
+        };
+        shape
+            && match (head(&self.a), head(&self.b)) {
+                (Some(a), Some(b)) => {
+                    (0..5).all(|i| self.sums[i].a == a[i] && self.sums[i].b == b[i])
+                }
+                _ => false,
+            }
+    }
+
+    /// The comparison these games make: `titles` the rulesets' (A, B),
+    /// `seed` the run's.
+    pub fn comparison(&self, fa: &Frame, fb: &Frame, titles: [String; 2], seed: u64) -> Comparison {
+        let n = self.games;
+        let shifts = measures(fa, fb)
+            .iter()
+            .zip(&self.sums)
+            .map(|(m, s)| {
+                let (diff, low, high) = s.interval(n);
+                let mean = |t: i64| if n == 0 { 0.0 } else { t as f64 / n as f64 };
+                Shift {
+                    measure: m.name.clone(),
+                    kind: m.kind,
+                    a: mean(s.a),
+                    b: mean(s.b),
+                    diff,
+                    low,
+                    high,
+                    moved: low > 0.0 || high < 0.0,
+                }
+            })
+            .collect();
+        Comparison {
+            rulesets: titles,
+            games: n,
+            seed,
+            a: self.a.summary(fa, seed),
+            b: self.b.summary(fb, seed),
+            shifts,
+        }
+    }
 }
 
 /// Compare the games `ga` of scenario `pa` (ruleset A) with the games `gb`
@@ -151,107 +395,54 @@ pub fn compare(
     gb: &[GameSummary],
     seed: u64,
 ) -> Result<Comparison, Diag> {
-    if pa.army_names != pb.army_names {
-        return Err(Diag::new(
-            "muster::compare",
-            format!(
-                "the two rulesets play different armies ({} against {})",
-                pa.army_names.join(" and "),
-                pb.army_names.join(" and ")
-            ),
+    let (fa, fb) = (Frame::of(pa), Frame::of(pb));
+    let paired = Paired::of(&fa, ga, &fb, gb)?;
+    Ok(paired.comparison(&fa, &fb, [pa.rs.title.clone(), pb.rs.title.clone()], seed))
+}
+
+/// What `compare` prints, as text and as JSON, besides the comparison:
+/// the rulesets' files, the scenario's file and description, and what
+/// differs in the rules (`diff`'s text and JSON).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Heading {
+    /// Rulesets A and B as given on the command line.
+    pub a: String,
+    pub b: String,
+    /// The scenario file both play, and its description.
+    pub scenario_file: String,
+    pub scenario: String,
+    /// The difference of the rules: as text, and as `diff --json` gives it.
+    pub rules_text: String,
+    pub rules_json: serde_json::Value,
+}
+
+impl Heading {
+    /// `compare`'s text: what differs in the rules, then what it does to
+    /// the games.
+    pub fn text(&self, cmp: &Comparison) -> String {
+        format!(
+            "{}\n{} — {}\n{cmp}",
+            self.rules_text, self.scenario_file, self.scenario
         )
-        .help("compare two rulesets on one scenario file (`--scenario FILE`)"));
     }
-    if ga.len() != gb.len() {
-        return Err(Diag::new(
-            "muster::compare",
-            format!("{} games under A but {} under B", ga.len(), gb.len()),
+
+    /// `compare --json`'s document (docs/json.md): each side's summary
+    /// named as `simulate --json` names it (wins and losses by army).
+    pub fn json(&self, cmp: &Comparison) -> serde_json::Value {
+        let mut c = serde_json::to_value(cmp).unwrap_or_default();
+        c["a"] = cmp.a.fields(&cmp.rulesets[0], &self.scenario_file);
+        c["b"] = cmp.b.fields(&cmp.rulesets[1], &self.scenario_file);
+        crate::output::json_document(
+            "compare",
+            serde_json::json!({
+                "a": self.a,
+                "b": self.b,
+                "scenario": self.scenario_file,
+                "diff": self.rules_json,
+                "comparison": c,
+            }),
         )
-        .help("play the same number of games, on the same seed, under both"));
     }
-    let (a, b) = (summarise(pa, ga, seed), summarise(pb, gb, seed));
-    let mut measures: Vec<Measure> = Vec::new();
-    for (i, army) in pa.army_names.iter().enumerate() {
-        measures.push(Measure {
-            name: format!("{army} wins"),
-            kind: Kind::Share,
-            of: Box::new(move |g, _| f64::from(u8::from(g.result == Result_::Won(i)))),
-        });
-    }
-    measures.push(Measure {
-        name: "draws".into(),
-        kind: Kind::Share,
-        of: Box::new(|g, _| f64::from(u8::from(g.result == Result_::Draw))),
-    });
-    measures.push(Measure {
-        name: "undecided at the turn limit".into(),
-        kind: Kind::Share,
-        of: Box::new(|g, _| f64::from(u8::from(g.result == Result_::TurnLimit))),
-    });
-    measures.push(Measure {
-        name: "game length".into(),
-        kind: Kind::Turns,
-        of: Box::new(|g, _| f64::from(g.turns)),
-    });
-    // Losses by unit type, matched by the type's name: those either
-    // summary lists (the types an army fields), A's first.
-    for (army, name) in pa.army_names.iter().enumerate() {
-        let mut types: Vec<&str> = Vec::new();
-        for l in a.losses[army].iter().chain(&b.losses[army]) {
-            if !types.contains(&l.unit_type.as_str()) {
-                types.push(&l.unit_type);
-            }
-        }
-        for ty in types {
-            let index = |p: &Prepared| p.rs.unit_types.iter().position(|t| t.name == ty);
-            let (ta, tb) = (index(pa), index(pb));
-            measures.push(Measure {
-                name: format!("{name} loses {ty}"),
-                kind: Kind::Units,
-                of: Box::new(move |g, which| {
-                    let t = match which {
-                        Which::A => ta,
-                        Which::B => tb,
-                    };
-                    t.and_then(|t| g.lost.get(army)?.get(t))
-                        .map_or(0.0, |l| f64::from(*l))
-                }),
-            });
-        }
-    }
-    let shifts = measures
-        .iter()
-        .map(|m| {
-            let x: Vec<f64> = ga.iter().map(|g| (m.of)(g, Which::A)).collect();
-            let y: Vec<f64> = gb.iter().map(|g| (m.of)(g, Which::B)).collect();
-            let (diff, low, high) = paired(&x, &y);
-            let mean = |v: &[f64]| {
-                if v.is_empty() {
-                    0.0
-                } else {
-                    v.iter().sum::<f64>() / v.len() as f64
-                }
-            };
-            Shift {
-                measure: m.name.clone(),
-                kind: m.kind,
-                a: mean(&x),
-                b: mean(&y),
-                diff,
-                low,
-                high,
-                moved: low > 0.0 || high < 0.0,
-            }
-        })
-        .collect();
-    Ok(Comparison {
-        rulesets: [pa.rs.title.clone(), pb.rs.title.clone()],
-        games: ga.len() as u64,
-        seed,
-        a,
-        b,
-        shifts,
-    })
 }
 
 impl std::fmt::Display for Comparison {
@@ -320,20 +511,49 @@ impl std::fmt::Display for Comparison {
 
 #[cfg(test)]
 mod tests {
-    use super::paired;
+    use super::Sums;
+
+    /// The paired interval from exact sums, for `x` under A and `y` under B.
+    fn paired(x: &[i64], y: &[i64]) -> (f64, f64, f64) {
+        Sums::of(x, y).interval(x.len() as u64)
+    }
 
     /// The paired interval against one worked by hand: differences 0, 1,
     /// 0, 1 have mean 1/2 and sample variance 1/3, so the interval is
     /// 1/2 -+ 1.96 * sqrt(1/12) = -0.0658 to 1.0658.
     #[test]
     fn paired_interval_by_hand() {
-        let (m, lo, hi) = paired(&[1.0, 0.0, 1.0, 0.0], &[1.0, 1.0, 1.0, 1.0]);
+        let (m, lo, hi) = paired(&[1, 0, 1, 0], &[1, 1, 1, 1]);
         assert_eq!(m, 0.5);
         assert!((lo + 0.065_79).abs() < 1e-5, "{lo}");
         assert!((hi - 1.065_79).abs() < 1e-5, "{hi}");
         // No spread: the interval is the mean.
-        assert_eq!(paired(&[2.0, 3.0], &[4.0, 5.0]), (2.0, 2.0, 2.0));
-        assert_eq!(paired(&[2.0], &[7.0]), (5.0, 5.0, 5.0));
+        assert_eq!(paired(&[2, 3], &[4, 5]), (2.0, 2.0, 2.0));
+        assert_eq!(paired(&[2], &[7]), (5.0, 5.0, 5.0));
         assert_eq!(paired(&[], &[]), (0.0, 0.0, 0.0));
+        // Negative differences: -3 and -1 have mean -2 and variance 2.
+        let (m, lo, hi) = paired(&[5, 2], &[2, 1]);
+        assert_eq!(m, -2.0);
+        assert!(
+            (hi - lo - 2.0 * 1.959_963_984_540_054).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+    }
+
+    /// Sums split anywhere add up to the sums of the whole.
+    #[test]
+    fn sums_add_up() {
+        let (x, y) = ([3, 0, 7, 2, 2], [1, 4, 7, 0, 9]);
+        let mut s = Sums::of(&x[..2], &y[..2]);
+        s.add(&Sums::of(&x[2..], &y[2..]));
+        assert_eq!(s, Sums::of(&x, &y));
+        assert_eq!(
+            s,
+            Sums {
+                a: 14,
+                b: 21,
+                d2: 4 + 16 + 4 + 49
+            }
+        );
     }
 }

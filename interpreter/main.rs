@@ -198,13 +198,14 @@ enum Command {
         #[arg(long, value_name = "I/N", value_parser = muster::simulate::shard::Slice::parse)]
         shard: Option<muster::simulate::shard::Slice>,
     },
-    /// Add up the shard files of one run (`simulate --shard I/N`, one per
-    /// slice, from any machines) into the summary of the whole run.
+    /// Add up the shard files of one run (`simulate --shard I/N` or
+    /// `compare --shard I/N`, one per slice, from any machines) into what
+    /// the whole run prints.
     Merge {
         /// The shard files, one for each slice of the run.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Print JSON (as `simulate --json` does) instead of text.
+        /// Print JSON (as `simulate --json` or `compare --json` does) instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -225,6 +226,11 @@ enum Command {
         /// compare R R --option-b evade=on` shows what the option does.
         #[arg(long = "option-b", value_name = "NAME=on|off|N")]
         options_b: Vec<String>,
+        /// Play only the I-th of N equal slices of the run's games (under
+        /// both rulesets) and write a shard file (JSON) for `muster merge`,
+        /// which adds the N files up to exactly this comparison.
+        #[arg(long, value_name = "I/N", value_parser = muster::simulate::shard::Slice::parse)]
+        shard: Option<muster::simulate::shard::Slice>,
     },
     /// The rule-level difference of two rulesets, after `extends`: unit
     /// types and stats, table rows, modifiers, procedures and hooks, steps,
@@ -716,11 +722,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let m = muster::simulate::shard::merge(&texts, &mut sources)
                 .map_err(|d| report(&d, &sources))?;
             if json {
-                let v = m.summary.json(&m.title, &m.scenario);
-                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
+                outln!("{}", serde_json::to_string_pretty(&m.json()).unwrap());
             } else {
-                outln!("{} — {}", m.title, m.scenario);
-                out!("{}", m.summary);
+                out!("{}", m.text());
             }
         }
         Command::Compare {
@@ -738,7 +742,12 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 },
             options_a,
             options_b,
+            shard,
         } => {
+            if let (Some(_), Some(_)) = (&svg, &shard) {
+                errln!("error: a shard is not the whole run: draw the chart with the comparison (`muster compare` without --shard)");
+                return Err(ExitCode::from(2));
+            }
             let both = |x: &[String]| [options.clone(), x.to_vec()].concat();
             let (mut ba, mut bb, rules) = load_pair(&a, &b, &both(&options_a), &both(&options_b))?;
             if let Some(d) = muster::compare::unrelated(&ba.ruleset, &bb.ruleset) {
@@ -773,44 +782,62 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             set_options(&ba.ruleset, &mut pa.world, &options_a)?;
             set_options(&bb.ruleset, &mut pb.world, &options_b)?;
             let pool = thread_pool(threads)?;
-            let bar = progress_bar(2 * runs, json);
+            let games = shard.map_or(0..runs, |s| s.games(runs));
+            let bar = progress_bar(2 * (games.end - games.start), json || shard.is_some());
             let tick = || bar.inc(1);
-            let ga = pool
-                .install(|| muster::simulate::play(&pa, runs, seed, &tick))
-                .map_err(|d| {
-                    errln!("error: a game under ruleset A ({}) failed:", a.display());
-                    report(&[d], &ba.sources)
-                })?;
-            let gb = pool
-                .install(|| muster::simulate::play(&pb, runs, seed, &tick))
-                .map_err(|d| {
-                    errln!("error: a game under ruleset B ({}) failed:", b.display());
-                    report(&[d], &bb.sources)
-                })?;
+            let play = |p: &muster::battle::Prepared| {
+                pool.install(|| muster::simulate::play_range(p, games.clone(), seed, &tick))
+            };
+            let ga = play(&pa).map_err(|d| {
+                errln!("error: a game under ruleset A ({}) failed:", a.display());
+                report(&[d], &ba.sources)
+            })?;
+            let gb = play(&pb).map_err(|d| {
+                errln!("error: a game under ruleset B ({}) failed:", b.display());
+                report(&[d], &bb.sources)
+            })?;
             bar.finish_and_clear();
-            let cmp = muster::compare::compare(&pa, &ga, &pb, &gb, seed)
+            use muster::simulate::{shard, Frame};
+            let (fa, fb) = (Frame::of(&pa), Frame::of(&pb));
+            let paired = muster::compare::Paired::of(&fa, &ga, &fb, &gb)
                 .map_err(|d| report(&[d], &bb.sources))?;
+            let titles = [ba.ruleset.title.clone(), bb.ruleset.title.clone()];
+            let heading = muster::compare::Heading {
+                a: a.display().to_string(),
+                b: b.display().to_string(),
+                scenario_file: file.display().to_string(),
+                scenario: sa.description.clone().unwrap_or_else(|| "scenario".into()),
+                rules_text: rules.to_string(),
+                rules_json: serde_json::to_value(&rules).unwrap_or_default(),
+            };
+            if let Some(slice) = shard {
+                let (oa, ob) = (both(&options_a), both(&options_b));
+                let s = shard::CompareShard {
+                    format: shard::COMPARE_FORMAT.into(),
+                    version: shard::VERSION,
+                    muster: shard::program(),
+                    fingerprint: shard::fingerprint_of(&[(&ba.sources, &oa), (&bb.sources, &ob)]),
+                    heading,
+                    titles,
+                    seed,
+                    runs,
+                    shard: slice,
+                    first_game: games.start,
+                    end_game: games.end,
+                    frames: [fa, fb],
+                    paired,
+                };
+                outln!("{}", serde_json::to_string_pretty(&s).unwrap());
+                return Ok(());
+            }
+            let cmp = paired.comparison(&fa, &fb, titles, seed);
             if json {
-                let out = muster::output::json_document(
-                    "compare",
-                    serde_json::json!({
-                        "a": a.display().to_string(),
-                        "b": b.display().to_string(),
-                        "scenario": file.display().to_string(),
-                        "diff": rules,
-                        "comparison": compare_json(&cmp, &file.display().to_string()),
-                    }),
-                );
-                outln!("{}", serde_json::to_string_pretty(&out).unwrap());
-            } else {
-                // What differs in the rules, then what it does to the games.
-                outln!("{rules}");
                 outln!(
-                    "{} — {}",
-                    file.display(),
-                    sa.description.as_deref().unwrap_or("scenario")
+                    "{}",
+                    serde_json::to_string_pretty(&heading.json(&cmp)).unwrap()
                 );
-                out!("{cmp}");
+            } else {
+                out!("{}", heading.text(&cmp));
             }
             if let Some(f) = &svg {
                 let chart = muster::charts::compare(&cmp, &file.display().to_string());
@@ -964,15 +991,6 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         }
     }
     Ok(())
-}
-
-/// `compare --json`'s comparison: each side's summary named as `simulate
-/// --json` names it (wins and losses by army).
-fn compare_json(cmp: &muster::compare::Comparison, scenario: &str) -> serde_json::Value {
-    let mut v = serde_json::to_value(cmp).unwrap_or_default();
-    v["a"] = cmp.a.fields(&cmp.rulesets[0], scenario);
-    v["b"] = cmp.b.fields(&cmp.rulesets[1], scenario);
-    v
 }
 
 /// How `muster odds` runs a situation: the same under each ruleset.

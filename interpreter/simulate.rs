@@ -239,6 +239,27 @@ impl Tally {
         }
     }
 
+    /// The counts fit together and fit `frame`: every game has one outcome
+    /// and one length, and losses are counted for two armies and each of
+    /// the frame's unit types (what a shard file read back must hold).
+    pub fn consistent(&self, frame: &Frame) -> bool {
+        // Counts read from a file may be anything: summed without overflow.
+        let outcomes = [self.wins[0], self.wins[1], self.draws, self.turn_limit]
+            .iter()
+            .try_fold(0u64, |s, c| s.checked_add(*c));
+        let lengths = self
+            .length
+            .iter()
+            .try_fold(0u64, |s, (_, c)| s.checked_add(*c));
+        let types = frame.unit_types.len();
+        let shape = frame.armies.len() == 2
+            && frame.fielded.len() == 2
+            && self.lost.len() == 2
+            && frame.fielded.iter().all(|f| f.len() == types)
+            && self.lost.iter().all(|l| l.len() == types);
+        outcomes == Some(self.games) && lengths == Some(self.games) && shape
+    }
+
     /// The summary these games make, seeded `seed`.
     pub fn summary(&self, frame: &Frame, seed: u64) -> Summary {
         let n = self.games;

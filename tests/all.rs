@@ -38,6 +38,7 @@ mod rolls;
 mod rulesets;
 mod scenario;
 mod shard;
+mod shard_compare;
 mod thistle;
 mod tvbd;
 mod tvbd_v2;

@@ -103,7 +103,7 @@ fn three() -> Vec<(String, String)> {
 fn merged(files: &[(String, String)]) -> Result<u64, Vec<String>> {
     let mut sources = Sources::default();
     shard::merge(files, &mut sources)
-        .map(|m| m.summary.games)
+        .map(|m| m.games())
         .map_err(|d| d.into_iter().map(|d| d.message).collect())
 }
 

@@ -1,20 +1,25 @@
-//! A run split over machines: `simulate --shard I/N` plays the I-th of N
-//! equal slices of a run's games and writes a shard file (JSON: the exact
-//! [`Tally`] of its games and what names them); `muster merge` checks that
-//! a set of shard files is one whole run, each slice once, and adds them up
-//! into the summary the unsplit run prints, to the last digit. Game `i`
-//! plays on the same seed in whichever shard it falls, so the split changes
-//! nothing but where the games are played.
+//! A run split over machines: `simulate --shard I/N` and `compare --shard
+//! I/N` play the I-th of N equal slices of a run's games and write a shard
+//! file (JSON: the exact counts of its games, [`Tally`] or
+//! [`Paired`], and what names them); `muster merge` checks that a set of
+//! shard files is one whole run, each slice once, and adds them up into
+//! what the unsplit run prints, to the last digit. Game `i` plays on the
+//! same seed in whichever shard it falls, so the split changes nothing but
+//! where the games are played.
 
 use super::{Frame, Summary, Tally};
+use crate::compare::{Comparison, Heading, Paired};
 use crate::diagnostic::Diag;
 use crate::source::Sources;
 use crate::syntax::{FileId, Span};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-/// What a shard file says it is (`format`), and the version of its layout.
+/// What a shard file of `simulate` says it is (`format`), and the version
+/// of its layout.
 pub const FORMAT: &str = "muster simulate shard";
+/// What a shard file of `compare` says it is.
+pub const COMPARE_FORMAT: &str = "muster compare shard";
 pub const VERSION: u32 = 1;
 
 /// Which slice of a run: the `index`-th (from 1) of `count`.
@@ -45,7 +50,7 @@ impl Slice {
     }
 }
 
-/// One shard file.
+/// One shard file of `simulate`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Shard {
     /// Always [`FORMAT`].
@@ -73,9 +78,126 @@ pub struct Shard {
     pub tally: Tally,
 }
 
+/// One shard file of `compare`: the same run fields as [`Shard`], with
+/// what the comparison prints besides its numbers and the paired counts.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CompareShard {
+    /// Always [`COMPARE_FORMAT`].
+    pub format: String,
+    pub version: u32,
+    pub muster: String,
+    /// A digest of every text both rulesets were built from (each with the
+    /// scenario) and of the options of each: shards of one run have the same.
+    pub fingerprint: String,
+    /// The files, the scenario and the difference of the rules, as printed.
+    pub heading: Heading,
+    /// The rulesets' titles, A then B.
+    pub titles: [String; 2],
+    pub seed: u64,
+    pub runs: u64,
+    pub shard: Slice,
+    pub first_game: u64,
+    pub end_game: u64,
+    /// What A and B field.
+    pub frames: [Frame; 2],
+    pub paired: Paired,
+}
+
+/// A shard file of either kind, as read.
+enum Any {
+    Simulate(Box<Shard>),
+    Compare(Box<CompareShard>),
+}
+
+/// What every shard says of its run, whatever its kind.
+struct Run<'a> {
+    kind: &'static str,
+    muster: &'a str,
+    fingerprint: &'a str,
+    seed: u64,
+    runs: u64,
+    shard: Slice,
+    first_game: u64,
+    end_game: u64,
+}
+
+impl Any {
+    fn run(&self) -> Run<'_> {
+        match self {
+            Any::Simulate(s) => Run {
+                kind: "simulate",
+                muster: &s.muster,
+                fingerprint: &s.fingerprint,
+                seed: s.seed,
+                runs: s.runs,
+                shard: s.shard,
+                first_game: s.first_game,
+                end_game: s.end_game,
+            },
+            Any::Compare(s) => Run {
+                kind: "compare",
+                muster: &s.muster,
+                fingerprint: &s.fingerprint,
+                seed: s.seed,
+                runs: s.runs,
+                shard: s.shard,
+                first_game: s.first_game,
+                end_game: s.end_game,
+            },
+        }
+    }
+
+    /// What differs between this shard and `first` (of the same kind),
+    /// named for a reader: empty when they are slices of one run.
+    fn differs(&self, first: &Any) -> Vec<&'static str> {
+        let (r, f) = (self.run(), first.run());
+        let mut d: Vec<(&'static str, bool)> = vec![
+            ("program", r.muster != f.muster),
+            (
+                "ruleset, scenario or options (fingerprint)",
+                r.fingerprint != f.fingerprint,
+            ),
+            ("seed", r.seed != f.seed),
+            ("number of games (--runs)", r.runs != f.runs),
+            ("number of shards", r.shard.count != f.shard.count),
+        ];
+        match (self, first) {
+            (Any::Simulate(s), Any::Simulate(f)) => {
+                d.push(("armies or unit types", s.frame != f.frame));
+            }
+            (Any::Compare(s), Any::Compare(f)) => {
+                d.push(("armies or unit types", s.frames != f.frames));
+                d.push((
+                    "rulesets or scenario as named (files, titles, difference of the rules)",
+                    s.heading != f.heading || s.titles != f.titles,
+                ));
+            }
+            _ => {}
+        }
+        d.into_iter().filter(|(_, x)| *x).map(|(w, _)| w).collect()
+    }
+
+    /// The games this shard counted, if its counts are whole.
+    fn games(&self) -> Option<u64> {
+        match self {
+            Any::Simulate(s) => s.tally.consistent(&s.frame).then_some(s.tally.games),
+            Any::Compare(s) => s
+                .paired
+                .consistent(&s.frames[0], &s.frames[1])
+                .then_some(s.paired.games),
+        }
+    }
+}
+
 /// A digest (FNV-1a, 64 bits, hex) of the texts a run is built from and its
 /// options, in order: the same on every machine for the same files.
 pub fn fingerprint(sources: &Sources, options: &[String]) -> String {
+    fingerprint_of(&[(sources, options)])
+}
+
+/// The digest of [`fingerprint`] over several builds (compare's two
+/// rulesets, each with its options), in order.
+pub fn fingerprint_of(parts: &[(&Sources, &[String])]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |bytes: &[u8]| {
         // The length first, so that moving a byte from one text to the next
@@ -85,11 +207,13 @@ pub fn fingerprint(sources: &Sources, options: &[String]) -> String {
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
     };
-    for i in 0..sources.len() {
-        eat(sources.get(FileId(i as u32)).text.as_bytes());
-    }
-    for o in options {
-        eat(o.as_bytes());
+    for (sources, options) in parts {
+        for i in 0..sources.len() {
+            eat(sources.get(FileId(i as u32)).text.as_bytes());
+        }
+        for o in *options {
+            eat(o.as_bytes());
+        }
     }
     format!("{h:016x}")
 }
@@ -99,19 +223,72 @@ pub fn program() -> String {
     format!("muster {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The merged run: its summary, with the title and scenario to print it under.
+/// The merged run: what the unsplit run prints.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Merged {
-    pub title: String,
-    pub scenario: String,
-    pub summary: Summary,
+pub enum Merged {
+    /// A `simulate` run: its summary, with the title and scenario to print
+    /// it under.
+    Simulate {
+        title: String,
+        scenario: String,
+        summary: Box<Summary>,
+    },
+    /// A `compare` run: the comparison, with what is printed above it.
+    Compare {
+        heading: Heading,
+        comparison: Box<Comparison>,
+    },
 }
+
+impl Merged {
+    /// The games of the whole run (under each ruleset, for `compare`).
+    pub fn games(&self) -> u64 {
+        match self {
+            Merged::Simulate { summary, .. } => summary.games,
+            Merged::Compare { comparison, .. } => comparison.games,
+        }
+    }
+
+    /// The text the unsplit run prints.
+    pub fn text(&self) -> String {
+        match self {
+            Merged::Simulate {
+                title,
+                scenario,
+                summary,
+            } => format!("{title} — {scenario}\n{summary}"),
+            Merged::Compare {
+                heading,
+                comparison,
+            } => heading.text(comparison),
+        }
+    }
+
+    /// The JSON document the unsplit run prints with `--json`.
+    pub fn json(&self) -> serde_json::Value {
+        match self {
+            Merged::Simulate {
+                title,
+                scenario,
+                summary,
+            } => summary.json(title, scenario),
+            Merged::Compare {
+                heading,
+                comparison,
+            } => heading.json(comparison),
+        }
+    }
+}
+
+/// What the help of a diagnostic about an input file asks for.
+const GIVE: &str =
+    "give the files `muster simulate --shard I/N` or `muster compare --shard I/N` wrote, unchanged";
 
 /// Read shard files (name, text; the texts are added to `sources` for the
 /// diagnostics) and add them up, after checking that they are the slices of
 /// one run, each once.
 pub fn merge(files: &[(String, String)], sources: &mut Sources) -> Result<Merged, Vec<Diag>> {
-    let mut shards: Vec<(FileId, Shard)> = Vec::new();
+    let mut shards: Vec<(FileId, Any)> = Vec::new();
     let mut diags = Vec::new();
     for (name, text) in files {
         let file = sources.add(name.clone(), text.as_str());
@@ -126,150 +303,190 @@ pub fn merge(files: &[(String, String)], sources: &mut Sources) -> Result<Merged
     let Some((first_file, first)) = shards.first() else {
         return Err(vec![Diag::new("muster::merge", "no shard files to merge")
             .help(
-                "give the files `muster simulate --shard I/N` wrote, one per slice",
+                "give the files `muster simulate --shard I/N` (or `muster compare --shard I/N`) wrote, one per slice",
             )]);
     };
     let whole = |f: FileId| Span::new(f, 0, sources.get(f).text.len().min(1));
+    let kind = first.run().kind;
     // Every shard of the same run.
     for (file, s) in &shards[1..] {
-        let differs = [
-            ("program", s.muster != first.muster),
-            (
-                "ruleset, scenario or options (fingerprint)",
-                s.fingerprint != first.fingerprint,
-            ),
-            ("seed", s.seed != first.seed),
-            ("number of games (--runs)", s.runs != first.runs),
-            ("number of shards", s.shard.count != first.shard.count),
-            ("armies or unit types", s.frame != first.frame),
-        ];
-        for (what, d) in differs {
-            if d {
-                diags.push(
-                    Diag::new(
-                        "muster::merge",
-                        format!("this shard is of another run: its {what} differs"),
-                    )
-                    .at(whole(*file), "this shard")
-                    .note(whole(*first_file), "the first shard given")
-                    .help("the shards of one run come from the same command, ruleset, scenario and program, with only --shard changed"),
-                );
-            }
+        if s.run().kind != kind {
+            diags.push(
+                Diag::new(
+                    "muster::merge",
+                    format!(
+                        "this is a shard of `muster {}`, but the first shard given is of `muster {kind}`",
+                        s.run().kind
+                    ),
+                )
+                .at(whole(*file), "this shard")
+                .note(whole(*first_file), "the first shard given")
+                .help("merge the shards of `simulate` and those of `compare` separately: one run at a time"),
+            );
+            continue;
+        }
+        for what in s.differs(first) {
+            diags.push(
+                Diag::new(
+                    "muster::merge",
+                    format!("this shard is of another run: its {what} differs"),
+                )
+                .at(whole(*file), "this shard")
+                .note(whole(*first_file), "the first shard given")
+                .help("the shards of one run come from the same command, rulesets, scenario and program, with only --shard changed"),
+            );
         }
     }
     if !diags.is_empty() {
         return Err(diags);
     }
-    // Each slice once.
-    let count = first.shard.count;
-    let mut seen: Vec<Option<FileId>> = vec![None; count as usize];
+    // Each slice once (a map, not a table of `count` places: the count is
+    // read from a file).
+    let count = first.run().shard.count;
+    let mut seen: std::collections::BTreeMap<u64, FileId> = Default::default();
     for (file, s) in &shards {
-        let i = (s.shard.index - 1) as usize;
-        match seen[i] {
+        let index = s.run().shard.index;
+        match seen.get(&index) {
             Some(other) => diags.push(
                 Diag::new(
                     "muster::merge",
-                    format!("shard {}/{count} is given twice", s.shard.index),
+                    format!("shard {index}/{count} is given twice"),
                 )
                 .at(whole(*file), "given again here")
-                .note(whole(other), "first given here")
+                .note(whole(*other), "first given here")
                 .help("give each shard file once"),
             ),
-            None => seen[i] = Some(*file),
+            None => {
+                seen.insert(index, *file);
+            }
         }
     }
-    let missing: Vec<String> = (0..count)
-        .filter(|i| seen[*i as usize].is_none())
-        .map(|i| format!("{}/{count}", i + 1))
-        .collect();
-    if !missing.is_empty() && diags.is_empty() {
+    let absent = count - seen.len() as u64;
+    if absent > 0 && diags.is_empty() {
+        // The first few missing slices by name, the rest counted.
+        let named: Vec<String> = (1..=count)
+            .filter(|i| !seen.contains_key(i))
+            .take(6)
+            .map(|i| format!("{i}/{count}"))
+            .collect();
+        let list = if absent > 6 {
+            format!("{} and {} more are", named.join(", "), absent - 6)
+        } else {
+            format!(
+                "{} {}",
+                named.join(", "),
+                if absent == 1 { "is" } else { "are" }
+            )
+        };
         diags.push(
             Diag::new(
                 "muster::merge",
                 format!(
-                    "the run is not whole: shard{} {} missing",
-                    if missing.len() == 1 { "" } else { "s" },
-                    if missing.len() > 6 {
-                        format!("{} and {} more are", missing[..6].join(", "), missing.len() - 6)
-                    } else {
-                        format!("{} {}", missing.join(", "), if missing.len() == 1 { "is" } else { "are" })
-                    }
+                    "the run is not whole: shard{} {list} missing",
+                    if absent == 1 { "" } else { "s" },
                 ),
             )
             .at(whole(*first_file), "a shard of the run")
-            .help("play the missing slices with `muster simulate ... --shard I/N` and give every file"),
+            .help(format!(
+                "play the missing slices with `muster {kind} ... --shard I/N` and give every file"
+            )),
         );
     }
     if !diags.is_empty() {
         return Err(diags);
     }
-    let mut tally = Tally::default();
-    for (_, s) in &shards {
-        tally.add(&s.tally);
+    Ok(add_up(&shards))
+}
+
+/// The sum of the shards of one run (checked: one kind, each slice once).
+fn add_up(shards: &[(FileId, Any)]) -> Merged {
+    match &shards[0].1 {
+        Any::Simulate(first) => {
+            let mut tally = Tally::default();
+            for (_, s) in shards {
+                if let Any::Simulate(s) = s {
+                    tally.add(&s.tally);
+                }
+            }
+            Merged::Simulate {
+                title: first.title.clone(),
+                scenario: first.scenario.clone(),
+                summary: Box::new(tally.summary(&first.frame, first.seed)),
+            }
+        }
+        Any::Compare(first) => {
+            let mut paired = Paired::default();
+            for (_, s) in shards {
+                if let Any::Compare(s) = s {
+                    paired.add(&s.paired);
+                }
+            }
+            let [fa, fb] = &first.frames;
+            Merged::Compare {
+                heading: first.heading.clone(),
+                comparison: Box::new(paired.comparison(fa, fb, first.titles.clone(), first.seed)),
+            }
+        }
     }
-    Ok(Merged {
-        title: first.title.clone(),
-        scenario: first.scenario.clone(),
-        summary: tally.summary(&first.frame, first.seed),
-    })
+}
+
+/// What a shard file says it is, read before the rest.
+#[derive(Deserialize)]
+struct Head {
+    format: String,
+    version: u32,
 }
 
 /// One shard file, checked against itself: its format, its slice, its games.
-fn read(file: FileId, text: &str) -> Result<Shard, Diag> {
+fn read(file: FileId, text: &str) -> Result<Any, Diag> {
     let whole = Span::new(file, 0, text.len().min(1));
-    let s: Shard = serde_json::from_str(text).map_err(|e| {
+    let not_shard = |e: serde_json::Error| {
         let at = offset(text, e.line(), e.column());
         Diag::new("muster::merge", format!("this is not a shard file: {e}"))
             .at(Span::new(file, at, (at + 1).min(text.len().max(1))), "here")
-            .help("give the files `muster simulate --shard I/N` wrote, unchanged")
-    })?;
+            .help(GIVE)
+    };
     let bad = |why: String| {
         Diag::new(
             "muster::merge",
             format!("this shard file is inconsistent: {why}"),
         )
         .at(whole, "this shard")
-        .help("give the files `muster simulate --shard I/N` wrote, unchanged")
+        .help(GIVE)
     };
-    if s.format != FORMAT || s.version != VERSION {
-        return Err(bad(format!(
-            "it is `{}` version {}, not `{FORMAT}` version {VERSION}",
-            s.format, s.version
-        )));
-    }
-    if s.shard.index == 0 || s.shard.index > s.shard.count {
+    let head: Head = serde_json::from_str(text).map_err(not_shard)?;
+    let s = match (head.format.as_str(), head.version) {
+        (FORMAT, VERSION) => Any::Simulate(serde_json::from_str(text).map_err(not_shard)?),
+        (COMPARE_FORMAT, VERSION) => Any::Compare(serde_json::from_str(text).map_err(not_shard)?),
+        (format, version) => {
+            return Err(bad(format!(
+                "it is `{format}` version {version}, not `{FORMAT}` or `{COMPARE_FORMAT}` version {VERSION}"
+            )))
+        }
+    };
+    let r = s.run();
+    if r.shard.index == 0 || r.shard.index > r.shard.count {
         return Err(bad(format!(
             "shard {}/{} is not a slice",
-            s.shard.index, s.shard.count
+            r.shard.index, r.shard.count
         )));
     }
-    let games = s.shard.games(s.runs);
-    if games != (s.first_game..s.end_game) || s.tally.games != games.end - games.start {
+    let games = r.shard.games(r.runs);
+    let Some(tallied) = s.games() else {
+        return Err(bad("its counts do not add up to its games".into()));
+    };
+    if games != (r.first_game..r.end_game) || tallied != games.end - games.start {
         return Err(bad(format!(
             "shard {}/{} of {} games plays games {}..{}, not {}..{} ({} tallied)",
-            s.shard.index,
-            s.shard.count,
-            s.runs,
+            r.shard.index,
+            r.shard.count,
+            r.runs,
             games.start,
             games.end,
-            s.first_game,
-            s.end_game,
-            s.tally.games
+            r.first_game,
+            r.end_game,
+            tallied
         )));
-    }
-    let t = &s.tally;
-    let outcomes = t.wins[0] + t.wins[1] + t.draws + t.turn_limit;
-    let lengths: u64 = t.length.iter().map(|(_, c)| c).sum();
-    let shape = s.frame.armies.len() == 2
-        && s.frame.fielded.len() == 2
-        && t.lost.len() == 2
-        && s.frame
-            .fielded
-            .iter()
-            .all(|f| f.len() == s.frame.unit_types.len())
-        && t.lost.iter().all(|l| l.len() == s.frame.unit_types.len());
-    if outcomes != t.games || lengths != t.games || !shape {
-        return Err(bad("its counts do not add up to its games".into()));
     }
     Ok(s)
 }
