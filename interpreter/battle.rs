@@ -1833,11 +1833,14 @@ impl<'r> Game<'r> {
             t.borrow_mut().clear();
         }
         // The procedure tells the evaluator each thing it changes.
-        let p = if self.logging {
-            crate::procedures::perform_shown(&self.ev, &mut self.world, proc, args, &mut self.rng)?
-        } else {
-            crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng)?
-        };
+        let p = crate::procedures::perform_showing(
+            &self.ev,
+            &mut self.world,
+            proc,
+            args,
+            &mut self.rng,
+            self.logging,
+        )?;
         let mut sides = Vec::new();
         let changed = before.is_some_and(|(st, sst, nf)| {
             let nss = self.rs.side_states.len();

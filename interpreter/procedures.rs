@@ -20,7 +20,7 @@ pub struct Performed {
     /// Every die rolled, by face value, in order.
     pub rolls: Vec<i64>,
     /// Every die rolled as the narrative shows it (only when asked for,
-    /// see [`perform_shown`]): a numbered face by its number, a named one
+    /// see [`perform_showing`]): a numbered face by its number, a named one
     /// by its die and name (`green:W1`), since the value of a named face
     /// (often 0) does not say which it was.
     pub faces: Vec<String>,
@@ -68,33 +68,23 @@ pub fn perform(
     args: &[Value],
     dice: &mut dyn DiceSource,
 ) -> Result<Performed, Diag> {
-    perform_recorded(ev, w, proc, args, dice, None)
+    perform_showing(ev, w, proc, args, dice, false)
 }
 
 /// [`perform`], keeping the faces rolled as the narrative shows them
-/// ([`Performed::faces`]).
-pub fn perform_shown(
+/// ([`Performed::faces`]) when `show_faces` (a battle that keeps a log).
+pub fn perform_showing(
     ev: &Eval,
     w: &mut World,
     proc: Id,
     args: &[Value],
     dice: &mut dyn DiceSource,
-) -> Result<Performed, Diag> {
-    perform_recorded(ev, w, proc, args, dice, Some(Vec::new()))
-}
-
-fn perform_recorded(
-    ev: &Eval,
-    w: &mut World,
-    proc: Id,
-    args: &[Value],
-    dice: &mut dyn DiceSource,
-    faces: Option<Vec<String>>,
+    show_faces: bool,
 ) -> Result<Performed, Diag> {
     let mut rec = Recorder {
         inner: dice,
         rolls: Vec::new(),
-        faces,
+        faces: show_faces.then(Vec::new),
     };
     let mut log = Vec::new();
     let outcomes = run_whole(ev, w, proc, args, &mut rec, &mut log)?;
