@@ -758,3 +758,45 @@ fn f2_a_break_off_and_f5_the_pursuit() {
         "{went} {refused} {pursued}"
     );
 }
+
+/// §MF2 (8.SP4.3): the Pike & Shot, touched on its flank by the
+/// cuirassiers' front, pays II (formed) to turn and face them: it ends
+/// facing east, front to front, so the cuirassiers are in its front zone
+/// and its files face theirs. Without a II or better in Tilly's hand the
+/// prompt is refused and it stays.
+#[test]
+fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
+    let mut scene = Scene::open(RULES, "claims_flank.toml", &[], 0.0);
+    let (mut turned, mut stayed) = (0, 0);
+    for seed in 0..16 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let foot = scene.unit(&g, "foot");
+        assert_eq!(
+            query(&mut scene, &g, "position(foot, cuirassiers)"),
+            "to_flank"
+        );
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        if text.contains("foot, cuirassiers refused: Tilly holds no II or better") {
+            stayed += 1;
+            assert_eq!(base_of(&g, foot).3, 180.0, "seed {seed}");
+            continue;
+        }
+        turned += 1;
+        assert!(
+            text.contains("foot turns to face cuirassiers"),
+            "seed {seed}: {text}"
+        );
+        assert_eq!(base_of(&g, foot).3, 90.0, "seed {seed}: {text}");
+        assert_eq!(
+            query(&mut scene, &g, "position(foot, cuirassiers)"),
+            "to_front"
+        );
+        assert!(
+            query(&mut scene, &g, "facing_files(foot, cuirassiers)") != "0",
+            "seed {seed}"
+        );
+    }
+    assert!(turned > 0, "{turned} {stayed}");
+}
