@@ -53,6 +53,11 @@ pub enum Event {
         name: String,
         args: Vec<String>,
         rolls: Vec<i64>,
+        /// The dice rolled as the narrative shows them (a named face by its
+        /// die and name: `green:W1`); not in the JSON, whose `rolls` keep
+        /// the faces' values.
+        #[serde(skip)]
+        faces: Vec<String>,
         /// The modifiers that applied while it ran.
         modifiers: Vec<String>,
         outcomes: Vec<(String, String)>,
@@ -164,6 +169,10 @@ pub enum Event {
     /// `alternate`: a side was asked and took no option.
     Passes {
         side: String,
+        /// The decision it was asked (the narrative names it, so that the
+        /// passes of a step's several alternations can be told apart).
+        #[serde(skip)]
+        prompt: String,
     },
     End {
         turns: u32,
@@ -224,6 +233,7 @@ impl std::fmt::Display for Event {
                 name,
                 args,
                 rolls,
+                faces,
                 modifiers,
                 outcomes,
                 log,
@@ -233,7 +243,9 @@ impl std::fmt::Display for Event {
                 if !modifiers.is_empty() {
                     write!(f, " [{}]", modifiers.join("; "))?;
                 }
-                if !rolls.is_empty() {
+                if !faces.is_empty() {
+                    write!(f, " rolls [{}]", faces.join(" "))?;
+                } else if !rolls.is_empty() {
                     let r: Vec<String> = rolls.iter().map(|x| x.to_string()).collect();
                     write!(f, " rolls [{}]", r.join(" "))?;
                 }
@@ -360,7 +372,7 @@ impl std::fmt::Display for Event {
                     option.join(", ")
                 )
             }
-            Event::Passes { side } => write!(f, "   {side} passes"),
+            Event::Passes { side, prompt } => write!(f, "   {side} passes ({prompt})"),
             Event::End { turns, result } => {
                 write!(f, "\n=== End after {turns} turns: {result} ===")
             }
@@ -1523,6 +1535,7 @@ impl<'r> Game<'r> {
             let mut dice = crate::procedures::Recorder {
                 inner: &mut self.rng,
                 rolls: Vec::new(),
+                faces: None,
             };
             let r = {
                 let mut env = hooks::Env {
@@ -1820,7 +1833,14 @@ impl<'r> Game<'r> {
             t.borrow_mut().clear();
         }
         // The procedure tells the evaluator each thing it changes.
-        let p = crate::procedures::perform(&self.ev, &mut self.world, proc, args, &mut self.rng)?;
+        let p = crate::procedures::perform_showing(
+            &self.ev,
+            &mut self.world,
+            proc,
+            args,
+            &mut self.rng,
+            self.logging,
+        )?;
         let mut sides = Vec::new();
         let changed = before.is_some_and(|(st, sst, nf)| {
             let nss = self.rs.side_states.len();
@@ -1846,6 +1866,7 @@ impl<'r> Game<'r> {
                 name: pd.name.clone(),
                 args: args.iter().map(|v| self.show(*v)).collect(),
                 rolls: p.rolls.clone(),
+                faces: p.faces.clone(),
                 modifiers: self
                     .ev
                     .trace

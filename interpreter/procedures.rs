@@ -19,6 +19,11 @@ pub struct Performed {
     pub outcomes: Vec<Value>,
     /// Every die rolled, by face value, in order.
     pub rolls: Vec<i64>,
+    /// Every die rolled as the narrative shows it (only when asked for,
+    /// see [`perform_showing`]): a numbered face by its number, a named one
+    /// by its die and name (`green:W1`), since the value of a named face
+    /// (often 0) does not say which it was.
+    pub faces: Vec<String>,
     /// Lines its hooks logged.
     pub log: Vec<String>,
 }
@@ -27,12 +32,23 @@ pub struct Performed {
 pub(crate) struct Recorder<'a> {
     pub inner: &'a mut dyn DiceSource,
     pub rolls: Vec<i64>,
+    /// The faces as shown, when a narrative wants them (`None`: not kept,
+    /// so that games nobody reads make no strings).
+    pub faces: Option<Vec<String>>,
 }
 
 impl DiceSource for Recorder<'_> {
     fn face(&mut self, die: &DieDef) -> Result<usize, String> {
         let f = self.inner.face(die)?;
-        self.rolls.push(die.faces[f].1);
+        let (label, value) = &die.faces[f];
+        self.rolls.push(*value);
+        if let Some(shown) = &mut self.faces {
+            shown.push(if *label == value.to_string() {
+                label.clone()
+            } else {
+                format!("{}:{label}", die.name)
+            });
+        }
         Ok(f)
     }
 }
@@ -52,15 +68,30 @@ pub fn perform(
     args: &[Value],
     dice: &mut dyn DiceSource,
 ) -> Result<Performed, Diag> {
+    perform_showing(ev, w, proc, args, dice, false)
+}
+
+/// [`perform`], keeping the faces rolled as the narrative shows them
+/// ([`Performed::faces`]) when `show_faces` (a battle that keeps a log).
+pub fn perform_showing(
+    ev: &Eval,
+    w: &mut World,
+    proc: Id,
+    args: &[Value],
+    dice: &mut dyn DiceSource,
+    show_faces: bool,
+) -> Result<Performed, Diag> {
     let mut rec = Recorder {
         inner: dice,
         rolls: Vec::new(),
+        faces: show_faces.then(Vec::new),
     };
     let mut log = Vec::new();
     let outcomes = run_whole(ev, w, proc, args, &mut rec, &mut log)?;
     Ok(Performed {
         outcomes,
         rolls: rec.rolls,
+        faces: rec.faces.unwrap_or_default(),
         log,
     })
 }

@@ -15,6 +15,7 @@ use crate::common::scene::{play, runs, Scene, Tally};
 use muster::battle::{Game, Prepared};
 use muster::diagnostic::render_plain;
 use muster::scenario::Scenario;
+use muster::value::Value;
 use muster::Build;
 use serde_json::Value as Json;
 
@@ -369,29 +370,41 @@ fn a_seeded_battle_of_the_default_scenario() {
         " gives ",
         " pays ",
         " refused: ",
-        " passes\n",
+        // Each pass names the prompt it closes.
+        " passes (charge_prompts)\n",
+        " passes (move_prompts)\n",
         "declare_charge(",
         "fight_charge(",
         "open_fire(",
         " falls back ",
         "take_kab(",
         "fight(",
+        // Coloured dice by colour and face; files fought in order.
+        " rolls [green:",
+        ", order 12",
     ] {
         assert!(text.contains(what), "no `{what}` in the game");
     }
+    // The dice's faces are named, not shown by their values (all 0).
+    assert!(!text.contains(" rolls [0"), "{text}");
     insta::assert_snapshot!("claims_battle_seed_1", text);
 }
 
-/// 8.SP5.2 on the table against `muster odds`: a brigade and a tercio in
-/// frontal contact fight part 1's melee; over many seeds the battle's
-/// outcomes follow the exact odds of `melee_combat` with the facts the
-/// table gives (each to the other's front, the tercio in 4 ranks).
+/// 8.SP5.2 on the table against `muster odds`: a brigade (6 files) and a
+/// tercio (3 files of 4) in frontal contact fight a melee file by file:
+/// the brigade's files 3, 4 and 5 touch the tercio's 3, 2 and 1. Over many
+/// seeds the battle's outcomes follow the exact odds of `melee_files` with
+/// the facts the table gives (the files facing, the tercio in 4 ranks).
+/// Each file claims 0 against the tercio's 2 (K&T in 4 ranks vs foot):
+/// WHITE against YELLOW.
 #[test]
 fn a_battle_melee_follows_the_exact_odds() {
     let mut scene = Scene::open(RULES, "claims_melee.toml", &[], 0.0);
     let situation = r#"
-procedure = "melee_combat"
-facts = ["ranks(tercio) == 4", "ranks(brigade) == 2"]
+procedure = "melee_files"
+facts = ["ranks(tercio) == 4", "ranks(brigade) == 2",
+  "facing_file(brigade, 3, tercio) == 3", "facing_file(brigade, 4, tercio) == 2",
+  "facing_file(brigade, 5, tercio) == 1"]
 [args]
 a = "brigade"
 d = "tercio"
@@ -406,6 +419,19 @@ side = "far"
     let mut tally = Tally::new("brigade and tercio in melee");
     for seed in 0..3000 {
         let mut g = scene.start(seed, true);
+        if seed == 0 {
+            let facing: Vec<String> = (1..=6)
+                .map(|i| {
+                    query(
+                        &mut scene,
+                        &g,
+                        &format!("facing_file(brigade, {i}, tercio)"),
+                    )
+                })
+                .collect();
+            assert_eq!(facing, ["0", "0", "3", "2", "1", "0"]);
+            assert_eq!(query(&mut scene, &g, "ranks(tercio)"), "4");
+        }
         play(&mut g, "8.SP5.2 Melee");
         let r = runs(&g, "fight");
         assert_eq!(r.len(), 1, "seed {seed}");
@@ -413,25 +439,364 @@ side = "far"
         let got: Vec<(&str, String)> = [
             "wounds_on_defender",
             "wounds_on_attacker",
-            "attacker_shoves",
-            "defender_shoves",
+            "attacker_broken",
+            "attacker_shoved",
+            "defender_shoved",
+            "order",
         ]
         .iter()
-        .map(|o| {
-            let v = r[0]
-                .outcomes
-                .iter()
-                .find(|(n, _)| n == o)
-                .map_or_else(|| panic!("no {o}"), |x| x.1.clone());
-            (*o, v)
-        })
+        .map(|o| (*o, r[0].outcome(o)))
         .collect();
         tally.add(&scene, seed, &exact, &got);
-        // The claims are the table's: the tercio's 4 ranks against foot.
-        assert_eq!(r[0].outcome("attacker_claims"), "0");
-        assert_eq!(r[0].outcome("defender_claims"), "2");
-        assert_eq!(r[0].outcome("attacker_dice"), "white");
-        assert_eq!(r[0].outcome("defender_dice"), "yellow");
+        // Three files fought, one die a side each.
+        assert_eq!(r[0].outcome("files_fought"), "3");
+        assert_eq!(r[0].rolls.len(), 6, "seed {seed}");
     }
     assert!(tally.check() >= 8);
+}
+
+/// An expression of the game's world, as `muster query` shows it.
+fn query(scene: &mut Scene, g: &Game, expr: &str) -> String {
+    scene
+        .build
+        .query_world(&g.world, expr)
+        .unwrap_or_else(|d| panic!("{expr}: {}", render_plain(&d, &scene.build.sources)))
+        .1
+}
+
+/// Issue 32's test of part 2 against part 1: a frontal charge fought file
+/// by file on the table (8.SP2.7: cuirassiers' 2 files against a Pike &
+/// Shot TUG's files 3 and 2, the facing files measured) against `muster
+/// odds` of the same procedure with the same facts stated
+/// (rules/situations/claims_files_charge.toml): the distributions agree
+/// within sampling error.
+#[test]
+fn a_charge_fought_file_by_file_on_the_table_matches_the_odds() {
+    let mut scene = Scene::open(RULES, "claims_files.toml", &[], 0.0);
+    let text = std::fs::read_to_string(format!("{ROOT}rules/situations/claims_files_charge.toml"))
+        .unwrap();
+    let exact = scene.exact(&text);
+    let mut tally = Tally::new("2 files of cuirassiers -> 4 files of pike & shot");
+    for seed in 0..3_000u64 {
+        let mut g = scene.start(seed, false);
+        if seed == 0 {
+            let facing: Vec<String> = (1..=2)
+                .map(|i| {
+                    query(
+                        &mut scene,
+                        &g,
+                        &format!("facing_file(cuirassiers, {i}, foot)"),
+                    )
+                })
+                .collect();
+            assert_eq!(facing, ["3", "2"]);
+            assert_eq!(
+                query(&mut scene, &g, "facing_files(cuirassiers, foot)"),
+                "2"
+            );
+            assert_eq!(
+                query(&mut scene, &g, "facing_files(foot, cuirassiers)"),
+                "2"
+            );
+        }
+        let a = scene.unit(&g, "cuirassiers") as u16;
+        let d = scene.unit(&g, "foot") as u16;
+        g.perform_named("fight_charge", &[Value::Unit(a), Value::Unit(d)])
+            .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        let got = [
+            (
+                "wounds_on_defender",
+                scene.int(&g, "foot", "bases_lost").to_string(),
+            ),
+            (
+                "wounds_on_attacker",
+                scene.int(&g, "cuirassiers", "bases_lost").to_string(),
+            ),
+            (
+                "attacker_broken",
+                scene.bool(&g, "cuirassiers", "broken").to_string(),
+            ),
+            (
+                "attacker_shoved",
+                scene.bool(&g, "cuirassiers", "shoved").to_string(),
+            ),
+            (
+                "defender_shoved",
+                scene.bool(&g, "foot", "shoved").to_string(),
+            ),
+            (
+                "order",
+                scene.int(&g, "cuirassiers", "file_order").to_string(),
+            ),
+        ];
+        tally.add(&scene, seed, &exact, &got);
+    }
+    assert!(tally.check() >= 8);
+}
+
+/// §Casualty Removal in the port: wounds take bases off the rear of the
+/// deepest files, so a Pike & Shot TUG of 4 files of 2 keeps its 4 BW of
+/// front until every file is one base deep, and narrows from its right
+/// after; a Colunela shot from the front loses a front-rank base first
+/// (§Casualty Removal from Shooting), and a recovered wound (8.SP6.1)
+/// puts a base back at the same width.
+#[test]
+fn casualties_in_a_claims_battle_keep_the_width() {
+    let mut scene = Scene::open(RULES, "claims_files.toml", &[], 0.0);
+    let mut g = scene.start(0, false);
+    let foot = scene.unit(&g, "foot");
+    let files = |scene: &mut Scene, g: &Game, u: &str| {
+        (1..=4)
+            .map(|i| query(scene, g, &format!("file_bases({u}.formation, {i})")))
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    let width = |g: &Game| g.world.field.as_ref().unwrap().bases[foot].width;
+    assert_eq!(files(&mut scene, &g, "foot"), "2|2|2|2");
+    let wound = |g: &mut Game, u: usize, n: i64| {
+        g.perform_named("take_wounds", &[Value::Unit(u as u16), Value::Int(n)])
+            .unwrap();
+    };
+    wound(&mut g, foot, 3);
+    assert_eq!(files(&mut scene, &g, "foot"), "2|1|1|1");
+    play(&mut g, "8.SP3.2 End of phase");
+    assert_eq!(width(&g), 4.0);
+    wound(&mut g, foot, 1);
+    play(&mut g, "8.SP3.2 End of phase");
+    assert_eq!(
+        (files(&mut scene, &g, "foot").as_str(), width(&g)),
+        ("1|1|1|1", 4.0)
+    );
+    // 8.SP6.1: a wound recovered, a base back, the width kept.
+    g.perform_named("recover", &[Value::Unit(foot as u16)])
+        .unwrap();
+    assert_eq!(files(&mut scene, &g, "foot"), "2|1|1|1");
+    assert_eq!(scene.int(&g, "foot", "bases_lost"), 3);
+    // Down to 3 bases: a file goes, from the right.
+    wound(&mut g, foot, 2);
+    play(&mut g, "8.SP3.2 End of phase");
+    assert_eq!(
+        (files(&mut scene, &g, "foot").as_str(), width(&g)),
+        ("1|1|1|0", 3.0)
+    );
+
+    // The Colunela: 4 files of 2, each headed by a front-rank base.
+    let col = scene.unit(&g, "colunela") as u16;
+    let front = |scene: &mut Scene, g: &Game| query(scene, g, "front_bases(colunela.formation)");
+    assert_eq!(front(&mut scene, &g), "4");
+    g.perform_named(
+        "casualties",
+        &[Value::Unit(col), Value::Int(1), Value::Bool(true)],
+    )
+    .unwrap();
+    assert_eq!(
+        (files(&mut scene, &g, "colunela"), front(&mut scene, &g)),
+        ("2|2|2|1".to_string(), "3".to_string())
+    );
+    // Wounds in combat take the rear bases: the front rank stays.
+    g.perform_named("take_wounds", &[Value::Unit(col), Value::Int(1)])
+        .unwrap();
+    assert_eq!(
+        (files(&mut scene, &g, "colunela"), front(&mut scene, &g)),
+        ("2|2|1|1".to_string(), "3".to_string())
+    );
+}
+
+/// In whole seeded games of the default scenario, every TUG left on the
+/// table keeps at least its starting width while it has a base for each
+/// file (M7 may widen it), and its base on the table is as wide as its
+/// files.
+#[test]
+fn tugs_keep_their_width_through_a_claims_battle() {
+    let mut scene = Scene::open(
+        RULES,
+        &format!("{ROOT}rules/scenarios/claims_default.toml"),
+        &[],
+        0.0,
+    );
+    let mut lost_bases = 0;
+    for seed in 1..6 {
+        let g0 = scene.start(seed, false);
+        let start: Vec<i64> = g0
+            .world
+            .units
+            .iter()
+            .map(|u| {
+                let f = scene.int(&g0, &u.name, "formation");
+                query(&mut scene, &g0, &format!("files({f})"))
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        let mut g = scene.start(seed, false);
+        g.run().unwrap_or_else(|d| panic!("{d:?}"));
+        let names: Vec<String> = g.world.units.iter().map(|u| u.name.clone()).collect();
+        for (u, name) in names.iter().enumerate() {
+            if scene.bool(&g, name, "off_table") {
+                continue;
+            }
+            let f = scene.int(&g, name, "formation");
+            let files: i64 = query(&mut scene, &g, &format!("files({f})"))
+                .parse()
+                .unwrap();
+            let bases: i64 = query(&mut scene, &g, &format!("formation_bases({f})"))
+                .parse()
+                .unwrap();
+            lost_bases += scene.int(&g, name, "bases_lost").max(0);
+            // Never narrower than its bases allow (M7 may widen it).
+            assert!(files >= start[u].min(bases.max(1)), "seed {seed}: {name}");
+            let w = g.world.field.as_ref().unwrap().bases[u].width;
+            assert_eq!(w, files as f64, "seed {seed}: {name}");
+        }
+    }
+    // The games do take casualties from TUGs that stay on the table.
+    assert!(lost_bases > 0);
+}
+
+/// The game of the claims_files scene on `seed`, the hands dealt (8.SP1.1).
+fn dealt(scene: &Scene, seed: u64) -> Game<'static> {
+    let mut g = scene.start(seed, true);
+    play(&mut g, "8.SP1.1 Replenish hands");
+    g
+}
+
+/// A unit's base on the table: (width, centre x, centre y, facing).
+fn base_of(g: &Game, u: usize) -> (f64, f64, f64, f64) {
+    let b = g.world.field.as_ref().unwrap().bases[u];
+    (b.width, b.centre.x, b.centre.y, b.facing)
+}
+
+/// §M7 Expand while stationary (8.SP4.3): the cuirassiers (2 files of 2)
+/// in contact with the wider Pike & Shot pay I (any card) and expand by a
+/// file on each side: 4 files of 1, their base 4 BW wide about the same
+/// centre, and all 4 files now face the foot's, so the next melee is
+/// fought by 4 files.
+#[test]
+fn m7_a_tug_in_contact_expands_to_fight_with_more_files() {
+    let mut scene = Scene::open(RULES, "claims_files.toml", &[], 0.0);
+    let mut g = dealt(&scene, 1);
+    let c = scene.unit(&g, "cuirassiers");
+    assert_eq!(base_of(&g, c).0, 2.0);
+    play(&mut g, "8.SP4.3 Prompts");
+    let r = runs(&g, "expand_by_a_file");
+    assert_eq!(r.len(), 1, "{}", g.narrative());
+    assert_eq!(r[0].args, ["cuirassiers"]);
+    assert_eq!(r[0].outcome("files"), "4");
+    assert!(g.narrative().contains("Horn pays "), "{}", g.narrative());
+    let f: Vec<String> = (1..=4)
+        .map(|i| {
+            query(
+                &mut scene,
+                &g,
+                &format!("file_bases(cuirassiers.formation, {i})"),
+            )
+        })
+        .collect();
+    assert_eq!(f, ["1", "1", "1", "1"]);
+    assert_eq!(base_of(&g, c), (4.0, 10.0, 5.5, 0.0));
+    assert_eq!(
+        query(&mut scene, &g, "facing_files(cuirassiers, foot)"),
+        "4"
+    );
+    // The foot, as wide now, does not expand; nobody expands twice.
+    play(&mut g, "8.SP5.2 Melee");
+    let m = runs(&g, "fight");
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0].outcome("files_fought"), "4");
+}
+
+/// §F2 Break-Off (8.SP5.4) and §F5 Voluntary pursuit (8.SP5.5): the
+/// cuirassiers, one wound from breaking, in contact with slower foot,
+/// break off for a III (formed) card: straight back 2BW, facing kept. The
+/// Pike & Shot they left then pursue for a III (formed), straight ahead up
+/// to its 3BW, and touch them again. A hand without the colour is refused
+/// and nobody moves.
+#[test]
+fn f2_a_break_off_and_f5_the_pursuit() {
+    let mut scene = Scene::open(RULES, "claims_files.toml", &[], 0.0);
+    let (mut went, mut refused, mut pursued) = (0, 0, 0);
+    for seed in 0..16 {
+        let mut g = dealt(&scene, seed);
+        let c = scene.unit(&g, "cuirassiers");
+        let foot = scene.unit(&g, "foot");
+        scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
+        play(&mut g, "8.SP5.4 Break-offs");
+        let text = g.narrative();
+        if text.contains("cuirassiers refused: Horn holds no III or better") {
+            refused += 1;
+            assert_eq!(base_of(&g, c), (2.0, 10.0, 5.5, 0.0), "seed {seed}");
+            continue;
+        }
+        went += 1;
+        assert!(
+            text.contains("Horn pays III") || text.contains("Horn pays IV"),
+            "seed {seed}: {text}"
+        );
+        assert_eq!(base_of(&g, c), (2.0, 10.0, 3.5, 0.0), "seed {seed}: {text}");
+        assert!(!scene.bool(&g, "foot", "breaking_off"));
+        play(&mut g, "8.SP5.5 Voluntary pursuit");
+        let text = g.narrative();
+        let (_, x, y, facing) = base_of(&g, foot);
+        if text.contains("foot, cuirassiers refused: Tilly holds no III or better") {
+            assert!(runs(&g, "pursue").is_empty(), "seed {seed}");
+            assert_eq!((x, y), (10.0, 6.5), "seed {seed}");
+            continue;
+        }
+        pursued += 1;
+        assert_eq!(runs(&g, "pursue").len(), 1, "seed {seed}: {text}");
+        assert!(text.contains("Tilly pays "), "seed {seed}: {text}");
+        // Straight ahead (it faces south, down the table) into contact.
+        assert_eq!((x, facing), (10.0, 180.0), "seed {seed}");
+        assert!((y - 4.5).abs() < 1e-9, "seed {seed}: {y} {text}");
+        assert_eq!(
+            query(&mut scene, &g, "in_contact(foot, cuirassiers)"),
+            "true"
+        );
+    }
+    assert!(
+        went > 0 && refused > 0 && pursued > 0,
+        "{went} {refused} {pursued}"
+    );
+}
+
+/// §MF2 (8.SP4.3): the Pike & Shot, touched on its flank by the
+/// cuirassiers' front, pays II (formed) to turn and face them: it ends
+/// facing east, front to front, so the cuirassiers are in its front zone
+/// and its files face theirs. Without a II or better in Tilly's hand the
+/// prompt is refused and it stays.
+#[test]
+fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
+    let mut scene = Scene::open(RULES, "claims_flank.toml", &[], 0.0);
+    let (mut turned, mut stayed) = (0, 0);
+    for seed in 0..16 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let foot = scene.unit(&g, "foot");
+        assert_eq!(
+            query(&mut scene, &g, "position(foot, cuirassiers)"),
+            "to_flank"
+        );
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        if text.contains("foot, cuirassiers refused: Tilly holds no II or better") {
+            stayed += 1;
+            assert_eq!(base_of(&g, foot).3, 180.0, "seed {seed}");
+            continue;
+        }
+        turned += 1;
+        assert!(
+            text.contains("foot turns to face cuirassiers"),
+            "seed {seed}: {text}"
+        );
+        assert_eq!(base_of(&g, foot).3, 90.0, "seed {seed}: {text}");
+        assert_eq!(
+            query(&mut scene, &g, "position(foot, cuirassiers)"),
+            "to_front"
+        );
+        assert!(
+            query(&mut scene, &g, "facing_files(foot, cuirassiers)") != "0",
+            "seed {seed}"
+        );
+    }
+    assert!(turned > 0, "{turned} {stayed}");
 }

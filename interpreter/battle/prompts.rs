@@ -4,7 +4,9 @@
 //! rules and the policy put first, as a `pick` takes its first); a side
 //! that takes none passes. It goes round until every side in a row has
 //! passed: the coloured-dice QRS's "prompt actions until both sides pass"
-//! (8.SP4.3). An option the `pay` clause refused (its hand lacked the
+//! (8.SP4.3). The narrative names the decision a side passed on
+//! (`Swedish army passes (charge_prompts)`): a step may alternate several,
+//! each closing with every side's pass. An option the `pay` clause refused (its hand lacked the
 //! card) is not offered again in the same alternation: hands only shrink
 //! while it lasts, unless a gift fills one, and then the option is asked
 //! again at the next alternation.
@@ -98,6 +100,7 @@ impl Game<'_> {
                 passes += 1;
                 self.note(|g| Event::Passes {
                     side: g.label(Value::Side(side as u16)),
+                    prompt: g.rs.decisions[decision as usize].name.clone(),
                 });
             }
         };
