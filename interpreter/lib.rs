@@ -38,6 +38,7 @@ pub mod hands;
 pub mod hooks;
 pub mod ir;
 pub mod load;
+pub mod lsp;
 pub mod modifiers;
 pub mod nesting;
 pub mod odds;

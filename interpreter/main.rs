@@ -45,6 +45,10 @@ enum Command {
         #[arg(required = true)]
         rulesets: Vec<PathBuf>,
     },
+    /// A language server for editors, over standard input and output
+    /// (diagnostics, hover, go to definition, completion, outline, a
+    /// situation's odds). See docs/LANGUAGE.md, "Editor support".
+    Lsp,
     /// Print the compiled sequence of play.
     Graph {
         ruleset: PathBuf,
@@ -380,6 +384,10 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 return Err(ExitCode::FAILURE);
             }
         }
+        Command::Lsp => muster::lsp::run().map_err(|e| {
+            errln!("error: muster lsp: {e}");
+            ExitCode::FAILURE
+        })?,
         Command::Graph { ruleset, format } => {
             let b = load(&ruleset)?;
             let Some(g) = &b.ruleset.graph else {

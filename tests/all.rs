@@ -23,6 +23,7 @@ mod fuzz;
 mod grammar;
 mod hooks;
 mod json_schema;
+mod lsp;
 mod matchlocks;
 mod matchlocks_battle;
 mod matchlocks_fidelity;
