@@ -24,6 +24,7 @@ pub mod battle;
 pub mod battlefield;
 pub mod bytecode;
 pub mod call_graph;
+pub mod check_json;
 pub mod closures;
 pub mod compare;
 pub mod compile;
@@ -59,6 +60,7 @@ pub mod svg;
 pub mod syntax;
 pub mod tables;
 pub mod value;
+pub mod watch;
 pub mod world;
 
 use diagnostic::Diag;

@@ -44,6 +44,14 @@ enum Command {
         /// Ruleset files (.muster).
         #[arg(required = true)]
         rulesets: Vec<PathBuf>,
+        /// `json`: one `check` document on standard output for tools
+        /// (docs/json.md), instead of rendered diagnostics.
+        #[arg(long, value_enum, default_value = "human")]
+        message_format: MessageFormat,
+        /// Check again on every save in the rulesets' folders, with the
+        /// exact odds of the situations there, printing what changed.
+        #[arg(long, conflicts_with = "message_format")]
+        watch: bool,
     },
     /// A language server for editors, over standard input and output
     /// (diagnostics, hover, go to definition, completion, outline, a
@@ -214,6 +222,12 @@ enum LogFormat {
     Json,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MessageFormat {
+    Human,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum GraphFormat {
     Dot,
@@ -353,7 +367,42 @@ fn read_input(path: &Path, sources: &Sources) -> Result<String, ExitCode> {
 
 fn run(cli: Cli) -> Result<(), ExitCode> {
     match cli.command {
-        Command::Check { rulesets } => {
+        Command::Check {
+            rulesets,
+            watch: true,
+            ..
+        } => {
+            let mut print =
+                |t: &str| emit(format_args!("{t}\n")).is_ok() && std::io::stdout().flush().is_ok();
+            muster::watch::run(&rulesets, &mut print).map_err(|e| {
+                errln!("error: check --watch: {e}");
+                ExitCode::FAILURE
+            })?;
+        }
+        Command::Check {
+            rulesets,
+            message_format: MessageFormat::Json,
+            ..
+        } => {
+            let entries: Vec<serde_json::Value> = rulesets
+                .iter()
+                .map(|r| {
+                    let file = r.display().to_string();
+                    match muster::build(r) {
+                        Ok(b) => muster::check_json::ruleset(&file, &[], &b.sources),
+                        Err((d, s)) => muster::check_json::ruleset(&file, &d, &s),
+                    }
+                })
+                .collect();
+            let failed = entries.iter().any(|e| e["ok"] == false);
+            let v =
+                muster::output::json_document("check", serde_json::json!({ "rulesets": entries }));
+            outln!("{}", serde_json::to_string_pretty(&v).unwrap());
+            if failed {
+                return Err(ExitCode::FAILURE);
+            }
+        }
+        Command::Check { rulesets, .. } => {
             let mut failed = false;
             for r in &rulesets {
                 match muster::build(r) {

@@ -21,6 +21,7 @@ mod diff;
 mod files;
 mod fuzz;
 mod grammar;
+mod highlight;
 mod hooks;
 mod json_schema;
 mod lsp;

@@ -481,13 +481,21 @@ fn situation_odds_as_code_lenses() {
         "{titles:?}"
     );
 
-    // The unsaved text counts: the horse not charging.
-    c.change(&u, 2, &text.replace("  \"charging(attacker)\",\n", ""));
+    // The unsaved text counts: the horse charging shot, not pike.
+    c.change(
+        &u,
+        2,
+        &text.replace("type = \"Pike+Shot\"", "type = \"Shot\""),
+    );
     let r = c.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
     let first = r["result"][0]["command"]["title"]
         .as_str()
         .unwrap()
         .to_string();
+    assert!(
+        first.starts_with("tillys_very_bad_day: melee (exact)"),
+        "{first}"
+    );
     assert!(!first.contains("184/729"), "{first}");
     let h = c.at("textDocument/hover", &u, (0, 0));
     assert!(
@@ -562,4 +570,106 @@ fn bad_input_never_stops_the_server() {
         "{h}"
     );
     c.stop();
+}
+
+/// `check --message-format json`: each ruleset's problems with their
+/// places (1-based) and related places; a clean one `ok`; a failing exit.
+#[test]
+fn check_message_format_json() {
+    let dir = common::scratch("check-json");
+    let broken = "ruleset b \"x\"\nstat resolve\ndefine strong(u: unit): bool = u.resolve > 3\nfact strong(unit): bool = false\n";
+    std::fs::write(dir.join("b.muster"), broken).unwrap();
+    std::fs::write(dir.join("ok.muster"), "ruleset ok \"x\"\nstat resolve\n").unwrap();
+    let out = common::muster_in(
+        &dir,
+        &["check", "ok.muster", "b.muster", "--message-format", "json"],
+    );
+    assert!(!out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "check");
+    assert_eq!(
+        v["rulesets"][0],
+        json!({"file": "ok.muster", "ok": true, "diagnostics": []})
+    );
+    let b = &v["rulesets"][1];
+    assert_eq!(b["ok"], false);
+    assert_eq!(
+        b["diagnostics"],
+        json!([{
+            "code": "muster::duplicate",
+            "message": "`strong` is defined twice",
+            "label": "defined again here as a fact",
+            "help": "every unit, table, modifier, fact and procedure needs its own name; in a house rule write `override` to replace one",
+            "place": {"file": "b.muster", "line": 4, "column": 6, "end_line": 4, "end_column": 12},
+            "related": [{
+                "place": {"file": "b.muster", "line": 3, "column": 8, "end_line": 3, "end_column": 14},
+                "message": "first defined here as a define"
+            }]
+        }])
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `check --watch`: the first report shows the ruleset's verdict and the
+/// odds of the situation beside it; a save prints only what changed (the
+/// odds, not the unchanged "ok"); a mistake saved prints its diagnostic.
+#[test]
+fn check_watch_reports_what_a_save_changes() {
+    let dir = common::scratch("check-watch");
+    let base = "ruleset base \"A base\"\n\nimport core\n\nstat resolve\nunits (resolve) {\n  Pike : = 4\n}\n\nprocedure melee(a: unit) outcomes { won: bool } {\n  outcome won = d6 >= a.resolve\n}\n";
+    std::fs::write(dir.join("base.muster"), base).unwrap();
+    std::fs::create_dir(dir.join("situations")).unwrap();
+    std::fs::write(
+        dir.join("situations/pike.toml"),
+        "procedure = \"melee\"\n[units.a]\ntype = \"Pike\"\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(["check", "--watch", "base.muster"])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || rx.recv_timeout(PATIENCE).expect("a line in time");
+    assert_eq!(next(), "base.muster: ok");
+    assert_eq!(
+        next(),
+        "./situations/pike.toml: base: melee (exact) won: false 1/2 (50.0%), true 1/2 (50.0%)"
+    );
+    std::fs::write(dir.join("base.muster"), base.replace("= 4", "= 3")).unwrap();
+    assert_eq!(
+        next(),
+        "./situations/pike.toml: base: melee (exact) won: false 1/3 (33.3%), true 2/3 (66.7%)",
+        "only the odds changed"
+    );
+    std::fs::write(dir.join("base.muster"), base.replace("d6 >=", "d7 >=")).unwrap();
+    let l = next();
+    assert_eq!(l, "base.muster: 1 problem", "then its diagnostic");
+    let mut diag = String::new();
+    loop {
+        let l = next();
+        if l.contains("no longer read") {
+            break;
+        }
+        diag.push_str(&l);
+        diag.push('\n');
+    }
+    assert!(diag.contains("d7"), "{diag}");
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

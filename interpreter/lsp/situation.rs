@@ -53,55 +53,58 @@ pub fn candidates(path: &Path) -> Vec<PathBuf> {
 }
 
 /// The situation `text` (the file at `path`) under each candidate ruleset
-/// that reads it: exact odds, or its scripted rolls' result. A ruleset
-/// that does not compile or does not read the situation is left out; a
-/// situation too large to count exactly says so in its line.
+/// that reads it (see [`under`]); a ruleset that does not compile is left
+/// out.
 pub fn odds(path: &Path, text: &str) -> Vec<Odds> {
-    let shown = path.display().to_string();
-    let mut out = Vec::new();
-    for r in candidates(path) {
-        let Ok(mut b) = crate::build(&r) else {
-            continue;
-        };
-        let Ok(s) = b.situation(&shown, text) else {
-            continue;
-        };
-        let stem = r
-            .file_stem()
-            .map_or(String::new(), |s| s.to_string_lossy().into_owned());
-        let result = if s.rolls.is_some() {
-            b.scripted(&s).map_err(|d| d.message)
-        } else {
-            b.program(&s).map_err(|d| d.message).and_then(|prog| {
-                match crate::odds::exact(&b.ruleset, &prog) {
-                    Ok(o) => Ok(o),
-                    Err(ExactError::TooMany(why)) => {
-                        Err(format!("{why}; run `muster odds --samples N` to sample it"))
-                    }
-                    Err(ExactError::Fault(d)) => Err(d.message),
+    candidates(path)
+        .into_iter()
+        .filter_map(|r| {
+            let mut b = crate::build(&r).ok()?;
+            under(&mut b, &r, path, text)
+        })
+        .collect()
+}
+
+/// The situation `text` (the file at `path`) under the ruleset `b` (the
+/// file `ruleset`): exact odds, or its scripted rolls' result; none when
+/// the ruleset does not read it. A situation too large to count exactly,
+/// or whose run fails, says so in its line.
+pub fn under(b: &mut crate::Build, ruleset: &Path, path: &Path, text: &str) -> Option<Odds> {
+    let s = b.situation(&path.display().to_string(), text).ok()?;
+    let stem = ruleset
+        .file_stem()
+        .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+    let result = if s.rolls.is_some() {
+        b.scripted(&s).map_err(|d| d.message)
+    } else {
+        b.program(&s).map_err(|d| d.message).and_then(|prog| {
+            match crate::odds::exact(&b.ruleset, &prog) {
+                Ok(o) => Ok(o),
+                Err(ExactError::TooMany(why)) => {
+                    Err(format!("{why}; run `muster odds --samples N` to sample it"))
                 }
-            })
-        };
-        let procedure = s.procedure.map_or(String::new(), |p| {
-            b.ruleset.procedures[p as usize].name.clone()
-        });
-        let (line, table) = match result {
-            Ok(o) => {
-                let report = Report::new(&b.ruleset, &s.world, &procedure, &o);
-                (
-                    summary(&stem, &report),
-                    report.text(s.description.as_deref()),
-                )
+                Err(ExactError::Fault(d)) => Err(d.message),
             }
-            Err(why) => (format!("{stem}: {procedure}: {why}"), why),
-        };
-        out.push(Odds {
-            ruleset: r,
-            line,
-            table,
-        });
-    }
-    out
+        })
+    };
+    let procedure = s.procedure.map_or(String::new(), |p| {
+        b.ruleset.procedures[p as usize].name.clone()
+    });
+    let (line, table) = match result {
+        Ok(o) => {
+            let report = Report::new(&b.ruleset, &s.world, &procedure, &o);
+            (
+                summary(&stem, &report),
+                report.text(s.description.as_deref()),
+            )
+        }
+        Err(why) => (format!("{stem}: {procedure}: {why}"), why),
+    };
+    Some(Odds {
+        ruleset: ruleset.to_path_buf(),
+        line,
+        table,
+    })
 }
 
 /// `ruleset: procedure (exact) winner: attacker 184/729 (25.2%), ...`: the
