@@ -418,10 +418,22 @@ fn diagnostics_and_unsaved_text_across_extends() {
     );
     assert_eq!(rel["message"], "first defined here as a define");
 
+    // The house rule is checked against the base's unsaved text: with
+    // Pike renamed there (not on disk), its override has nothing to override.
+    c.change(&bu, 2, &base.replace("Pike :", "Pikes :"));
+    let ds = c.diagnostics(&hu);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(ds[0]["code"], "muster::nothing_to_override");
+    assert_eq!(
+        ds[0]["range"]["start"]["line"],
+        line_of(house, "override Pike")
+    );
+
     // Mend the base in the editor, and make Pike 6 there: the house rule
     // still says 5 (its override), and is clean again.
-    c.change(&bu, 2, &base.replace("Pike : = 4", "Pike : = 6"));
+    c.change(&bu, 3, &base.replace("Pike : = 4", "Pike : = 6"));
     assert!(c.diagnostics(&bu).is_empty());
+    assert!(c.diagnostics(&hu).is_empty());
     let h = c.at("textDocument/hover", &hu, place(house, "Pike", 1));
     assert!(
         h["contents"]["value"].as_str().unwrap().contains("| 5 |"),

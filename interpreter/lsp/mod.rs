@@ -194,9 +194,11 @@ impl Server {
         }
     }
 
+    /// An opened document: its text now stands in for its file, so every
+    /// open document (one may extend it) is checked again.
     fn opened(&mut self, uri: &str, text: String) {
         self.docs.insert(uri.to_string(), text.into());
-        self.dirty.insert(uri.to_string());
+        self.dirty.extend(self.docs.keys().cloned());
     }
 
     /// A change: the whole new text (the server asks for full sync), or
@@ -220,8 +222,11 @@ impl Server {
         self.dirty.extend(self.docs.keys().cloned());
     }
 
+    /// A closed document: its file is read from disk again, by the open
+    /// documents that extend it too.
     fn closed(&mut self, uri: &str) {
         self.docs.remove(uri);
+        self.dirty.extend(self.docs.keys().cloned());
         self.dirty.remove(uri);
         self.analyses.remove(uri);
         self.odds.remove(uri);
