@@ -577,3 +577,49 @@ pub fn path_uri(path: &Path) -> Option<Uri> {
     }
     s.parse().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A handler that panics (here on an analysis whose names point into a
+    /// source it does not hold) answers with an error response, and the
+    /// server answers the next request as usual.
+    #[test]
+    fn a_panicking_handler_answers_an_error() {
+        let mut s = Server::default();
+        let uri = "file:///x.muster";
+        s.docs.insert(uri.into(), Arc::from("stat resolve\n"));
+        let def = analysis::Def {
+            name: "resolve".into(),
+            kind: analysis::Kind::Stat,
+            span: crate::syntax::Span::new(crate::syntax::FileId(7), 5, 12),
+            item: Default::default(),
+            parent: None,
+            index: 0,
+        };
+        let broken = Analysis {
+            sources: Default::default(),
+            items: Vec::new(),
+            defs: vec![def],
+            ruleset: None,
+            diags: Vec::new(),
+        };
+        s.analyses.insert(uri.into(), broken);
+        let at = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 6}});
+        let req = Request::new(1.into(), "textDocument/hover".into(), at);
+        let e = s
+            .answer(&req)
+            .response_result
+            .expect_err("an error response");
+        assert_eq!(e.code, ErrorCode::InternalError as i32);
+        assert!(e.message.contains("textDocument/hover"), "{}", e.message);
+        let req = Request::new(
+            2.into(),
+            "textDocument/codeLens".into(),
+            json!({"textDocument": {"uri": uri}}),
+        );
+        assert_eq!(s.answer(&req).response_result.ok(), Some(json!([])));
+    }
+}

@@ -106,7 +106,9 @@ mod tests {
     fn positions_count_utf16_and_clamp() {
         let t = "ab\n§x\n";
         let l = Lines::new(t);
-        assert_eq!(l.position(4), Position::new(1, 1));
+        // `§` is two bytes and one UTF-16 unit; inside it is before it.
+        assert_eq!(l.position(5), Position::new(1, 1));
+        assert_eq!(l.position(4), Position::new(1, 0));
         assert_eq!(l.offset(Position::new(1, 1)), 5);
         assert_eq!(l.offset(Position::new(9, 9)), t.len());
         assert_eq!(l.offset(Position::new(0, 99)), 2);
