@@ -123,7 +123,19 @@ enum Command {
         /// Ruleset files (.muster).
         #[arg(required = true)]
         rulesets: Vec<PathBuf>,
+        /// `json`: one `check` document on standard output for tools
+        /// (docs/json.md), instead of rendered diagnostics.
+        #[arg(long, value_enum, default_value = "human")]
+        message_format: MessageFormat,
+        /// Check again on every save in the rulesets' folders, with the
+        /// exact odds of the situations there, printing what changed.
+        #[arg(long, conflicts_with = "message_format")]
+        watch: bool,
     },
+    /// A language server for editors, over standard input and output
+    /// (diagnostics, hover, go to definition, completion, outline, a
+    /// situation's odds). See docs/LANGUAGE.md, "Editor support".
+    Lsp,
     /// Print the compiled sequence of play.
     Graph {
         ruleset: PathBuf,
@@ -311,6 +323,12 @@ struct Runs {
 #[derive(Clone, Copy, ValueEnum)]
 enum LogFormat {
     Text,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MessageFormat {
+    Human,
     Json,
 }
 
@@ -508,7 +526,42 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .map_err(output_failed)?;
             out!("{}", String::from_utf8_lossy(&page));
         }
-        Command::Check { rulesets } => {
+        Command::Check {
+            rulesets,
+            watch: true,
+            ..
+        } => {
+            let mut print =
+                |t: &str| emit(format_args!("{t}\n")).is_ok() && std::io::stdout().flush().is_ok();
+            muster::watch::run(&rulesets, &mut print).map_err(|e| {
+                errln!("error: check --watch: {e}");
+                ExitCode::FAILURE
+            })?;
+        }
+        Command::Check {
+            rulesets,
+            message_format: MessageFormat::Json,
+            ..
+        } => {
+            let entries: Vec<serde_json::Value> = rulesets
+                .iter()
+                .map(|r| {
+                    let file = r.display().to_string();
+                    match muster::build(r) {
+                        Ok(b) => muster::check_json::ruleset(&file, &[], &b.sources),
+                        Err((d, s)) => muster::check_json::ruleset(&file, &d, &s),
+                    }
+                })
+                .collect();
+            let failed = entries.iter().any(|e| e["ok"] == false);
+            let v =
+                muster::output::json_document("check", serde_json::json!({ "rulesets": entries }));
+            outln!("{}", serde_json::to_string_pretty(&v).unwrap());
+            if failed {
+                return Err(ExitCode::FAILURE);
+            }
+        }
+        Command::Check { rulesets, .. } => {
             let mut failed = false;
             for r in &rulesets {
                 match muster::build(r) {
@@ -539,6 +592,10 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 return Err(ExitCode::FAILURE);
             }
         }
+        Command::Lsp => muster::lsp::run().map_err(|e| {
+            errln!("error: muster lsp: {e}");
+            ExitCode::FAILURE
+        })?,
         Command::Graph { ruleset, format } => {
             let b = load(&ruleset)?;
             let Some(g) = &b.ruleset.graph else {

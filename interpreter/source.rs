@@ -114,6 +114,9 @@ impl ReadError {
 /// may be given (even `/dev/stdin`); files a ruleset names are checked by
 /// [`Tree::resolve`] before they get here.
 pub fn read_text(path: &Path) -> Result<String, ReadError> {
+    if let Some(text) = overlaid(path) {
+        return Ok(text);
+    }
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
     if meta.is_dir() {
@@ -136,6 +139,33 @@ pub fn read_text(path: &Path) -> Result<String, ReadError> {
         return Err(ReadError::TooLarge);
     }
     String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()))
+}
+
+thread_local! {
+    /// Texts an editor holds unsaved (`muster lsp`), by canonical path:
+    /// read in place of the files on this thread, so that a house rule is
+    /// checked against the base as the editor shows it. Empty elsewhere.
+    static OVERLAY: std::cell::RefCell<std::collections::HashMap<PathBuf, Arc<str>>> =
+        Default::default();
+}
+
+/// Read `texts` (canonical path, text) in place of those files on this
+/// thread until the next call (see [`read_text`]); the language server
+/// sets it before each analysis and never writes a file.
+pub fn set_overlay(texts: std::collections::HashMap<PathBuf, Arc<str>>) {
+    OVERLAY.with(|o| *o.borrow_mut() = texts);
+}
+
+/// The unsaved text standing in for `path`, if any.
+fn overlaid(path: &Path) -> Option<String> {
+    OVERLAY.with(|o| {
+        let o = o.borrow();
+        if o.is_empty() {
+            return None;
+        }
+        let real = path.canonicalize().ok()?;
+        o.get(&real).map(|t| t.to_string())
+    })
 }
 
 // ------------------------------------------------- what a ruleset may read
