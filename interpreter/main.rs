@@ -297,7 +297,8 @@ struct Runs {
     /// The scenario file (TOML); default: the ruleset's own (compare: A's).
     #[arg(long)]
     scenario: Option<PathBuf>,
-    /// Games to play (compare: under each ruleset).
+    /// Games to play (compare: under each ruleset, at least 10; its
+    /// intervals are Student's t, wide when the games are few).
     #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
     runs: u64,
     /// The run's seed: game i plays on a seed made from it and i.
@@ -803,6 +804,13 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         } => {
             if let (Some(_), Some(_)) = (&svg, &shard) {
                 errln!("error: a shard is not the whole run: draw the chart with the comparison (`muster compare` without --shard)");
+                return Err(ExitCode::from(2));
+            }
+            if runs < muster::compare::MIN_GAMES {
+                errln!(
+                    "error: --runs {runs}: compare needs at least {} paired games for an interval worth reading",
+                    muster::compare::MIN_GAMES
+                );
                 return Err(ExitCode::from(2));
             }
             let both = |x: &[String]| [options.clone(), x.to_vec()].concat();

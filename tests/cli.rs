@@ -177,11 +177,18 @@ fn the_manual_page_names_every_command_and_the_exit_codes() {
 /// scenario another ruleset cannot play shows its first three problems.
 #[test]
 fn compare_of_two_different_games_is_one_diagnostic() {
+    // Fewer than 10 games: a usage error, said in the help.
+    let few = run(&["compare", TVBD, TVBD, "--runs", "3"]);
+    assert_eq!(few.status.code(), Some(2));
+    assert!(stderr(&few).contains("compare needs at least 10 paired games"));
+    let help = common::succeeded(run(&["compare", "--help"]));
+    assert!(help.contains("at least 10"), "{help}");
+
     for other in [
         "rules/thistle_lily_and_rose.muster",
         "rules/never_mind_the_matchlocks.muster",
     ] {
-        let out = run(&["compare", TVBD, other, "--runs", "3"]);
+        let out = run(&["compare", TVBD, other, "--runs", "10"]);
         assert_eq!(out.status.code(), Some(1));
         let err = stderr(&out);
         // The words, whatever the wrapping.
@@ -201,7 +208,7 @@ fn compare_of_two_different_games_is_one_diagnostic() {
         TVBD,
         "rules/tvbd_steady_pike.muster",
         "--runs",
-        "3",
+        "10",
         "-q",
     ]);
     assert!(ok.status.success(), "{}", stderr(&ok));
@@ -217,7 +224,7 @@ fn compare_of_two_different_games_is_one_diagnostic() {
         "--scenario",
         bad.to_str().unwrap(),
         "--runs",
-        "3",
+        "10",
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);

@@ -50,7 +50,7 @@ fn binary_interval(a: &[bool], b: &[bool]) -> (f64, f64, f64) {
     let down = a.iter().zip(b).filter(|(x, y)| **x && !**y).count() as f64;
     let mean = (up - down) / n;
     let var = (up + down - n * mean * mean) / (n - 1.0);
-    let half = 1.959_963_984_540_054 * (var / n).sqrt();
+    let half = muster::compare::t95(a.len() as u64 - 1) * (var / n).sqrt();
     (mean, mean - half, mean + half)
 }
 
@@ -186,7 +186,7 @@ fn the_command_line() {
             "rules/tillys_very_bad_day.muster",
             "rules/thistle_lily_and_rose.muster",
             "--runs",
-            "2",
+            "10",
         ],
     );
     assert!(!out.status.success());
@@ -202,14 +202,14 @@ fn the_command_line() {
             "rules/tillys_very_bad_day.muster",
             "rules/tillys_very_bad_day.muster",
             "--runs",
-            "3",
+            "10",
             "--option-b",
             "variable_army_morale=on",
             "--json",
         ],
     );
     let j: serde_json::Value = serde_json::from_str(&common::succeeded(out)).unwrap();
-    assert_eq!(j["comparison"]["games"], 3);
+    assert_eq!(j["comparison"]["games"], 10);
     assert_eq!(j["comparison"]["shifts"].as_array().unwrap().len(), 17);
     assert!(j["scenario"]
         .as_str()

@@ -357,7 +357,7 @@ fn bad_input() {
 #[test]
 fn compare_starts_with_the_difference() {
     let diff = muster(&["diff", TVBD, STEADY]);
-    let out = muster(&["compare", TVBD, STEADY, "--runs", "2"]);
+    let out = muster(&["compare", TVBD, STEADY, "--runs", "10"]);
     assert!(
         out.starts_with(&format!("{diff}\n")),
         "{out}\ndoes not start with\n{diff}"
@@ -368,8 +368,10 @@ fn compare_starts_with_the_difference() {
         "{games}"
     );
     assert!(games.contains("B - A"), "{games}");
-    let j: serde_json::Value =
-        serde_json::from_str(&muster(&["compare", TVBD, STEADY, "--runs", "2", "--json"])).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&muster(&[
+        "compare", TVBD, STEADY, "--runs", "10", "--json",
+    ]))
+    .unwrap();
     let mut d: serde_json::Value =
         serde_json::from_str(&muster(&["diff", TVBD, STEADY, "--json"])).unwrap();
     // `diff --json` is a document of its own (schema_version, kind): the
@@ -383,7 +385,7 @@ fn compare_starts_with_the_difference() {
     doc.remove("kind");
     assert_eq!(j["kind"], "compare");
     assert_eq!(j["diff"], d);
-    assert_eq!(j["comparison"]["games"], 2);
+    assert_eq!(j["comparison"]["games"], 10);
 }
 
 /// Horse charging the front of Pike+Shot under the book and under steady

@@ -224,7 +224,7 @@ fn simulate_and_compare() {
     assert_eq!(v["wins"][0]["army"], v["armies"][0]);
     assert_eq!(v["ruleset"], "Tilly's Very Bad Day (v1)");
 
-    let c = run(&["compare", TVBD, STEADY, "--runs", "4", "--json"]);
+    let c = run(&["compare", TVBD, STEADY, "--runs", "10", "--json"]);
     head_is(&c, "compare");
     check(
         "compare",

@@ -86,8 +86,8 @@ fn options_of_each_side_travel_with_the_shards() {
     // An option under B only: the merged comparison is the unsplit one.
     let d = common::scratch("shard-compare-option");
     let opt = ["--option-b", "variable_army_morale=on"];
-    let whole = compare(&d, 9, &[&["--json"][..], &opt].concat());
-    let files = shards(&d, 9, 2, &opt);
+    let whole = compare(&d, 15, &[&["--json"][..], &opt].concat());
+    let files = shards(&d, 15, 2, &opt);
     assert_eq!(common::succeeded(merge_cmd(&d, &files, &["--json"])), whole);
 }
 
@@ -115,7 +115,7 @@ fn refused(files: &[(String, String)], file: &str) -> Vec<String> {
 #[test]
 fn simulate_and_compare_shards_do_not_mix() {
     let d = common::scratch("shard-compare-mix");
-    let c = shards(&d, 6, 2, &[]);
+    let c = shards(&d, 12, 2, &[]);
     let out = common::succeeded(common::muster_in(
         &d,
         &[
@@ -142,15 +142,15 @@ fn simulate_and_compare_shards_do_not_mix() {
 #[test]
 fn shards_of_another_comparison_are_refused() {
     let d = common::scratch("shard-compare-other");
-    let base = shards(&d, 6, 2, &[]);
-    assert_eq!(merged(&base), Ok(6));
+    let base = shards(&d, 12, 2, &[]);
+    assert_eq!(merged(&base), Ok(12));
     let other = |extra: &[&str], runs: u64| {
         let slice = ["--shard", "2/2"];
         let name = "other.json".to_string();
         (name, compare(&d, runs, &[&slice[..], extra].concat()))
     };
     // An option under B changes what B is built from: the fingerprint.
-    let opt = other(&["--option-b", "variable_army_morale=on"], 6);
+    let opt = other(&["--option-b", "variable_army_morale=on"], 12);
     assert_eq!(
         refused(&[base[0].clone(), opt], "other.json"),
         ["this shard is of another run: its ruleset, scenario or options (fingerprint) differs"]
@@ -159,7 +159,7 @@ fn shards_of_another_comparison_are_refused() {
     let seed = common::succeeded(common::muster_in(
         &d,
         &[
-            "compare", TVBD, STEADY, "--runs", "6", "--seed", "4", "--shard", "2/2",
+            "compare", TVBD, STEADY, "--runs", "12", "--seed", "4", "--shard", "2/2",
         ],
     ));
     assert_eq!(
@@ -169,7 +169,7 @@ fn shards_of_another_comparison_are_refused() {
         ),
         ["this shard is of another run: its seed differs"]
     );
-    let runs = other(&[], 8);
+    let runs = other(&[], 14);
     assert_eq!(
         refused(&[base[0].clone(), runs], "other.json"),
         ["this shard is of another run: its number of games (--runs) differs"]
@@ -178,7 +178,7 @@ fn shards_of_another_comparison_are_refused() {
     let swapped = common::succeeded(common::muster_in(
         &d,
         &[
-            "compare", STEADY, TVBD, "--runs", "6", "--seed", "3", "--shard", "2/2",
+            "compare", STEADY, TVBD, "--runs", "12", "--seed", "3", "--shard", "2/2",
         ],
     ));
     assert_eq!(
@@ -193,8 +193,8 @@ fn shards_of_another_comparison_are_refused() {
 #[test]
 fn a_comparison_with_a_slice_missing_or_twice_is_refused() {
     let d = common::scratch("shard-compare-slices");
-    let f = shards(&d, 9, 3, &[]);
-    assert_eq!(merged(&f), Ok(9));
+    let f = shards(&d, 15, 3, &[]);
+    assert_eq!(merged(&f), Ok(15));
     assert_eq!(
         refused(&[f[0].clone(), f[2].clone()], "c1.json"),
         ["the run is not whole: shard 2/3 is missing"]
@@ -232,8 +232,8 @@ fn a_comparison_with_a_slice_missing_or_twice_is_refused() {
 #[test]
 fn a_huge_slice_count_is_only_missing_slices() {
     let d = common::scratch("shard-compare-huge");
-    // Slice 1 of 5 of a 4-game run plays no game, as does 1 of 10^18.
-    let out = compare(&d, 4, &["--shard", "1/5"]);
+    // Slice 1 of 15 of a 10-game run plays no game, as does 1 of 10^18.
+    let out = compare(&d, 10, &["--shard", "1/15"]);
     let mut v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["paired"]["games"], 0);
     v["shard"]["count"] = 1_000_000_000_000_000_000u64.into();
