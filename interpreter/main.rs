@@ -732,11 +732,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let frame = muster::simulate::Frame::of(&prep);
             let tally = muster::simulate::Tally::of(&played, frame.unit_types.len());
             let scenario_name = sc.description.clone().unwrap_or_else(|| "scenario".into());
-            if let Some(file) = &svg {
-                let summary = tally.summary(&frame, seed);
-                let chart = muster::charts::simulate(&summary, &b.ruleset.title, &scenario_name);
-                write_chart(file, &chart, &b.sources)?;
-            }
+            // The whole run's summary, made once for the text, the JSON and
+            // the chart (a shard keeps its counts instead).
+            let summary = shard.is_none().then(|| tally.summary(&frame, seed));
             if let Some(slice) = shard {
                 use muster::simulate::shard;
                 let s = shard::Shard {
@@ -755,14 +753,18 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     tally,
                 };
                 outln!("{}", serde_json::to_string_pretty(&s).unwrap());
-            } else if json {
-                let summary = tally.summary(&frame, seed);
-                let v = summary.json(&b.ruleset.title, &scenario_name);
-                outln!("{}", serde_json::to_string_pretty(&v).unwrap());
-            } else {
-                let summary = tally.summary(&frame, seed);
-                outln!("{} — {scenario_name}", b.ruleset.title);
-                out!("{summary}");
+            } else if let Some(summary) = &summary {
+                if json {
+                    let v = summary.json(&b.ruleset.title, &scenario_name);
+                    outln!("{}", serde_json::to_string_pretty(&v).unwrap());
+                } else {
+                    outln!("{} — {scenario_name}", b.ruleset.title);
+                    out!("{summary}");
+                }
+                if let Some(file) = &svg {
+                    let chart = muster::charts::simulate(summary, &b.ruleset.title, &scenario_name);
+                    write_chart(file, &chart, &b.sources)?;
+                }
             }
             // The speed on standard error: two runs' outputs compare equal.
             noteln!(

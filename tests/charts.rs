@@ -25,6 +25,12 @@ fn chart(args: &[&str], file: &Path) -> (String, String) {
     (out, std::fs::read_to_string(file).unwrap())
 }
 
+/// What the command prints with `--json`.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let all = [args, &["--json"]].concat();
+    serde_json::from_str(&common::succeeded(common::muster_in(root(), &all))).unwrap()
+}
+
 fn attr(n: &roxmltree::Node, a: &str) -> f64 {
     n.attribute(a).unwrap().parse().unwrap()
 }
@@ -44,11 +50,7 @@ fn odds_chart_bars_are_the_exact_chances() {
     let doc = roxmltree::Document::parse(&svg).unwrap();
     assert!(muster::charts::is_chart(&svg));
     // The JSON says which outcomes and values there are.
-    let json: serde_json::Value = serde_json::from_str(&common::succeeded(common::muster_in(
-        root(),
-        &["odds", TVBD, "--situation", CHARGE, "--json"],
-    )))
-    .unwrap();
+    let json = json_of(&["odds", TVBD, "--situation", CHARGE]);
     let outcomes = json["details"].as_array().unwrap();
     let values_of = |name: &str| {
         outcomes.iter().find(|o| o["name"] == name).unwrap()["values"]
@@ -112,14 +114,9 @@ fn simulate_chart_counts_every_game() {
     let dir = common::scratch("charts-simulate");
     let file = dir.join("sim.svg");
     let args = ["simulate", TVBD, "--runs", "60", "--seed", "3", "-q"];
-    chart(&args, &file);
-    let svg = std::fs::read_to_string(&file).unwrap();
+    let (_, svg) = chart(&args, &file);
     let doc = roxmltree::Document::parse(&svg).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&common::succeeded(common::muster_in(
-        root(),
-        &[&args[..], &["--json"]].concat(),
-    )))
-    .unwrap();
+    let json = json_of(&args);
     // Wins of each army, draws and the turn limit, as the JSON counts them.
     let values: Vec<String> = class(&doc, "value")
         .iter()
@@ -169,14 +166,9 @@ fn compare_chart_marks_what_moved() {
         "150",
         "-q",
     ];
-    chart(&args, &file);
-    let svg = std::fs::read_to_string(&file).unwrap();
+    let (_, svg) = chart(&args, &file);
     let doc = roxmltree::Document::parse(&svg).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&common::succeeded(common::muster_in(
-        root(),
-        &[&args[..], &["--json"]].concat(),
-    )))
-    .unwrap();
+    let json = json_of(&args);
     let shifts = json["comparison"]["shifts"].as_array().unwrap();
     let dots = class(&doc, "dot");
     assert_eq!(dots.len(), shifts.len());
