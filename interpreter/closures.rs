@@ -427,6 +427,47 @@ impl<'r> Lower<'r> {
         }
     }
 
+    /// `chance` / `expect`: the arguments and given facts compiled, the
+    /// odds taken (or remembered) by the evaluator, `of` compiled to read
+    /// each ending's outcomes from the slots they live in here.
+    fn odds(&mut self, o: &crate::ir::OddsEx, sc: &Scope) -> Box<Fun> {
+        let args: Vec<Box<Fun>> = o.args.iter().map(|a| self.lower(a, sc)).collect();
+        let given: Vec<(Id, Vec<Box<Fun>>, Box<Fun>)> = o
+            .given
+            .iter()
+            .map(|(f, a, v)| {
+                let a = a.iter().map(|x| self.lower(x, sc)).collect();
+                (*f, a, self.lower(v, sc))
+            })
+            .collect();
+        let slots: Vec<usize> = (0..o.outcomes).map(|i| sc.slot(o.first + i)).collect();
+        let of = self.lower(&o.of, sc);
+        let o = Arc::new(o.clone());
+        Box::new(move |cx, fr| {
+            let mut key = Vec::with_capacity(args.len() + given.len());
+            for a in &args {
+                key.push(a(cx, fr)?);
+            }
+            let mut facts = Vec::with_capacity(given.len());
+            for (f, a, v) in &given {
+                let mut k = Vec::with_capacity(a.len());
+                for x in a {
+                    k.push(x(cx, fr)?);
+                }
+                let v = v(cx, fr)?;
+                key.extend_from_slice(&k);
+                key.push(v);
+                facts.push((*f, k, v));
+            }
+            cx.ev.odds_answer(cx.c, &o, key, &facts, &mut |out| {
+                for (s, v) in slots.iter().zip(out) {
+                    fr[*s] = *v;
+                }
+                of(cx, fr)
+            })
+        })
+    }
+
     fn lower(&mut self, e: &Ex, sc: &Scope) -> Box<Fun> {
         let rs = self.rs;
         match e {
@@ -513,6 +554,7 @@ impl<'r> Lower<'r> {
                 })
             }
             Ex::Bin(op, a, b) => self.binary(*op, a, b, sc),
+            Ex::Odds(o) => self.odds(o, sc),
             Ex::Quant(q, sides, slot, body) => {
                 let slot = sc.slot(*slot);
                 let sieve = match (q, &**body) {
@@ -1966,6 +2008,7 @@ fn max_local(e: &Ex) -> usize {
         match e {
             Ex::Local(s) => *m = (*m).max(*s as usize),
             Ex::Quant(_, _, s, _) => *m = (*m).max(*s as usize),
+            Ex::Odds(o) if o.outcomes > 0 => *m = (*m).max((o.first + o.outcomes - 1) as usize),
             _ => {}
         }
         e.any_child(&mut |c| {

@@ -338,6 +338,7 @@ impl Compiler {
                 graph: None,
                 hooks: Vec::new(),
                 decks: Vec::new(),
+                weighings: Vec::new(),
             },
             diags: Vec::new(),
             names: HashMap::new(),
@@ -380,7 +381,7 @@ impl Compiler {
         self.lookup(name)
     }
 
-    fn lookup(&self, name: &str) -> Option<Def> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<Def> {
         self.names.get(name).map(|x| x.0)
     }
 
@@ -1929,6 +1930,7 @@ impl Compiler {
                 }
             }
             ExprKind::Call(n, args) => return self.call(n, args, sc, e.span),
+            ExprKind::Odds(o) => return crate::chance::compile(self, o, sc, e.span),
             ExprKind::Neg(x) => {
                 let (xe, xt) = self.expr(x, sc, None)?;
                 self.expect(&xt, &Ty::Int, x.span, "the operand of `-`");

@@ -427,6 +427,12 @@ fn find_name<'a>(e: &'a syntax::Expr, names: &[&str]) -> Option<&'a Name> {
             sub(count).or_else(|| scoring.as_deref().and_then(sub))
         }
         ExprKind::Roll { pool, args, .. } => sub(pool).or_else(|| args.iter().find_map(sub)),
+        ExprKind::Odds(o) => o
+            .args
+            .iter()
+            .find_map(sub)
+            .or_else(|| o.given.as_ref().and_then(sub))
+            .or_else(|| sub(&o.of)),
     }
 }
 

@@ -1665,6 +1665,7 @@ fn prec(e: &ExprKind) -> u8 {
         | ExprKind::Field(..)
         | ExprKind::Original(_)
         | ExprKind::Call(..)
+        | ExprKind::Odds(_)
         // `roll POOL as EFFECTS(ARGS)` ends where its arguments do.
         | ExprKind::Roll { .. } => 9,
     }
@@ -1753,6 +1754,28 @@ fn write_expr(e: &Expr, min: u8, out: &mut String) {
             rec(a, 0, out);
             out.push_str(" else ");
             rec(b, 0, out);
+        }
+        ExprKind::Odds(o) => {
+            let _ = write!(
+                out,
+                "{}({}(",
+                if o.expect { "expect" } else { "chance" },
+                o.procedure.text
+            );
+            for (i, a) in o.args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                rec(a, 0, out);
+            }
+            out.push(')');
+            if let Some(g) = &o.given {
+                out.push_str(" given ");
+                rec(g, 0, out);
+            }
+            out.push_str(", ");
+            rec(&o.of, 0, out);
+            out.push(')');
         }
         ExprKind::Roll {
             pool,

@@ -8,6 +8,7 @@ use crate::ir::*;
 use crate::syntax::Quant;
 use crate::value::Value;
 use crate::world::World;
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
 /// Why an evaluation stopped.
@@ -74,7 +75,16 @@ pub struct Eval<'r> {
     memo: Option<Memo>,
     /// When set, the modifiers that applied (a battle's log shows them).
     pub trace: Option<std::cell::RefCell<Vec<Id>>>,
+    /// In a battle: the answers of `chance` and `expect` (see
+    /// [`crate::chance`]), each with the clock it was taken at; good while
+    /// nothing in the world has changed since.
+    odds: std::cell::RefCell<FxHashMap<OddsKey, (u32, Value)>>,
 }
+
+/// What a `chance` or `expect` answer depends on beside the world: the
+/// expression (its [`OddsEx::row`]) and the values of its arguments and
+/// given facts.
+type OddsKey = (u16, Vec<Value>);
 
 /// A part of the world a battle has just changed: the remembered values
 /// that read it are forgotten, the others kept.
@@ -127,6 +137,8 @@ struct Memo {
     /// ([`Eval::pair_row_pays`]).
     pair_asked: Vec<std::cell::Cell<u32>>,
     pair_known: Vec<std::cell::Cell<u32>>,
+    /// The row of the first `chance`/`expect` ([`crate::ir::Ruleset::weighings`]).
+    first_odds_row: usize,
 }
 
 impl Memo {
@@ -402,6 +414,13 @@ pub(crate) fn reads_only_fixed(rs: &Ruleset, e: &Ex) -> bool {
     !r.dice && !r.field && !r.path && none(&r.states) && none(&r.side_states) && none(&r.facts)
 }
 
+/// The unit states and side states evaluating `e` reads, there or in
+/// anything it calls (all of them when it may run a hook).
+pub(crate) fn states_read(rs: &Ruleset, e: &Ex) -> (Vec<bool>, Vec<bool>) {
+    let r = Reads::of(rs, e);
+    (r.states, r.side_states)
+}
+
 /// What an expression reads of the parts of a battle's world that change
 /// (beside its arguments; stats, options and sides are fixed for a game).
 #[derive(Default)]
@@ -417,6 +436,8 @@ struct Reads {
     dice: bool,
     /// Defines, tables and quantities already looked into.
     seen: Vec<bool>,
+    /// Procedures already looked into (by `chance`/`expect`).
+    procedures: Vec<bool>,
 }
 
 impl Reads {
@@ -429,9 +450,75 @@ impl Reads {
             path: false,
             dice: false,
             seen: vec![false; rs.defines.len() + rs.tables.len() + rs.quantities.len()],
+            procedures: vec![false; rs.procedures.len()],
         };
         r.walk(rs, e);
         r
+    }
+
+    /// Everything: what a hook may read.
+    fn everything(&mut self) {
+        self.states.iter_mut().for_each(|x| *x = true);
+        self.side_states.iter_mut().for_each(|x| *x = true);
+        self.facts.iter_mut().for_each(|x| *x = true);
+        self.field = true;
+        self.path = true;
+        self.dice = true;
+    }
+
+    /// What procedure `p` reads, through the procedures it calls: its
+    /// statements' expressions, the states it changes by `+=`/`-=`, and
+    /// (for a `for` over the units, or a hook) more, to be safe.
+    fn procedure(&mut self, rs: &Ruleset, p: Id) {
+        if std::mem::replace(&mut self.procedures[p as usize], true) {
+            return;
+        }
+        let pd = &rs.procedures[p as usize];
+        if pd.hooks.replace.is_some() || !pd.hooks.before.is_empty() || !pd.hooks.after.is_empty() {
+            self.everything();
+        }
+        self.statements(rs, &pd.body);
+    }
+
+    fn statements(&mut self, rs: &Ruleset, body: &[St]) {
+        for s in body {
+            match s {
+                St::Let(_, e) | St::Outcome(_, e) | St::Require(e, _, _) => self.walk(rs, e),
+                St::If(c, a, b) => {
+                    self.walk(rs, c);
+                    self.statements(rs, a);
+                    self.statements(rs, b);
+                }
+                St::AssignState {
+                    unit, state, value, ..
+                } => {
+                    self.states[*state as usize] = true;
+                    self.walk(rs, unit);
+                    self.walk(rs, value);
+                }
+                St::AssignSideState {
+                    side, state, value, ..
+                } => {
+                    self.side_states[*state as usize] = true;
+                    self.walk(rs, side);
+                    self.walk(rs, value);
+                }
+                St::Call(q, args, _) => {
+                    args.iter().for_each(|a| self.walk(rs, a));
+                    self.procedure(rs, *q);
+                }
+                St::For(_, _, c, b) => {
+                    self.field = true;
+                    self.walk(rs, c);
+                    self.statements(rs, b);
+                }
+                St::Note(f, args, v, _) => {
+                    self.facts[*f as usize] = true;
+                    args.iter().for_each(|a| self.walk(rs, a));
+                    self.walk(rs, v);
+                }
+            }
+        }
     }
 
     /// Look into a define, table or quantity (numbered one after the other) once.
@@ -445,6 +532,13 @@ impl Reads {
             Ex::State(_, s) => self.states[*s as usize] = true,
             Ex::SideState(_, s) => self.side_states[*s as usize] = true,
             Ex::Dice { .. } | Ex::Roll(_) | Ex::Builtin(Builtin::RollOff, _) => self.dice = true,
+            // The odds of a procedure read whatever it reads (it rolls none
+            // of the battle's dice).
+            Ex::Odds(o) => {
+                let dice = self.dice;
+                self.procedure(rs, o.procedure);
+                self.dice = dice;
+            }
             Ex::Builtin(b, _) if b.measures_table() => {
                 self.field = true;
                 self.path |= *b == Builtin::TouchesTerrain;
@@ -456,12 +550,7 @@ impl Reads {
                 }
                 // A hook may read anything: count it as reading everything.
                 if rs.facts[*f as usize].hook.is_some() {
-                    self.states.iter_mut().for_each(|x| *x = true);
-                    self.side_states.iter_mut().for_each(|x| *x = true);
-                    self.facts.iter_mut().for_each(|x| *x = true);
-                    self.field = true;
-                    self.path = true;
-                    self.dice = true;
+                    self.everything();
                 }
             }
             Ex::Define(d, _) if self.first_visit(*d as usize) => {
@@ -537,6 +626,7 @@ impl<'r> Eval<'r> {
             code: None,
             memo: None,
             trace: None,
+            odds: Default::default(),
         }
     }
 
@@ -549,7 +639,9 @@ impl<'r> Eval<'r> {
         // table); then the rows of pairs.
         let pair_rows = PairRows::of(rs, &worth);
         let first_pair_row = worth.len() + 2;
-        let rows = first_pair_row + pair_rows.bodies.len();
+        // Then a row per `chance`/`expect`, for its remembered answers.
+        let first_odds_row = first_pair_row + pair_rows.bodies.len();
+        let rows = first_odds_row + rs.weighings.len();
         let mut by_state = vec![Vec::new(); rs.states.len()];
         let mut by_side_state = vec![Vec::new(); rs.side_states.len()];
         let mut by_fact = vec![Vec::new(); rs.facts.len()];
@@ -563,8 +655,16 @@ impl<'r> Eval<'r> {
             .map(|(d, f)| (d as u16, f));
         let pairs = (0..pair_rows.bodies.len())
             .map(|i| ((first_pair_row + i) as u16, pair_rows.body(rs, i)));
-        for (row, f) in ones.chain(pairs) {
-            let r = Reads::of(rs, &f.body);
+        let weighings = rs.weighings.iter().enumerate().map(|(i, w)| {
+            let mut r = Reads::of(rs, &w.of);
+            r.procedure(rs, w.procedure);
+            ((first_odds_row + i) as u16, r)
+        });
+        let reads = ones
+            .chain(pairs)
+            .map(|(row, f)| (row, Reads::of(rs, &f.body)))
+            .chain(weighings);
+        for (row, r) in reads {
             let mark = |flags: &[bool], by: &mut [Vec<u16>]| {
                 for (i, on) in flags.iter().enumerate() {
                     if *on {
@@ -587,6 +687,7 @@ impl<'r> Eval<'r> {
             rs,
             code: None,
             memo: Some(Memo {
+                first_odds_row,
                 values: std::cell::RefCell::new(vec![(0, Value::None); first_pair_row * per]),
                 first_pair_row,
                 pairs: std::cell::RefCell::new(vec![Vec::new(); pair_rows.bodies.len()]),
@@ -604,6 +705,7 @@ impl<'r> Eval<'r> {
                 by_path,
             }),
             trace: None,
+            odds: Default::default(),
         }
     }
 
@@ -632,6 +734,85 @@ impl<'r> Eval<'r> {
         for r in rows {
             m.stale[*r as usize].set(now);
         }
+    }
+
+    /// The answer remembered for a `chance` or `expect`, if the world has
+    /// not changed since it was taken (only a battle remembers).
+    fn odds_remembered(&self, key: &OddsKey) -> Option<Value> {
+        let m = self.memo.as_ref()?;
+        let odds = self.odds.borrow();
+        let (at, v) = odds.get(key)?;
+        (*at >= m.stale[m.first_odds_row + key.0 as usize].get()).then_some(*v)
+    }
+
+    /// Remember a `chance` or `expect` answer taken at clock `at` (unless
+    /// the world changed meanwhile).
+    fn odds_remember(&self, key: OddsKey, at: u32, v: Value) {
+        if let Some(m) = &self.memo {
+            if m.clock.get() != at {
+                return;
+            }
+            let mut odds = self.odds.borrow_mut();
+            // Answers of older worlds are of no more use.
+            if odds.len() > 4096 {
+                let first = m.first_odds_row;
+                odds.retain(|k, (at, _)| *at >= m.stale[first + k.0 as usize].get());
+            }
+            odds.insert(key, (at, v));
+        }
+    }
+
+    /// `chance(...)` or `expect(...)` ([`crate::chance`]), walked.
+    #[inline(never)]
+    fn odds_of(
+        &self,
+        c: Ctx,
+        o: &OddsEx,
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let mut key = Vec::with_capacity(o.args.len() + o.given.len());
+        for a in &o.args {
+            key.push(self.eval(c, a, frame, dice)?);
+        }
+        let mut given = Vec::with_capacity(o.given.len());
+        for (f, args, v) in &o.given {
+            let mut k = Vec::with_capacity(args.len());
+            for a in args {
+                k.push(self.eval(c, a, frame, dice)?);
+            }
+            let v = self.eval(c, v, frame, dice)?;
+            key.extend_from_slice(&k);
+            key.push(v);
+            given.push((*f, k, v));
+        }
+        let first = o.first as usize;
+        self.odds_answer(c, o, key, &given, &mut |out| {
+            frame[first..first + out.len()].copy_from_slice(out);
+            self.eval(c, &o.of, frame, &mut NoDice)
+        })
+    }
+
+    /// A `chance` or `expect` whose arguments and given facts have the
+    /// values `key` (the arguments first, then each given fact's arguments
+    /// and value) and `given`: remembered, or weighed with `of` reading the
+    /// outcomes of each ending.
+    pub(crate) fn odds_answer(
+        &self,
+        c: Ctx,
+        o: &OddsEx,
+        key: Vec<Value>,
+        given: &[(Id, Vec<Value>, Value)],
+        of: &mut dyn FnMut(&[Value]) -> R<Value>,
+    ) -> R<Value> {
+        let key = (o.row, key);
+        if let Some(v) = self.odds_remembered(&key) {
+            return Ok(v);
+        }
+        let at = self.memo.as_ref().map_or(0, |m| m.clock.get());
+        let v = crate::chance::weigh(self, c, o, &key.1[..o.args.len()], given, of)?;
+        self.odds_remember(key, at, v);
+        Ok(v)
     }
 
     /// Run compiled code where an expression has some ([`crate::closures`]).
@@ -981,6 +1162,7 @@ impl<'r> Eval<'r> {
                 ..
             } => self.roll(c, count, *die, mode, *reroll, frame, dice)?,
             Ex::Roll(r) => self.roll_ex(c, r, frame, dice)?,
+            Ex::Odds(o) => self.odds_of(c, o, frame, dice)?,
             Ex::Tally(x, fx, k) => {
                 let v = self.eval(c, x, frame, dice)?;
                 self.tally_of(v, *fx, *k)?

@@ -65,6 +65,17 @@ pub struct Ruleset {
     pub hooks: Vec<crate::hooks::HookDef>,
     /// Decks of cards (see [`crate::decks`]).
     pub decks: Vec<crate::decks::DeckDef>,
+    /// Every `chance`/`expect` compiled, by [`OddsEx::row`]: what a battle
+    /// must watch to know when an answer it remembers is out of date.
+    pub weighings: Vec<Weighing>,
+}
+
+/// A `chance`/`expect` as a battle's memory of its answers sees it: the
+/// procedure weighed and the expression read over its outcomes.
+#[derive(Clone, Debug)]
+pub struct Weighing {
+    pub procedure: Id,
+    pub of: Ex,
 }
 
 impl Ruleset {
@@ -913,6 +924,29 @@ pub enum Ex {
     Roll(Box<Roll>),
     /// Tally `k` of a roll (`r.wounds`), read by `effects`.
     Tally(Box<Ex>, Id, u8),
+    /// `chance(...)` / `expect(...)`: a procedure's exact odds, read.
+    Odds(Box<OddsEx>),
+}
+
+/// `chance(PROC(ARGS) given FACTS, COND)` or `expect(..., VALUE)` compiled
+/// (see [`crate::chance`]).
+#[derive(Clone, Debug)]
+pub struct OddsEx {
+    /// A mean of `of` (else the probability that `of` holds).
+    pub expect: bool,
+    pub procedure: Id,
+    pub args: Vec<Ex>,
+    /// Facts noted in the world the odds are taken in: (fact, arguments, value).
+    pub given: Vec<(Id, Vec<Ex>, Ex)>,
+    /// The local slot of the procedure's first outcome (the others follow):
+    /// `of` reads them.
+    pub first: u16,
+    /// How many outcomes the procedure has (slots from `first`).
+    pub outcomes: u16,
+    /// Its place in [`Ruleset::weighings`].
+    pub row: u16,
+    pub of: Ex,
+    pub span: Span,
 }
 
 /// A roll of a pool (see [`Ex::Roll`]).
@@ -992,6 +1026,13 @@ impl Ex {
             | Ex::Builtin(_, a) => a.iter().any(&mut *f),
             Ex::Bin(_, a, b) => f(a) || f(b),
             Ex::If(c, a, b) => f(c) || f(a) || f(b),
+            Ex::Odds(o) => {
+                o.args.iter().any(&mut *f)
+                    || o.given
+                        .iter()
+                        .any(|(_, a, v)| a.iter().any(&mut *f) || f(v))
+                    || f(&o.of)
+            }
             Ex::Dice { count, mode, .. } => {
                 f(count)
                     || match mode {

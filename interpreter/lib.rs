@@ -24,6 +24,7 @@ pub mod battle;
 pub mod battlefield;
 pub mod bytecode;
 pub mod call_graph;
+pub mod chance;
 pub mod charts;
 pub mod check_json;
 pub mod closures;

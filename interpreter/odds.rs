@@ -220,6 +220,21 @@ pub(crate) fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
             span: r.span,
         })),
         Ex::Tally(x, fx, k) => Ex::Tally(b(x, f), *fx, *k),
+        Ex::Odds(o) => Ex::Odds(Box::new(OddsEx {
+            expect: o.expect,
+            procedure: o.procedure,
+            args: o.args.iter().map(|x| map(x, f)).collect(),
+            given: o
+                .given
+                .iter()
+                .map(|(g, a, v)| (*g, a.iter().map(|x| map(x, f)).collect(), map(v, f)))
+                .collect(),
+            first: o.first,
+            outcomes: o.outcomes,
+            row: o.row,
+            of: map(&o.of, f),
+            span: o.span,
+        })),
     }
 }
 
@@ -645,6 +660,189 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
         outcomes: spec.outcomes,
         world: spec.world,
     })
+}
+
+impl Program {
+    /// Drop the work that no outcome in `wanted` depends on: a `let`, an
+    /// outcome or a change of state whose value no later op that matters
+    /// reads (by backward liveness over the ops, jumps followed). What is
+    /// dropped rolls no dice, so the exact walk branches only on the rolls
+    /// the wanted outcomes need. Requirements, jumps and hooks are kept (a
+    /// program with a hook is left whole). The other outcomes keep their
+    /// defaults.
+    pub fn keep_outcomes(&mut self, rs: &Ruleset, wanted: &[bool]) {
+        if self.ops.iter().any(|o| matches!(o, Op::Hook { .. })) {
+            return;
+        }
+        // Variables: frame slots, then outcomes, then states, then side states.
+        let (nf, no, ns) = (self.frame.len(), self.outcomes.len(), rs.states.len());
+        let n = nf + no + ns + rs.side_states.len();
+        // What each op reads, once: the frame slots, states and side states
+        // (sets of variables as bits).
+        let words = n.div_ceil(64);
+        let bits = |flags: &[bool]| {
+            let mut b = vec![0u64; words];
+            for (i, on) in flags.iter().enumerate() {
+                if *on {
+                    b[i / 64] |= 1 << (i % 64);
+                }
+            }
+            b
+        };
+        let has = |b: &[u64], i: usize| b[i / 64] >> (i % 64) & 1 == 1;
+        let drop = |b: &mut [u64], i: usize| b[i / 64] &= !(1 << (i % 64));
+        let reads = |e: &Ex, into: &mut Vec<bool>| vars_read(rs, e, into, nf, nf + no, ns);
+        let state_var =
+            |side: bool, state: Id| nf + no + if side { ns } else { 0 } + state as usize;
+        let op_reads: Vec<Vec<u64>> = self
+            .ops
+            .iter()
+            .map(|op| {
+                let mut r = vec![false; n];
+                match op {
+                    Op::Let(_, e)
+                    | Op::Outcome(_, e)
+                    | Op::Require(e, _, _)
+                    | Op::JumpIfNot(e, _) => reads(e, &mut r),
+                    Op::Assign {
+                        side,
+                        target,
+                        state,
+                        op,
+                        value,
+                    } => {
+                        reads(target, &mut r);
+                        reads(value, &mut r);
+                        if !matches!(op, ModOp::Set) {
+                            r[state_var(*side, *state)] = true;
+                        }
+                    }
+                    Op::Jump(_) | Op::Hook { .. } => {}
+                }
+                bits(&r)
+            })
+            .collect();
+        let mut end = vec![false; n];
+        end[nf..nf + no].copy_from_slice(wanted);
+        let mut live_in: Vec<Vec<u64>> = vec![vec![0; words]; self.ops.len()];
+        live_in.push(bits(&end));
+        let mut useful = vec![true; self.ops.len()];
+        // Branches found to choose between two ways to the same place.
+        let mut idle = vec![false; self.ops.len()];
+        loop {
+            let mut changed = false;
+            for pc in (0..self.ops.len()).rev() {
+                let mut live = match &self.ops[pc] {
+                    Op::Jump(t) => live_in[*t].clone(),
+                    Op::JumpIfNot(_, t) => {
+                        let mut l = live_in[pc + 1].clone();
+                        l.iter_mut().zip(&live_in[*t]).for_each(|(a, b)| *a |= *b);
+                        l
+                    }
+                    _ => live_in[pc + 1].clone(),
+                };
+                let keep = match &self.ops[pc] {
+                    Op::Let(s, _) => {
+                        let k = has(&live, *s as usize);
+                        drop(&mut live, *s as usize);
+                        k
+                    }
+                    Op::Outcome(i, _) => {
+                        let k = has(&live, nf + *i as usize);
+                        drop(&mut live, nf + *i as usize);
+                        k
+                    }
+                    // A change to one unit's state leaves the others': it
+                    // kills nothing.
+                    Op::Assign { side, state, .. } => has(&live, state_var(*side, *state)),
+                    Op::JumpIfNot(..) => !idle[pc],
+                    Op::Require(..) | Op::Jump(_) | Op::Hook { .. } => true,
+                };
+                if keep {
+                    live.iter_mut()
+                        .zip(&op_reads[pc])
+                        .for_each(|(a, b)| *a |= *b);
+                }
+                if keep != useful[pc] {
+                    useful[pc] = keep;
+                    changed = true;
+                }
+                if live != live_in[pc] {
+                    live_in[pc] = live;
+                    changed = true;
+                }
+            }
+            if changed {
+                continue;
+            }
+            // Where the program really goes from `pc` on: past ops that do
+            // nothing, along jumps.
+            let land = |mut pc: usize| {
+                let mut steps = 0;
+                while pc < self.ops.len() && steps <= self.ops.len() {
+                    match &self.ops[pc] {
+                        Op::Jump(t) => pc = *t,
+                        _ if !useful[pc] => pc += 1,
+                        _ => break,
+                    }
+                    steps += 1;
+                }
+                pc
+            };
+            let mut more = false;
+            for (pc, op) in self.ops.iter().enumerate() {
+                if let Op::JumpIfNot(_, t) = op {
+                    if !idle[pc] && land(pc + 1) == land(*t) {
+                        idle[pc] = true;
+                        more = true;
+                    }
+                }
+            }
+            if !more {
+                break;
+            }
+        }
+        for (pc, u) in useful.into_iter().enumerate() {
+            if !u {
+                self.ops[pc] = Op::Jump(pc + 1);
+                self.random[pc] = false;
+            }
+        }
+    }
+}
+
+/// Mark in `into` what evaluating `e` reads: frame slots (below
+/// `slots`), unit states (from `states`) and side states (after the `ns`
+/// unit states). A call is looked into for the states it reads.
+fn vars_read(rs: &Ruleset, e: &Ex, into: &mut [bool], slots: usize, states: usize, ns: usize) {
+    let calls = |into: &mut [bool]| {
+        let (st, sst) = crate::eval::states_read(rs, e);
+        for (i, on) in st.into_iter().chain(sst).enumerate() {
+            into[states + i] |= on;
+        }
+    };
+    match e {
+        Ex::Local(s) | Ex::Quant(_, _, s, _) if (*s as usize) < slots => into[*s as usize] = true,
+        Ex::State(_, s) => into[states + *s as usize] = true,
+        Ex::SideState(_, s) => into[states + ns + *s as usize] = true,
+        // `of` reads its own slots, not the program's.
+        Ex::Odds(o) => {
+            calls(into);
+            let given = o.given.iter().flat_map(|(_, a, v)| a.iter().chain([v]));
+            for x in o.args.iter().chain(given) {
+                vars_read(rs, x, into, slots, states, ns);
+            }
+            return;
+        }
+        Ex::Fact(f, _)
+            if rs.facts[*f as usize].battle.is_none() && rs.facts[*f as usize].hook.is_none() => {}
+        Ex::Fact(..) | Ex::Define(..) | Ex::Table(..) | Ex::Quantity(..) => calls(into),
+        _ => {}
+    }
+    e.any_child(&mut |c| {
+        vars_read(rs, c, into, slots, states, ns);
+        false
+    });
 }
 
 /// The default value of an outcome never assigned on some path of play.
@@ -1173,11 +1371,29 @@ impl Acc {
 
 /// Exact odds: branch over the exact distribution of every roll.
 pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
+    let mut acc = Acc::new(prog.outcomes.len());
+    exact_leaves(rs, prog, &mut |out, p| {
+        for (i, v) in out.iter().enumerate() {
+            acc.add(i, *v, p.clone());
+        }
+        true
+    })?;
+    Ok(finish(prog, acc.dists, Method::Exact))
+}
+
+/// Every way the program can end, with its probability: `leaf` is given
+/// each ending's outcomes (in the program's order) and its probability,
+/// and may stop the walk by answering false. The endings of one outcome
+/// vector may come more than once (by different paths).
+pub fn exact_leaves(
+    rs: &Ruleset,
+    prog: &Program,
+    leaf: &mut dyn FnMut(&[Value], &Prob) -> bool,
+) -> Result<(), ExactError> {
     let run = Run {
         ev: Eval::new(rs),
         prog,
     };
-    let mut acc = Acc::new(prog.outcomes.len());
     let mut stack = vec![Todo::Branch(Branch {
         pc: 0,
         frame: prog.frame.clone(),
@@ -1235,8 +1451,8 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
         };
         loop {
             if b.pc >= prog.ops.len() {
-                for (i, v) in b.out.iter().enumerate() {
-                    acc.add(i, *v, b.p.clone());
+                if !b.p.is_zero() && !leaf(&b.out, &b.p) {
+                    return Ok(());
                 }
                 break;
             }
@@ -1393,7 +1609,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
             }
         }
     }
-    Ok(finish(prog, acc.dists, Method::Exact))
+    Ok(())
 }
 
 fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {

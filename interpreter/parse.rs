@@ -1690,6 +1690,35 @@ impl Builder {
                     span,
                 )
             }
+            Rule::odds_expr => {
+                let mut it = p.into_inner();
+                let expect = it.next().unwrap().as_str() == "expect";
+                let mut call = it.next().unwrap().into_inner();
+                let procedure = self.name(call.next().unwrap());
+                let (args, da) = self.args_deep(call.next().unwrap());
+                let mut given = None;
+                let mut d = da;
+                let mut next = it.next().unwrap();
+                if next.as_rule() == Rule::given_kw {
+                    let (g, dg) = self.sub(it.next().unwrap());
+                    d = d.max(dg);
+                    given = Some(g);
+                    next = it.next().unwrap();
+                }
+                let (of, dof) = self.sub(next);
+                self.node(
+                    ExprKind::Odds(Box::new(OddsOf {
+                        expect,
+                        procedure,
+                        args,
+                        given,
+                        of,
+                    })),
+                    span,
+                    1 + d.max(dof),
+                    span,
+                )
+            }
             Rule::original_expr => {
                 let e = self.postfix(p.into_inner().next().unwrap());
                 let d = self.depth.get();

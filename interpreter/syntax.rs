@@ -738,4 +738,22 @@ pub enum ExprKind {
         effects: Name,
         args: Vec<Expr>,
     },
+    /// `chance(PROC(ARGS) [given FACTS], COND)` or `expect(...)`.
+    Odds(Box<OddsOf>),
+}
+
+/// `chance(PROC(ARGS) [given FACTS], COND)` (how likely COND is among the
+/// procedure's outcomes) or `expect(PROC(ARGS) [given FACTS], VALUE)` (the
+/// mean of VALUE): the exact odds of a procedure read by an expression.
+#[derive(Clone, Debug)]
+pub struct OddsOf {
+    /// `expect` (a mean) rather than `chance` (a probability).
+    pub expect: bool,
+    pub procedure: Name,
+    pub args: Vec<Expr>,
+    /// The facts assumed: `and`-ed calls of facts, `not` a fact, `f(..) is
+    /// VALUE` or `f(..) == VALUE`.
+    pub given: Option<Expr>,
+    /// The condition or value, over the procedure's outcomes by name.
+    pub of: Expr,
 }

@@ -11,6 +11,7 @@ mod battle_figures;
 mod battle_groups;
 mod battle_odds;
 mod browser;
+mod chance;
 mod charts;
 mod claims;
 mod claims_battle;

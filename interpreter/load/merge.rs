@@ -1020,6 +1020,11 @@ fn recast_expr(e: &mut Expr, name: &str, with: &Expr) -> usize {
                 go(count) + scoring.as_mut().map_or(0, |s| go(s))
             }
             ExprKind::Roll { pool, args, .. } => go(pool) + args.iter_mut().map(go).sum::<usize>(),
+            ExprKind::Odds(o) => {
+                o.args.iter_mut().map(go).sum::<usize>()
+                    + o.given.as_mut().map_or(0, go)
+                    + go(&mut o.of)
+            }
         }
     })
 }
