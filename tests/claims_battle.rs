@@ -812,52 +812,6 @@ fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
     assert!(turned > 0, "{turned} {stayed}");
 }
 
-/// §M11 and §M12 Fall directly back (8.SP4.3): the cuirassiers (mounted,
-/// formed: IV) and the Pike & Shot (other foot, formed: IV), each one
-/// wound from breaking and 3BW from the other, not in contact, fall back
-/// straight, facing kept: the horse 3BW, the foot 2BW. A general without
-/// a IV is refused and his TUG does not fall back (it may still make its
-/// M2/M3 move).
-#[test]
-fn m11_m12_a_hurt_tug_falls_directly_back() {
-    let scene = Scene::open(RULES, "claims_moves.toml", &[], 0.0);
-    let (mut fell, mut refused) = (0, 0);
-    for seed in 0..24 {
-        let mut g = scene.start(seed, true);
-        play(&mut g, "8.SP1.1 Replenish hands");
-        scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
-        scene.set_state(&mut g, "foot", "bases_lost", Value::Int(4));
-        play(&mut g, "8.SP4.3 Prompts");
-        let text = g.narrative();
-        for (name, general, from, to) in [
-            ("cuirassiers", "Horn", 5.5, 2.5),
-            ("foot", "Tilly", 9.5, 11.5),
-        ] {
-            let u = scene.unit(&g, name);
-            let went = runs(&g, "fall_back").iter().any(|r| r.args == [name]);
-            if text.contains(&format!("{name} refused: {general} holds no IV or better")) {
-                refused += 1;
-                assert!(!went, "seed {seed}: {text}");
-                assert!(!scene.bool(&g, name, "falling_back"), "seed {seed}");
-                continue;
-            }
-            assert!(went, "seed {seed}: {name}: {text}");
-            fell += 1;
-            assert!(
-                text.contains(&format!("{general} pays IV")),
-                "seed {seed}: {text}"
-            );
-            let (_, x, y, _) = base_of(&g, u);
-            assert_eq!(x, 10.0, "seed {seed}: {name}");
-            assert!(
-                (y - to).abs() < 1e-9,
-                "seed {seed}: {name} from {from} to {y}: {text}"
-            );
-        }
-    }
-    assert!(fell > 0 && refused > 0, "{fell} {refused}");
-}
-
 /// §M8 Contract on the spot and redress ranks (8.SP4.3): the Colunela,
 /// down to 4 bases in 4 files of 1 (it deploys in 2 ranks) and far from
 /// any enemy, pays III (formed) to contract by a file on its right: 3
@@ -901,4 +855,50 @@ fn m8_a_thinned_tug_contracts_on_the_spot() {
         assert!((x - 20.5).abs() < 1e-9, "seed {seed}: {x}");
     }
     assert!(contracted > 0 && refused > 0, "{contracted} {refused}");
+}
+
+/// Compiling the rules to closures changes no game: the default scenario
+/// played with every expression walked as a tree gives the same
+/// narrative, seed by seed (the battle benchmark checks the same over 64
+/// games; these seeds include prompted contractions and falls back).
+#[test]
+fn the_compiled_rules_play_the_games_the_tree_plays() {
+    let mut b = common::ruleset(RULES);
+    let sc = b
+        .scenario(Some(std::path::Path::new(&format!(
+            "{ROOT}rules/scenarios/claims_default.toml"
+        ))))
+        .unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let walked = Prepared::new(&b.ruleset, &sc).unwrap().walking_the_tree();
+    for i in 0..64 {
+        let seed = muster::simulate::game_seed(1, i);
+        if format!("{:?}", prep.play(seed, false).unwrap().summary())
+            == format!("{:?}", walked.play(seed, false).unwrap().summary())
+        {
+            continue;
+        }
+        let c = prep.play(seed, true).unwrap().narrative();
+        let w = walked.play(seed, true).unwrap().narrative();
+        if c != w {
+            let at = c
+                .lines()
+                .zip(w.lines())
+                .position(|(x, y)| x != y)
+                .unwrap_or(0);
+            let near = |t: &str| {
+                t.lines()
+                    .skip(at.saturating_sub(3))
+                    .take(6)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            panic!(
+                "seed {seed} at line {at}:\ncompiled:\n{}\nwalked:\n{}",
+                near(&c),
+                near(&w)
+            );
+        }
+        panic!("seed {seed}: the summaries differ, the narratives do not");
+    }
 }
