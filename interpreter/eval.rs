@@ -1571,7 +1571,6 @@ pub fn builtin(b: Builtin, v: &[Value]) -> R<Value> {
 /// [`crate::battlefield::files`]): whole numbers (and a flag) in, a whole
 /// number out.
 fn formation_builtin(b: Builtin, v: &[Value]) -> R<Value> {
-    use crate::battlefield::files as fl;
     let n = |i: usize| {
         match v[i] {
         Value::Int(x) => Ok(x),
@@ -1585,27 +1584,41 @@ fn formation_builtin(b: Builtin, v: &[Value]) -> R<Value> {
         )),
     }
     };
-    Ok(Value::Int(match b {
-        Builtin::Formation => fl::new(n(0)?, n(1)?, n(2)? != 0),
-        Builtin::Files => fl::files(n(0)?),
-        Builtin::FileBases => fl::file_bases(n(0)?, n(1)?),
-        Builtin::FormationBases => fl::bases(n(0)?),
-        Builtin::FormationRanks => fl::ranks(n(0)?),
-        Builtin::FrontBases => fl::front_bases(n(0)?),
-        Builtin::RemoveBases => fl::remove(n(0)?, n(1)?, false),
-        Builtin::RemoveFrontBases => fl::remove(n(0)?, n(1)?, true),
-        Builtin::Expand => fl::expand(n(0)?, n(1)?, n(2)?),
-        Builtin::Contract => fl::contract(n(0)?, n(1)?, n(2)?),
-        Builtin::LoopAdd => fl::loop_add(n(0)?, n(1)?, n(2)? != 0),
-        Builtin::LoopStart => fl::loop_start(n(0)?, n(1)?, n(2)?),
-        Builtin::LoopNext => fl::loop_next(n(0)?, n(1)?),
-        Builtin::LoopTook => fl::loop_took(n(0)?, n(1)?),
-        Builtin::LoopUnqueue => fl::loop_unqueue(n(0)?, n(1)?),
-        Builtin::LoopAfter => fl::loop_after(n(0)?, n(1)?, n(2)?, n(3)?),
-        Builtin::LoopMark => fl::loop_mark(n(0)?, n(1)?, n(2)?),
-        Builtin::LoopMarkOf => fl::loop_mark_of(n(0)?, n(1)?, n(2)?),
+    let mut a = [0i64; 4];
+    for (i, x) in a.iter_mut().enumerate().take(v.len()) {
+        *x = n(i)?;
+    }
+    Ok(Value::Int(formation_call(b, a)))
+}
+
+/// A builtin of formations or of the `for file` loop on its arguments as
+/// whole numbers (a flag as 0 or 1; the arguments past its arity are
+/// ignored). Every tier calls this one function: the tree evaluator, the
+/// typed fast tier and its machine code (through a callback), so they
+/// agree by construction. Total: any numbers give a number.
+pub(crate) fn formation_call(b: Builtin, a: [i64; 4]) -> i64 {
+    use crate::battlefield::files as fl;
+    match b {
+        Builtin::Formation => fl::new(a[0], a[1], a[2] != 0),
+        Builtin::Files => fl::files(a[0]),
+        Builtin::FileBases => fl::file_bases(a[0], a[1]),
+        Builtin::FormationBases => fl::bases(a[0]),
+        Builtin::FormationRanks => fl::ranks(a[0]),
+        Builtin::FrontBases => fl::front_bases(a[0]),
+        Builtin::RemoveBases => fl::remove(a[0], a[1], false),
+        Builtin::RemoveFrontBases => fl::remove(a[0], a[1], true),
+        Builtin::Expand => fl::expand(a[0], a[1], a[2]),
+        Builtin::Contract => fl::contract(a[0], a[1], a[2]),
+        Builtin::LoopAdd => fl::loop_add(a[0], a[1], a[2] != 0),
+        Builtin::LoopStart => fl::loop_start(a[0], a[1], a[2]),
+        Builtin::LoopNext => fl::loop_next(a[0], a[1]),
+        Builtin::LoopTook => fl::loop_took(a[0], a[1]),
+        Builtin::LoopUnqueue => fl::loop_unqueue(a[0], a[1]),
+        Builtin::LoopAfter => fl::loop_after(a[0], a[1], a[2], a[3]),
+        Builtin::LoopMark => fl::loop_mark(a[0], a[1], a[2]),
+        Builtin::LoopMarkOf => fl::loop_mark_of(a[0], a[1], a[2]),
         _ => unreachable!("not a builtin of formations"),
-    }))
+    }
 }
 
 /// A binary operation on two values (not `and`/`or`, which short-circuit).

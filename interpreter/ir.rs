@@ -853,6 +853,16 @@ impl Builtin {
         }
     }
 
+    /// Is it a builtin of formations or of the `for file` loop: whole
+    /// numbers in, a whole number out ([`crate::eval::formation_call`])?
+    pub fn on_formations(self) -> bool {
+        !self.measures_table()
+            && !matches!(
+                self,
+                Builtin::Min | Builtin::Max | Builtin::Ceil | Builtin::Floor | Builtin::RollOff
+            )
+    }
+
     /// Does it measure the battlefield (and so have a value only in a battle)?
     pub fn measures_table(self) -> bool {
         !matches!(

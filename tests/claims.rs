@@ -619,7 +619,10 @@ fn changing_a_face_count_changes_the_odds_as_the_arithmetic_says() {
 }
 
 /// Every situation but the variable move (its table is keyed by the roll,
-/// which only the general bytecode reads) sampled on the fast tier
+/// which only the general bytecode reads) and the file-by-file charge (its
+/// `facing_file` fact takes the loop's file, known only in play) sampled
+/// on the fast tier (the casualties' `remove_bases` is a formation
+/// builtin, which that tier calls)
 /// (machine code) and on the general bytecode from one seed: the same dice in the same order, so the
 /// same counts (outcomes that are constant are counted once for all runs
 /// on the fast tier, and `and`s whose right side cannot fail have no
@@ -778,5 +781,68 @@ fn a_ladder_step_past_the_end_is_refused() {
             shown.contains("roll 2 * short_ladder(rung) as fire(false)"),
             "{shown}"
         );
+    }
+}
+
+/// Casualties keep the formation in odds as on the table: 2 RED dice
+/// wound a Pike & Shot TUG (8 bases in 4 files), its bases come off the
+/// rear keeping the width (`remove_bases`), and the files and bases left
+/// read the same exactly, on the fast tier (machine code, or interpreted
+/// with MUSTER_NO_JIT=1) and on the general bytecode. Before the fast
+/// tier ran the formation builtins, such a procedure fell back to the
+/// general bytecode (and the port kept formations only in battles).
+#[test]
+fn casualties_keep_the_formation_on_every_odds_tier() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let house = "extends \"claims_and_colours.muster\"\n\
+        procedure hit(t: unit) outcomes { files_left: int, bases_left: int, deepest: int } {\n  \
+        let r = roll 2 * red as combat\n  call take_wounds(t, r.wounds)\n  \
+        outcome files_left = files(t.formation)\n  \
+        outcome bases_left = formation_bases(t.formation)\n  \
+        outcome deepest = formation_ranks(t.formation)\n}\n";
+    let mut b = muster::build_text("house.muster", house, Some(&dir))
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+    let text = "procedure = \"hit\"\n[args]\nt = \"foot\"\n[units.foot]\ntype = \"Pike & Shot\"\nside = \"far\"\n";
+    let s = common::situation(&mut b, text);
+    let exact = b.exact(&s).unwrap();
+    // A RED die: 1 blank, 1 S (1 wound), 2 W1, 2 W2 of 6; two of them
+    // wound 0 to 4 times. The width stays 4 files until a file would
+    // lose its last base, which 4 wounds of 8 bases never make it do.
+    let files = exact.get("files_left").unwrap();
+    assert_eq!(files.p(Value::Int(4)).fraction(), Some((1, 1)));
+    let bases = exact.get("bases_left").unwrap();
+    // 4 wounds: both dice W2 (2/6 each).
+    assert_eq!(bases.p(Value::Int(4)).fraction(), Some((1, 9)));
+    // No wound: both blank.
+    assert_eq!(bases.p(Value::Int(8)).fraction(), Some((1, 36)));
+    let deepest = exact.get("deepest").unwrap();
+    // Files of 2 until the fourth wound leaves every file one base deep.
+    assert_eq!(
+        deepest.p(Value::Int(1)).fraction(),
+        bases.p(Value::Int(4)).fraction()
+    );
+    let prog = b.program(&s).unwrap();
+    assert!(matches!(
+        muster::odds::compile_for_sampling(&b.ruleset, &prog),
+        muster::odds::Compiled::Typed(_)
+    ));
+    let general = muster::bytecode::compile(&b.ruleset, &prog);
+    let (mut r1, mut r2) = (muster::rng::Rng::new(5), muster::rng::Rng::new(5));
+    let fast = muster::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
+    let slow = muster::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
+    for (f, s) in fast.iter().zip(&slow) {
+        let (mut f, mut s) = (f.clone(), s.clone());
+        f.sort();
+        s.sort();
+        assert_eq!(f, s);
+    }
+    // The fast tier's bases left: 8 minus the wounds, never a value the
+    // exact answer does not have.
+    let sampled = b.sampled(&s, 20_000, 5).unwrap();
+    let got = sampled.get("bases_left").unwrap();
+    for v in 0..=8 {
+        let e = bases.p(Value::Int(v)).to_f64();
+        let g = got.p(Value::Int(v)).to_f64();
+        assert!((e - g).abs() < 0.015, "{v} bases: {e} exact, {g} sampled");
     }
 }

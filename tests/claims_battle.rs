@@ -604,8 +604,8 @@ fn casualties_in_a_claims_battle_keep_the_width() {
 
 /// In whole seeded games of the default scenario, every TUG left on the
 /// table keeps at least its starting width while it has a base for each
-/// file (M7 may widen it), and its base on the table is as wide as its
-/// files.
+/// file (M7 may widen it), less a file for each M8 contraction it chose,
+/// and its base on the table is as wide as its files.
 #[test]
 fn tugs_keep_their_width_through_a_claims_battle() {
     let mut scene = Scene::open(
@@ -614,7 +614,7 @@ fn tugs_keep_their_width_through_a_claims_battle() {
         &[],
         0.0,
     );
-    let mut lost_bases = 0;
+    let (mut lost_bases, mut contractions) = (0, 0);
     for seed in 1..6 {
         let g0 = scene.start(seed, false);
         let start: Vec<i64> = g0
@@ -628,7 +628,7 @@ fn tugs_keep_their_width_through_a_claims_battle() {
                     .unwrap()
             })
             .collect();
-        let mut g = scene.start(seed, false);
+        let mut g = scene.start(seed, true);
         g.run().unwrap_or_else(|d| panic!("{d:?}"));
         let names: Vec<String> = g.world.units.iter().map(|u| u.name.clone()).collect();
         for (u, name) in names.iter().enumerate() {
@@ -643,14 +643,25 @@ fn tugs_keep_their_width_through_a_claims_battle() {
                 .parse()
                 .unwrap();
             lost_bases += scene.int(&g, name, "bases_lost").max(0);
-            // Never narrower than its bases allow (M7 may widen it).
-            assert!(files >= start[u].min(bases.max(1)), "seed {seed}: {name}");
+            // Never narrower than its bases allow (M7 may widen it), but
+            // for the files it chose to give up (M8, one a contraction).
+            let contracted = runs(&g, "contract_by_a_file")
+                .iter()
+                .filter(|r| r.args == [name.as_str()])
+                .count() as i64;
+            contractions += contracted;
+            assert!(
+                files >= start[u].min(bases.max(1)) - contracted,
+                "seed {seed}: {name}"
+            );
             let w = g.world.field.as_ref().unwrap().bases[u].width;
             assert_eq!(w, files as f64, "seed {seed}: {name}");
         }
     }
-    // The games do take casualties from TUGs that stay on the table.
+    // The games do take casualties from TUGs that stay on the table, and
+    // some TUG thinned by them contracts.
     assert!(lost_bases > 0);
+    assert!(contractions > 0);
 }
 
 /// The game of the claims_files scene on `seed`, the hands dealt (8.SP1.1).
@@ -799,4 +810,95 @@ fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
         );
     }
     assert!(turned > 0, "{turned} {stayed}");
+}
+
+/// §M8 Contract on the spot and redress ranks (8.SP4.3): the Colunela,
+/// down to 4 bases in 4 files of 1 (it deploys in 2 ranks) and far from
+/// any enemy, pays III (formed) to contract by a file on its right: 3
+/// files (2, 1, 1), its base 3 BW wide with its left edge kept. Without a
+/// III or better in Tilly's hand it is refused and stays 4 files wide.
+#[test]
+fn m8_a_thinned_tug_contracts_on_the_spot() {
+    let mut scene = Scene::open(RULES, "claims_moves.toml", &[], 0.0);
+    let (mut contracted, mut refused) = (0, 0);
+    for seed in 0..16 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let thin: i64 = query(&mut scene, &g, "formation(4, 4, true)")
+            .parse()
+            .unwrap();
+        scene.set_state(&mut g, "colunela", "formation", Value::Int(thin));
+        scene.set_state(&mut g, "colunela", "bases_lost", Value::Int(4));
+        let c = scene.unit(&g, "colunela");
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        let files = |scene: &mut Scene, g: &Game| -> Vec<String> {
+            (1..=4)
+                .map(|i| query(scene, g, &format!("file_bases(colunela.formation, {i})")))
+                .collect()
+        };
+        if text.contains("colunela refused: Tilly holds no III or better") {
+            refused += 1;
+            assert!(runs(&g, "contract_by_a_file").is_empty(), "seed {seed}");
+            assert_eq!(files(&mut scene, &g), ["1", "1", "1", "1"]);
+            continue;
+        }
+        contracted += 1;
+        let r = runs(&g, "contract_by_a_file");
+        assert_eq!(r.len(), 1, "seed {seed}: {text}");
+        assert_eq!(r[0].outcome("files"), "3");
+        assert_eq!(files(&mut scene, &g), ["2", "1", "1", "0"]);
+        // It made no other move: 3 BW wide, its left edge (x 18, seen
+        // from behind it as it faces south: its right) where it was.
+        let (w, x, y, _) = base_of(&g, c);
+        assert_eq!((w, y), (3.0, 13.5), "seed {seed}: {text}");
+        assert!((x - 20.5).abs() < 1e-9, "seed {seed}: {x}");
+    }
+    assert!(contracted > 0 && refused > 0, "{contracted} {refused}");
+}
+
+/// Compiling the rules to closures changes no game: the default scenario
+/// played with every expression walked as a tree gives the same
+/// narrative, seed by seed (the battle benchmark checks the same over 64
+/// games; these seeds include prompted contractions and falls back).
+#[test]
+fn the_compiled_rules_play_the_games_the_tree_plays() {
+    let mut b = common::ruleset(RULES);
+    let sc = b
+        .scenario(Some(std::path::Path::new(&format!(
+            "{ROOT}rules/scenarios/claims_default.toml"
+        ))))
+        .unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let walked = Prepared::new(&b.ruleset, &sc).unwrap().walking_the_tree();
+    for i in 0..64 {
+        let seed = muster::simulate::game_seed(1, i);
+        if format!("{:?}", prep.play(seed, false).unwrap().summary())
+            == format!("{:?}", walked.play(seed, false).unwrap().summary())
+        {
+            continue;
+        }
+        let c = prep.play(seed, true).unwrap().narrative();
+        let w = walked.play(seed, true).unwrap().narrative();
+        if c != w {
+            let at = c
+                .lines()
+                .zip(w.lines())
+                .position(|(x, y)| x != y)
+                .unwrap_or(0);
+            let near = |t: &str| {
+                t.lines()
+                    .skip(at.saturating_sub(3))
+                    .take(6)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            panic!(
+                "seed {seed} at line {at}:\ncompiled:\n{}\nwalked:\n{}",
+                near(&c),
+                near(&w)
+            );
+        }
+        panic!("seed {seed}: the summaries differ, the narratives do not");
+    }
 }

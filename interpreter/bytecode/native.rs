@@ -108,6 +108,21 @@ extern "C" fn muster_pool(typed: *const Typed, pool: u64, n: i64, t: i64, rng: *
         .unwrap_or(i64::MIN)
 }
 
+/// A builtin of formations ([`T::Formation`]): the Rust function every
+/// tier calls.
+extern "C" fn muster_formation(
+    typed: *const Typed,
+    call: u64,
+    a0: i64,
+    a1: i64,
+    a2: i64,
+    a3: i64,
+) -> i64 {
+    // SAFETY: the pointer comes from `Native::run`'s own reference.
+    let typed = unsafe { &*typed };
+    typed.formation_call(call as u32, [a0, a1, a2, a3])
+}
+
 impl Native {
     /// Run once from the situation's initial state (the code resets state, side
     /// state and outcome defaults itself); state and outcomes are written in place,
@@ -161,6 +176,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
             }
             T::Outcome { idx, .. } => (*idx as usize) < p.outcome_len(),
             T::Pool { pool, .. } => (*pool as usize) < p.pools().len(),
+            T::Formation { call, .. } => (*call as usize) < p.calls().len(),
             // A roll whose counts are only known in play is interpreted.
             T::Roll { roll, .. } => p
                 .rolls()
@@ -184,6 +200,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
     jb.symbol("muster_pool", muster_pool as *const u8);
     jb.symbol("muster_roll", muster_roll as *const u8);
     jb.symbol("muster_below_finish", muster_below_finish as *const u8);
+    jb.symbol("muster_formation", muster_formation as *const u8);
     let mut module = JITModule::new(jb);
     let ptr = module.target_config().pointer_type();
 
@@ -222,6 +239,16 @@ pub fn compile(p: &Typed) -> Option<Native> {
         .declare_function("muster_roll", Linkage::Import, &roll_sig)
         .ok()?;
 
+    let mut formation_sig = module.make_signature();
+    formation_sig.params.push(AbiParam::new(ptr));
+    for _ in 0..5 {
+        formation_sig.params.push(AbiParam::new(types::I64));
+    }
+    formation_sig.returns.push(AbiParam::new(types::I64));
+    let formation_id = module
+        .declare_function("muster_formation", Linkage::Import, &formation_sig)
+        .ok()?;
+
     let mut sig: Signature = module.make_signature();
     for _ in 0..6 {
         sig.params.push(AbiParam::new(ptr));
@@ -238,6 +265,7 @@ pub fn compile(p: &Typed) -> Option<Native> {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let pool_fn = module.declare_func_in_func(pool_id, b.func);
         let roll_fn = module.declare_func_in_func(roll_id, b.func);
+        let formation_fn = module.declare_func_in_func(formation_id, b.func);
         let finish = module.declare_func_in_func(finish_id, b.func);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -450,6 +478,16 @@ pub fn compile(p: &Typed) -> Option<Native> {
                     let x = get(&mut b, *src);
                     let x = b.ins().ushr_imm_u(x, *shift as i64);
                     let v = b.ins().band_imm_u(x, crate::ir::MAX_TALLY);
+                    b.def_var(vars[*dst as usize], v);
+                }
+                T::Formation { dst, call, args } => {
+                    let idx = b.ins().iconst(types::I64, i64::from(*call));
+                    let mut params = vec![prog, idx];
+                    for r in args {
+                        params.push(get(&mut b, *r));
+                    }
+                    let c = b.ins().call(formation_fn, &params);
+                    let v = b.inst_results(c)[0];
                     b.def_var(vars[*dst as usize], v);
                 }
                 T::Bin { op, dst, a, b: bb } => {

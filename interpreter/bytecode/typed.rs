@@ -95,6 +95,14 @@ pub(crate) enum T {
         src: Reg,
         shift: u32,
     },
+    /// A builtin of formations or of the `for file` loop
+    /// ([`crate::eval::formation_call`]): `calls[call]` names it; `args`
+    /// holds its arguments' registers (those past its arity unread).
+    Formation {
+        dst: Reg,
+        call: u32,
+        args: [Reg; 4],
+    },
 }
 
 /// A roll's dice, their counts and how their faces read (fixed when the
@@ -141,6 +149,8 @@ pub struct Typed {
     rs_dice: Vec<crate::ir::DieDef>,
     pools: Vec<Pool>,
     rolls: Vec<TRoll>,
+    /// The builtins `T::Formation` calls.
+    calls: Vec<Builtin>,
     native: Option<super::native::Native>,
     code: Vec<T>,
     init: Vec<i64>,
@@ -169,6 +179,7 @@ struct B<'a> {
     world: &'a crate::world::World,
     pools: Vec<Pool>,
     rolls: Vec<TRoll>,
+    calls: Vec<Builtin>,
     code: Vec<T>,
     init: Vec<i64>,
     consts: Vec<(i64, Reg)>,
@@ -334,8 +345,36 @@ impl B<'_> {
             Ex::Builtin(f @ (Builtin::Min | Builtin::Max), args) if args.len() == 2 => {
                 self.min_max(*f == Builtin::Min, &args[0], &args[1], dst)?
             }
+            Ex::Builtin(f, args) if f.on_formations() && args.len() <= 4 => {
+                self.formation(*f, args, dst)?
+            }
             _ => return None,
         })
+    }
+
+    /// A builtin of formations (a casualty's `remove_bases`, a `for file`
+    /// loop's bookkeeping): its arguments into registers, then one call of
+    /// the function the tree evaluator calls, so that the part 1
+    /// situations of a ruleset that keeps formations stay on this tier.
+    fn formation(&mut self, f: Builtin, args: &[Ex], dst: Option<Reg>) -> Option<Reg> {
+        let mut regs = [0 as Reg; 4];
+        for (r, a) in regs.iter_mut().zip(args) {
+            *r = self.expr(a, None)?;
+        }
+        let call = match self.calls.iter().position(|c| *c == f) {
+            Some(i) => i,
+            None => {
+                self.calls.push(f);
+                self.calls.len() - 1
+            }
+        } as u32;
+        let d = dst.unwrap_or_else(|| self.temp());
+        self.code.push(T::Formation {
+            dst: d,
+            call,
+            args: regs,
+        });
+        Some(d)
     }
 
     /// `min(a, b)` or `max(a, b)` as a move and a compare: no instruction of
@@ -458,6 +497,7 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
         world: &prog.world,
         pools: Vec::new(),
         rolls: Vec::new(),
+        calls: Vec::new(),
         code: Vec::new(),
         init: prog.frame.iter().map(|v| enc(*v).unwrap_or(0)).collect(),
         consts: Vec::new(),
@@ -569,6 +609,7 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
         rs_dice: rs.dice.clone(),
         pools: b.pools,
         rolls: b.rolls,
+        calls: b.calls,
         native: None,
         code: b.code,
         init: b.init,
@@ -736,6 +777,15 @@ impl Typed {
     }
     pub(crate) fn rolls(&self) -> &[TRoll] {
         &self.rolls
+    }
+    /// The builtins `T::Formation` calls.
+    pub(crate) fn calls(&self) -> &[Builtin] {
+        &self.calls
+    }
+    /// Call formation builtin `call` (see [`T::Formation`]).
+    #[inline]
+    pub(crate) fn formation_call(&self, call: u32, args: [i64; 4]) -> i64 {
+        crate::eval::formation_call(self.calls[call as usize], args)
     }
     /// How many sides die `d` has.
     pub(crate) fn sides(&self, d: Id) -> u64 {
@@ -1018,6 +1068,10 @@ impl Typed {
                 }
                 T::Tally { dst, src, shift } => {
                     regs[*dst as usize] = (regs[*src as usize] >> shift) & crate::ir::MAX_TALLY
+                }
+                T::Formation { dst, call, args } => {
+                    let a = args.map(|r| regs[r as usize]);
+                    regs[*dst as usize] = self.formation_call(*call, a);
                 }
                 T::Require { cond, msg } => {
                     if regs[*cond as usize] == 0 {
