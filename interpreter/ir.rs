@@ -65,6 +65,9 @@ pub struct Ruleset {
     pub hooks: Vec<crate::hooks::HookDef>,
     /// Decks of cards (see [`crate::decks`]).
     pub decks: Vec<crate::decks::DeckDef>,
+    /// What the compiler warned of (a constant empty pool...): shown by
+    /// `check`, the language server and `check --message-format json`.
+    pub warnings: Vec<crate::diagnostic::Diag>,
 }
 
 impl Ruleset {

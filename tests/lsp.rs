@@ -608,6 +608,7 @@ fn check_message_format_json() {
     assert_eq!(
         b["diagnostics"],
         json!([{
+            "severity": "error",
             "code": "muster::duplicate",
             "message": "`strong` is defined twice",
             "label": "defined again here as a fact",
