@@ -158,3 +158,83 @@ fn negative_pool_at_run_time_points_at_the_pool() {
         assert_eq!(spanned(&b.sources, &d), "(overlaps(u) - 2) d6 scoring 4+");
     }
 }
+
+// ============================================================ 2, 3. situations
+
+/// A situation of the melee with these facts.
+fn melee_with(facts: &str) -> String {
+    format!(
+        "procedure = \"melee\"\nfacts = [{facts}]\n[units.attacker]\ntype = \"Horse\"\nside = \"attacker\"\n[units.defender]\ntype = \"Shot\"\nside = \"defender\"\n"
+    )
+}
+
+/// A situation that must be rejected: its diagnostics, and the built
+/// ruleset whose sources they point into.
+fn bad_situation(text: &str) -> (Vec<Diag>, Build) {
+    let mut b = build_ok(BASE);
+    match b.situation("s.toml", text) {
+        Ok(_) => panic!("accepted, but it has a mistake:\n{text}"),
+        Err(d) => (d, b),
+    }
+}
+
+#[test]
+fn a_number_fact_stated_as_true_gets_the_form_that_works() {
+    let (d, b) = bad_situation(&melee_with("\"overlaps(attacker)\""));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].message, "fact `overlaps` is an int, not true/false");
+    let help = d[0].help.as_deref().unwrap();
+    assert!(help.contains("\"overlaps(...) is NUMBER\""), "{help}");
+    assert_eq!(spanned(&b.sources, &d[0]), "overlaps(attacker)");
+}
+
+#[test]
+fn a_number_fact_is_given_with_is_or_equals() {
+    let mut b = build_ok(BASE);
+    // Two overlaps: 4 dice hitting on 5+, so no hits is (2/3)^4 = 16/81.
+    for facts in ["\"overlaps(attacker) is 2\"", "\"overlaps(attacker) == 2\""] {
+        let s = b.situation("s.toml", &melee_with(facts)).unwrap();
+        let o = b.exact(&s).unwrap();
+        let p0 = o.get("hits").unwrap().p(muster::value::Value::Int(0));
+        assert_eq!(p0.to_string(), "16/81", "{facts}");
+    }
+    // A number that is not one is still the parser's to report.
+    let (d, _) = bad_situation(&melee_with("\"overlaps(attacker) is many\""));
+    assert_eq!(d[0].message, "`many` is not a value of fact `overlaps`");
+}
+
+#[test]
+fn contradictory_bool_facts_are_rejected_with_both_spans() {
+    let (d, b) = bad_situation(&melee_with(
+        "\"charging(attacker)\", \"not charging(attacker)\"",
+    ));
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        d[0].message,
+        "fact `charging` is stated twice, as true and as false"
+    );
+    assert_eq!(spanned(&b.sources, &d[0]), "not charging(attacker)");
+    assert_eq!(d[0].notes.len(), 1);
+    let first = d[0].notes[0].0;
+    assert_eq!(
+        &b.sources.get(first.file).text[first.start as usize..first.end as usize],
+        "charging(attacker)"
+    );
+}
+
+#[test]
+fn a_number_fact_given_two_values_is_rejected() {
+    let (d, b) = bad_situation(&melee_with(
+        "\"overlaps(attacker) is 1\", \"overlaps(defender) is 3\", \"overlaps(attacker) == 2\"",
+    ));
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        d[0].message,
+        "fact `overlaps` is stated twice, as 1 and as 2"
+    );
+    assert_eq!(spanned(&b.sources, &d[0]), "overlaps(attacker) == 2");
+    // The same value twice says nothing new and is no contradiction.
+    let mut b = build_ok(BASE);
+    let twice = melee_with("\"charging(attacker)\", \"charging(attacker)\"");
+    assert!(b.situation("s.toml", &twice).is_ok());
+}
