@@ -74,6 +74,7 @@ pub fn compile_with(loaded: &Loaded, numbers: &[(String, i64)]) -> Result<Rulese
     c.numbers = numbers.to_vec();
     c.run(loaded);
     if c.diags.is_empty() {
+        c.warn_if_empty();
         Ok(c.rs)
     } else {
         // The warnings too, after the errors: they may explain them.
@@ -378,6 +379,25 @@ impl Compiler {
         self.diags.push(d);
     }
 
+    /// A ruleset with nothing to run (no unit type, procedure or sequence:
+    /// an empty file, or one that only imports) compiles, but `check`'s
+    /// "ok" would hide that it is the wrong file or an unsaved one: a
+    /// warning, not an error, since a file being started is not wrong.
+    fn warn_if_empty(&mut self) {
+        let rs = &self.rs;
+        if rs.unit_types.is_empty() && rs.procedures.is_empty() && rs.graph.is_none() {
+            self.warn(
+                Diag::new(
+                    "muster::empty_ruleset",
+                    "the ruleset declares nothing to run: no unit type, procedure or sequence of play",
+                )
+                // The file named on the command line is read first.
+                .at(Span::new(syntax::FileId(0), 0, 0), "in this file")
+                .help("check that this is the file you meant (and that it is saved); docs/LANGUAGE.md shows a ruleset's parts"),
+            );
+        }
+    }
+
     /// Warn of something that compiles but is likely a mistake: kept apart
     /// from the errors (whose absence lets the ruleset compile), in the
     /// ruleset's `warnings`.
@@ -426,6 +446,21 @@ impl Compiler {
     }
 
     pub(crate) fn unknown(&mut self, name: &Name, what: &str, help_extra: Option<String>) {
+        // Declared, but as something else: say what it is (the closest
+        // name would be itself: "did you mean `recoils`?").
+        if let Some((def, at)) = self.names.get(&name.text).copied() {
+            let kind = def_kind(def);
+            self.err(
+                Diag::new(
+                    "muster::wrong_kind",
+                    format!("`{}` is {kind}, not a {what}", name.text),
+                )
+                .at(name.span, format!("a {what} is needed here"))
+                .note(at, format!("declared here as {kind}"))
+                .help(help_extra.unwrap_or_else(|| format!("name a {what} here"))),
+            );
+            return;
+        }
         let cands: Vec<String> = self.names.keys().cloned().collect();
         let sugg = suggest(&name.text, cands.iter().map(|s| s.as_str()));
         let help = match (sugg, help_extra) {

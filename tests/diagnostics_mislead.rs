@@ -238,3 +238,63 @@ fn a_number_fact_given_two_values_is_rejected() {
     let twice = melee_with("\"charging(attacker)\", \"charging(attacker)\"");
     assert!(b.situation("s.toml", &twice).is_ok());
 }
+
+// ============================================================ 6. follow-on errors
+
+#[test]
+fn a_name_of_another_kind_is_said_to_be_that_not_did_you_mean_itself() {
+    let (d, s) = rejected(&with(
+        "enum result = recoils | holds\nprocedure nothing() { }\nsequence {\n  turn {\n    step \"A\" { do recoils(attacker) }\n  } until true\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::wrong_kind");
+    assert_eq!(
+        d[0].message,
+        "`recoils` is an enum value, not a procedure or decision"
+    );
+    assert!(!d[0].help.as_deref().unwrap().contains("did you mean"));
+    assert_eq!(spanned(&s, &d[0]), "recoils");
+    assert_eq!(d[0].notes[0].1, "declared here as an enum value");
+}
+
+/// Already one diagnostic before issue 34's work (the compiler remembers
+/// a `let` whose value failed); kept as the issue's test of it.
+#[test]
+fn a_bad_let_gives_one_diagnostic_not_an_unknown_name_after_it() {
+    let (d, s) = rejected(&with(
+        "procedure p(u: unit) outcomes { n: int } {\n  let a = 1 + true\n  outcome n = a + 1\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::type");
+}
+
+// ============================================================ 8. files
+
+#[test]
+fn an_empty_ruleset_is_a_warning_not_a_silent_ok() {
+    for text in ["", "import core\n"] {
+        let b = build_ok(text);
+        let w: Vec<&str> = b.ruleset.warnings.iter().map(|d| d.code).collect();
+        assert_eq!(w, ["muster::empty_ruleset"], "{text:?}");
+    }
+    let out = run_in("mislead-empty", &[("e.muster", "")], &["check", "e.muster"]);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("⚠ the ruleset declares nothing to run"),
+        "{}",
+        stderr(&out)
+    );
+    // A ruleset with something to run has no such warning.
+    assert!(build_ok(BASE).ruleset.warnings.is_empty());
+}
+
+#[test]
+fn a_file_that_is_not_utf8_gets_a_hint_to_check_the_path() {
+    let dir = common::scratch("mislead-binary");
+    std::fs::write(dir.join("b.muster"), b"import core\n\xff\xfe\x00garbage").unwrap();
+    let out = common::muster_in(&dir, &["check", "b.muster"]);
+    assert!(!out.status.success());
+    let err = stderr(&out).replace('\n', " ").replace("  ", " ");
+    assert!(err.contains("is not UTF-8 text (byte 12 is not)"), "{err}");
+    assert!(err.contains("check the path"), "{err}");
+}
