@@ -37,7 +37,7 @@ pub fn place(sources: &Sources, span: Span) -> Value {
     })
 }
 
-/// One diagnostic: `code`, `message`, `label`, `help` (null when none),
+/// One diagnostic: `severity` (`error` or `warning`), `code`, `message`, `label`, `help` (null when none),
 /// `place` (null when it has none) and `related` (`[{place, message}]`).
 pub fn diagnostic(sources: &Sources, d: &Diag) -> Value {
     let related: Vec<Value> = d
@@ -46,6 +46,7 @@ pub fn diagnostic(sources: &Sources, d: &Diag) -> Value {
         .map(|(s, m)| json!({"place": place(sources, *s), "message": m}))
         .collect();
     json!({
+        "severity": d.severity.name(),
         "code": d.code,
         "message": d.message,
         "label": d.label,
@@ -55,9 +56,10 @@ pub fn diagnostic(sources: &Sources, d: &Diag) -> Value {
     })
 }
 
-/// One ruleset's entry: its `file`, whether it is `ok` and its
-/// `diagnostics`.
+/// One ruleset's entry: its `file`, whether it is `ok` (no errors; it may
+/// have warnings) and its `diagnostics`.
 pub fn ruleset(file: &str, diags: &[Diag], sources: &Sources) -> Value {
     let ds: Vec<Value> = diags.iter().map(|d| diagnostic(sources, d)).collect();
-    json!({"file": file, "ok": diags.is_empty(), "diagnostics": ds})
+    let ok = !diags.iter().any(Diag::is_error);
+    json!({"file": file, "ok": ok, "diagnostics": ds})
 }

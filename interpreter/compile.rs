@@ -74,9 +74,13 @@ pub fn compile_with(loaded: &Loaded, numbers: &[(String, i64)]) -> Result<Rulese
     c.numbers = numbers.to_vec();
     c.run(loaded);
     if c.diags.is_empty() {
+        c.warn_if_empty();
         Ok(c.rs)
     } else {
-        Err(c.diags)
+        // The warnings too, after the errors: they may explain them.
+        let mut diags = c.diags;
+        diags.append(&mut c.rs.warnings);
+        Err(diags)
     }
 }
 
@@ -146,6 +150,26 @@ impl Scope {
 /// are far shorter, and comparing two names costs the product of their
 /// lengths (two of 40,000 characters took seconds).
 const MAX_SUGGEST_CHARS: usize = 128;
+
+/// The value of an integer expression made only of numbers, `-` and
+/// `+ - *` (`(0 - 2)`), if it is one: what the compiler can see of a
+/// pool's size.
+fn const_int(e: &Ex) -> Option<i64> {
+    match e {
+        Ex::Const(Value::Int(n)) => Some(*n),
+        Ex::Neg(x) => const_int(x)?.checked_neg(),
+        Ex::Bin(op, a, b) => {
+            let (a, b) = (const_int(a)?, const_int(b)?);
+            match op {
+                Bin::Add => a.checked_add(b),
+                Bin::Sub => a.checked_sub(b),
+                Bin::Mul => a.checked_mul(b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
 
 /// A stat's value as the unit table (or a quality's `STAT = V`) writes it.
 fn stat_value(v: syntax::StatValue) -> Value {
@@ -339,6 +363,7 @@ impl Compiler {
                 hooks: Vec::new(),
                 decks: Vec::new(),
                 weighings: Vec::new(),
+                warnings: Vec::new(),
             },
             diags: Vec::new(),
             names: HashMap::new(),
@@ -353,6 +378,32 @@ impl Compiler {
 
     pub fn err(&mut self, d: Diag) {
         self.diags.push(d);
+    }
+
+    /// A ruleset with nothing to run (no unit type, procedure or sequence:
+    /// an empty file, or one that only imports) compiles, but `check`'s
+    /// "ok" would hide that it is the wrong file or an unsaved one: a
+    /// warning, not an error, since a file being started is not wrong.
+    fn warn_if_empty(&mut self) {
+        let rs = &self.rs;
+        if rs.unit_types.is_empty() && rs.procedures.is_empty() && rs.graph.is_none() {
+            self.warn(
+                Diag::new(
+                    "muster::empty_ruleset",
+                    "the ruleset declares nothing to run: no unit type, procedure or sequence of play",
+                )
+                // The file named on the command line is read first.
+                .at(Span::new(syntax::FileId(0), 0, 0), "in this file")
+                .help("check that this is the file you meant (and that it is saved); docs/LANGUAGE.md shows a ruleset's parts"),
+            );
+        }
+    }
+
+    /// Warn of something that compiles but is likely a mistake: kept apart
+    /// from the errors (whose absence lets the ruleset compile), in the
+    /// ruleset's `warnings`.
+    pub fn warn(&mut self, d: Diag) {
+        self.rs.warnings.push(d.warning());
     }
 
     fn declare(&mut self, name: &Name, def: Def) -> bool {
@@ -396,6 +447,21 @@ impl Compiler {
     }
 
     pub(crate) fn unknown(&mut self, name: &Name, what: &str, help_extra: Option<String>) {
+        // Declared, but as something else: say what it is (the closest
+        // name would be itself: "did you mean `recoils`?").
+        if let Some((def, at)) = self.names.get(&name.text).copied() {
+            let kind = def_kind(def);
+            self.err(
+                Diag::new(
+                    "muster::wrong_kind",
+                    format!("`{}` is {kind}, not a {what}", name.text),
+                )
+                .at(name.span, format!("a {what} is needed here"))
+                .note(at, format!("declared here as {kind}"))
+                .help(help_extra.unwrap_or_else(|| format!("name a {what} here"))),
+            );
+            return;
+        }
         let cands: Vec<String> = self.names.keys().cloned().collect();
         let sugg = suggest(&name.text, cands.iter().map(|s| s.as_str()));
         let help = match (sugg, help_extra) {
@@ -2156,6 +2222,7 @@ impl Compiler {
                 }
                 let (ce, ct) = self.expr(count, sc, None)?;
                 self.expect(&ct, &Ty::Int, count.span, "the number of dice");
+                self.check_pool_count(&ce, count.span);
                 let Some(Def::Die(d)) = self.lookup(&die.text) else {
                     self.unknown(
                         die,
@@ -2207,6 +2274,25 @@ impl Compiler {
                 )
             }
         })
+    }
+
+    /// A pool whose number of dice is a constant: negative is an error
+    /// (a roll cannot have fewer than no dice; one computed at run time
+    /// fails there), none a warning (it rolls nothing, always 0).
+    fn check_pool_count(&mut self, count: &Ex, span: Span) {
+        match const_int(count) {
+            Some(n) if n < 0 => self.err(
+                Diag::new("muster::negative_pool", format!("a pool of {n} dice"))
+                    .at(span, "this is negative")
+                    .help("a pool rolls 0 or more dice; check the number of dice"),
+            ),
+            Some(0) => self.warn(
+                Diag::new("muster::empty_pool", "a pool of 0 dice rolls nothing")
+                    .at(span, "always 0 dice")
+                    .help("this roll always reads 0; give the number of dice the rule means, or remove the roll"),
+            ),
+            _ => {}
+        }
     }
 
     fn not_unit<X>(&mut self, t: &Ty, span: Span) -> Option<X> {

@@ -7,6 +7,25 @@ use crate::syntax::Span;
 use miette::{LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use std::fmt;
 
+/// How bad a [`Diag`] is: an error stops `check` (non-zero exit) and
+/// whatever was asked; a warning is printed and the work goes on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Severity {
+    #[default]
+    Error,
+    Warning,
+}
+
+impl Severity {
+    /// As `check --message-format json` and the language server name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
 /// One problem found in a ruleset, a situation or a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diag {
@@ -18,6 +37,8 @@ pub struct Diag {
     pub help: Option<String>,
     /// Further places that explain the problem (e.g. the first definition).
     pub notes: Vec<(Span, String)>,
+    /// An error unless made a warning with [`Diag::warning`].
+    pub severity: Severity,
 }
 
 impl Diag {
@@ -29,7 +50,16 @@ impl Diag {
             label: String::new(),
             help: None,
             notes: Vec::new(),
+            severity: Severity::Error,
         }
+    }
+    /// Make this a warning: shown, but not a failure.
+    pub fn warning(mut self) -> Self {
+        self.severity = Severity::Warning;
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
     }
     pub fn at(mut self, span: Span, label: impl Into<String>) -> Self {
         self.span = Some(span);
@@ -94,6 +124,7 @@ impl Diag {
             }
         }
         Rendered {
+            severity: self.severity,
             code: self.code,
             message: self.message.clone(),
             source,
@@ -297,6 +328,7 @@ impl SourceCode for Excerpt {
 /// A [`Diag`] with its source attached: a miette diagnostic.
 #[derive(Debug)]
 pub struct Rendered {
+    severity: Severity,
     code: &'static str,
     message: String,
     source: Option<Excerpt>,
@@ -315,6 +347,12 @@ impl std::error::Error for Rendered {}
 impl miette::Diagnostic for Rendered {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         Some(Box::new(self.code))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
     }
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.help

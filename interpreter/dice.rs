@@ -381,8 +381,14 @@ pub fn pool_dist(
 /// take minutes and record gigabytes.
 pub const MAX_POOL: i64 = 10_000;
 
-/// What is wrong with a pool of `n` dice, if it has more than [`MAX_POOL`].
+/// What is wrong with a pool of `n` dice, if it has fewer than none or
+/// more than [`MAX_POOL`].
 pub fn pool_too_big(n: i64) -> Option<String> {
+    if n < 0 {
+        return Some(format!(
+            "a pool of {n} dice: a roll has from 0 to {MAX_POOL} dice"
+        ));
+    }
     (n > MAX_POOL)
         .then(|| format!("a pool of {n} dice: more than the {MAX_POOL} one roll may have"))
 }

@@ -5,7 +5,7 @@
 use crate::diagnostic::Diag;
 use crate::dice::{self, DiceSource, Reading};
 use crate::ir::*;
-use crate::syntax::Quant;
+use crate::syntax::{Quant, Span};
 use crate::value::Value;
 use crate::world::World;
 use rustc_hash::FxHashMap;
@@ -581,6 +581,17 @@ impl Reads {
 
 pub(crate) fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalError {
     EvalError::Fault(Box::new(Diag::new("muster::runtime", msg).help(help)))
+}
+
+/// A pool of dice that cannot be rolled for its size (below none, over
+/// [`dice::MAX_POOL`]), at the rule that rolls it.
+#[cold]
+pub(crate) fn pool_fault(msg: String, span: Span) -> EvalError {
+    EvalError::Fault(Box::new(
+        Diag::new("muster::runtime", msg)
+            .at(span, "this pool")
+            .help("check the number of dice the rule computes"),
+    ))
 }
 
 /// A unit was expected (the compiler's type checks make this a bug).
@@ -1159,8 +1170,8 @@ impl<'r> Eval<'r> {
                 die,
                 mode,
                 reroll,
-                ..
-            } => self.roll(c, count, *die, mode, *reroll, frame, dice)?,
+                span,
+            } => self.roll(c, count, *die, mode, *reroll, frame, dice, *span)?,
             Ex::Roll(r) => self.roll_ex(c, r, frame, dice)?,
             Ex::Odds(o) => self.odds_of(c, o, frame, dice)?,
             Ex::Tally(x, fx, k) => {
@@ -1371,12 +1382,16 @@ impl<'r> Eval<'r> {
         reroll: Option<crate::syntax::Reroll>,
         frame: &mut [Value],
         dice: &mut dyn DiceSource,
+        span: Span,
     ) -> R<Value> {
         if c.dirty.is_some() {
             return Err(EvalError::NotStatic);
         }
         let n = self.eval(c, count, frame, dice)?;
         let n = self.num(n, "the number of dice")?;
+        if let Some(m) = dice::pool_too_big(n) {
+            return Err(pool_fault(m, span));
+        }
         let reading = self.reading(c, mode, frame, dice)?;
         self.roll_pool(die, &reading, reroll, n, dice)
     }

@@ -68,6 +68,9 @@ pub struct Ruleset {
     /// Every `chance`/`expect` compiled, by [`OddsEx::row`]: what a battle
     /// must watch to know when an answer it remembers is out of date.
     pub weighings: Vec<Weighing>,
+    /// What the compiler warned of (a constant empty pool...): shown by
+    /// `check`, the language server and `check --message-format json`.
+    pub warnings: Vec<crate::diagnostic::Diag>,
 }
 
 /// A `chance`/`expect` as a battle's memory of its answers sees it: the

@@ -112,10 +112,11 @@ pub fn capped(diags: Vec<Diag>, sources: &Sources) -> Vec<Diag> {
 }
 
 /// How many problems `diags` stand for: those shown, and those a
-/// [`capped`] "and N more" line counts.
+/// [`capped`] "and N more" line counts (warnings are not problems).
 pub fn problems(diags: &[Diag]) -> usize {
     diags
         .iter()
+        .filter(|d| d.is_error())
         .map(|d| match d.code {
             "muster::too_many" => d
                 .message

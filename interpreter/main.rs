@@ -445,6 +445,13 @@ fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// Print warnings (a ruleset that compiled with them still succeeds).
+fn warn(warnings: &[Diag], sources: &Sources) {
+    for d in warnings {
+        errln!("{:?}", miette::Report::new(d.report(sources)));
+    }
+}
+
 fn load(path: &Path) -> Result<Build, ExitCode> {
     load_with(path, &[])
 }
@@ -549,7 +556,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .map(|r| {
                     let file = r.display().to_string();
                     match muster::build(r) {
-                        Ok(b) => muster::check_json::ruleset(&file, &[], &b.sources),
+                        Ok(b) => {
+                            muster::check_json::ruleset(&file, &b.ruleset.warnings, &b.sources)
+                        }
                         Err((d, s)) => muster::check_json::ruleset(&file, &d, &s),
                     }
                 })
@@ -568,6 +577,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 match muster::build(r) {
                     Ok(b) => {
                         let rs = &b.ruleset;
+                        warn(&rs.warnings, &b.sources);
                         let n = |k: usize, what: &str| {
                             format!("{k} {what}{}", if k == 1 { "" } else { "s" })
                         };

@@ -244,7 +244,7 @@ pub(crate) fn map(e: &Ex, f: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
 fn simplify(e: Ex) -> Ex {
     use Value::{Bool, Int};
     match e {
-        Ex::Dice { ref count, .. } if matches!(**count, Ex::Const(Int(n)) if n <= 0) => {
+        Ex::Dice { ref count, .. } if matches!(**count, Ex::Const(Int(n)) if n == 0) => {
             Ex::Const(Int(0))
         }
         Ex::Bin(Bin::Add, a, b) => match (*a, *b) {
@@ -987,7 +987,7 @@ impl Run<'_> {
                 die,
                 mode,
                 reroll,
-                ..
+                span,
             } => {
                 let counts = self.dist(c, count, frame)?;
                 let targets = match mode {
@@ -997,10 +997,7 @@ impl Run<'_> {
                 for (n, pn) in &counts {
                     let n = self.ev.num(*n, "the number of dice").map_err(fault_of)?;
                     if let Some(m) = dice::pool_too_big(n) {
-                        return Err(fault_of(crate::eval::fault(
-                            m,
-                            "check the number of dice the rule computes",
-                        )));
+                        return Err(fault_of(crate::eval::pool_fault(m, *span)));
                     }
                     for (t, pt) in &targets {
                         let reading = match mode {

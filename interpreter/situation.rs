@@ -62,6 +62,16 @@ pub struct Situation {
     /// Where the situation names its procedure (or its first line): runtime
     /// problems that have no place of their own are reported here.
     pub span: Span,
+    /// The facts it states, in its order: what `odds` says it understood.
+    pub stated: Vec<Stated>,
+}
+
+/// One fact a situation states: the fact, its arguments and its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stated {
+    pub fact: Id,
+    pub args: Vec<Value>,
+    pub value: Value,
 }
 
 /// A number option (a face count...) named by a situation or scenario: it
@@ -344,17 +354,30 @@ pub fn read(
             }
         }
     }
-    // Facts, written as expressions of the language.
+    // Facts, written as expressions of the language; each once (two
+    // values for one fact contradict each other: neither wins).
+    let mut stated: Vec<(Stated, Span)> = Vec::new();
     for fact in &f.facts {
         let sp = fact.span();
         // The text sits between quotes; spans start after the opening one.
-        match parse_expr(fact.get_ref(), file, sp.start + 1) {
+        match parse_expr(&number_is(fact.get_ref()), file, sp.start + 1) {
             Err(d) => diags.push(d),
-            Ok(e) => {
-                if let Err(d) = assert_fact(rs, &mut world, &unit_ids, &e) {
-                    diags.push(d);
-                }
-            }
+            Ok(e) => match assert_fact(rs, &world, &unit_ids, &e) {
+                Err(d) => diags.push(d),
+                Ok(st) => match stated
+                    .iter()
+                    .find(|(o, _)| o.fact == st.fact && o.args == st.args)
+                {
+                    Some((o, at)) if o.value != st.value => {
+                        diags.push(contradiction(rs, &world, &st, o, *at, e.span))
+                    }
+                    Some(_) => {}
+                    None => {
+                        world.set_fact(st.fact, st.args.clone(), st.value);
+                        stated.push((st, e.span));
+                    }
+                },
+            },
         }
     }
     // Arguments.
@@ -462,6 +485,7 @@ pub fn read(
         args,
         rolls: f.rolls,
         description: f.description,
+        stated: stated.into_iter().map(|(st, _)| st).collect(),
         span: f
             .procedure
             .as_ref()
@@ -489,13 +513,66 @@ fn toml_value(v: &toml::Value, ty: &Ty, rs: &Ruleset) -> Option<Value> {
     }
 }
 
-/// Record one fact statement: `f(a, b)`, `not f(a)`, `f(a) == V`, `f(a, b) is V`.
+/// A fact statement with `is NUMBER` (`"overlaps(defender) is 1"`, which
+/// the language does not parse: `is` takes names) as `== NUMBER`, the
+/// same length, so that spans stay where the author wrote them.
+fn number_is(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.rsplit_once(" is ") {
+        Some((lhs, n)) if n.trim().parse::<i64>().is_ok() => format!("{lhs} == {n}").into(),
+        _ => text.into(),
+    }
+}
+
+/// Two statements of one fact with different values: the second is
+/// reported, with the first as its note.
+fn contradiction(
+    rs: &Ruleset,
+    world: &World,
+    st: &Stated,
+    first: &Stated,
+    first_at: Span,
+    at: Span,
+) -> Diag {
+    let say = |s: &Stated| describe_value(rs, world, s.value);
+    Diag::new(
+        "muster::situation",
+        format!(
+            "fact `{}` is stated twice, as {} and as {}",
+            rs.facts[st.fact as usize].name,
+            say(first),
+            say(st)
+        ),
+    )
+    .at(at, format!("stated as {} here", say(st)))
+    .note(first_at, format!("stated as {} here", say(first)))
+    .help("a situation states each fact once; keep the one you mean")
+}
+
+/// A type's name with its article: "an int", "a bool".
+fn article(name: &str) -> String {
+    let an = name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {name}", if an { "an" } else { "a" })
+}
+
+/// A fact's value as a situation writes it.
+fn describe_value(rs: &Ruleset, world: &World, v: Value) -> String {
+    match v {
+        Value::Unit(u) => world.units[u as usize].name.clone(),
+        Value::Side(s) => world.side_names[s as usize].clone(),
+        Value::Sym(s) => rs.symbols[s as usize].clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Read one fact statement: `f(a, b)`, `not f(a)`, `f(a) == V`, `f(a, b) is V`.
 fn assert_fact(
     rs: &Ruleset,
-    world: &mut World,
+    world: &World,
     units: &BTreeMap<String, u16>,
     e: &crate::syntax::Expr,
-) -> Result<(), Diag> {
+) -> Result<Stated, Diag> {
     let bad = || {
         Diag::new("muster::situation", "a fact is written `name(args)`, `not name(args)`, `name(args) == value` or `name(args) is value`")
             .at(e.span, "not a fact statement")
@@ -597,11 +674,19 @@ fn assert_fact(
     let wrong = |what: &str| {
         Diag::new(
             "muster::situation",
-            format!("fact `{}` is a {}, not {what}", fd.name, rs.ty_name(&fd.ty)),
+            format!(
+                "fact `{}` is {}, not {what}",
+                fd.name,
+                article(&rs.ty_name(&fd.ty))
+            ),
         )
         .at(e.span, "wrong kind of value")
         .help(match fd.ty {
             Ty::Bool => format!("write \"{}(...)\" or \"not {}(...)\"", fd.name, fd.name),
+            Ty::Int => format!(
+                "a number fact is given its value: write \"{}(...) is NUMBER\" (or `== NUMBER`)",
+                fd.name
+            ),
             _ => format!("write \"{}(...) is VALUE\"", fd.name),
         })
     };
@@ -646,8 +731,11 @@ fn assert_fact(
             }
         }
     };
-    world.set_fact(fid, key, v);
-    Ok(())
+    Ok(Stated {
+        fact: fid,
+        args: key,
+        value: v,
+    })
 }
 
 fn enum_value(rs: &Ruleset, en: Id, name: &str) -> Option<Value> {

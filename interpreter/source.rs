@@ -103,7 +103,7 @@ impl ReadError {
                 code,
                 format!("`{shown}` is not UTF-8 text (byte {at} is not)"),
             )
-            .help("save the file as UTF-8 text"),
+            .help("check the path: it may name the wrong file, or one that is not text at all (a binary, an image, a compressed file); a text file in another encoding, save as UTF-8"),
         }
     }
 }

@@ -19,6 +19,7 @@ mod cli;
 mod compare;
 mod decks;
 mod diagnostics;
+mod diagnostics_mislead;
 mod dice;
 mod diff;
 mod files;

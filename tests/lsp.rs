@@ -571,7 +571,11 @@ fn bad_input_never_stops_the_server() {
     assert!(r["error"].is_null() && r["result"].is_null(), "{r}");
 
     // Still answering.
-    c.change(u, 4, "ruleset fine \"x\"\nstat resolve\n");
+    c.change(
+        u,
+        4,
+        "ruleset fine \"x\"\nstat resolve\nprocedure p() { }\n",
+    );
     assert!(c.diagnostics(u).is_empty());
     let h = c.at("textDocument/hover", u, (1, 7));
     assert!(
@@ -591,7 +595,12 @@ fn check_message_format_json() {
     let dir = common::scratch("check-json");
     let broken = "ruleset b \"x\"\nstat resolve\ndefine strong(u: unit): bool = u.resolve > 3\nfact strong(unit): bool = false\n";
     std::fs::write(dir.join("b.muster"), broken).unwrap();
-    std::fs::write(dir.join("ok.muster"), "ruleset ok \"x\"\nstat resolve\n").unwrap();
+    // Something to run: a ruleset with nothing is warned of.
+    std::fs::write(
+        dir.join("ok.muster"),
+        "ruleset ok \"x\"\nstat resolve\nprocedure p() { }\n",
+    )
+    .unwrap();
     let out = common::muster_in(
         &dir,
         &["check", "ok.muster", "b.muster", "--message-format", "json"],
@@ -608,6 +617,7 @@ fn check_message_format_json() {
     assert_eq!(
         b["diagnostics"],
         json!([{
+            "severity": "error",
             "code": "muster::duplicate",
             "message": "`strong` is defined twice",
             "label": "defined again here as a fact",

@@ -333,7 +333,8 @@ pub(crate) fn fixed_pool(rs: &Ruleset, e: &Ex) -> Option<(u32, Id, u32)> {
     let (Ex::Const(Value::Int(n)), Ex::Const(Value::Int(score))) = (&**count, &**t) else {
         return None;
     };
-    if *n > MAX_FIXED_POOL {
+    // A negative pool is rolled as any other, which reports it.
+    if !(0..=MAX_FIXED_POOL).contains(n) {
         return None;
     }
     let faces = &rs.dice[*die as usize].faces;
@@ -344,7 +345,7 @@ pub(crate) fn fixed_pool(rs: &Ruleset, e: &Ex) -> Option<(u32, Id, u32)> {
         .iter()
         .position(|f| f.1 >= *score)
         .unwrap_or(faces.len());
-    Some(((*n).clamp(0, u32::MAX as i64) as u32, *die, min_face as u32))
+    Some((*n as u32, *die, min_face as u32))
 }
 
 /// Where a unit's (or side's) state lives in the flat state array, when the
@@ -579,6 +580,10 @@ impl Code {
                     reroll,
                 } => {
                     let count = int(regs[*n as usize], "the number of dice")?;
+                    if let Some(m) = dice::pool_too_big(count) {
+                        return Err(Diag::new("muster::runtime", m)
+                            .help("check the number of dice the rule computes"));
+                    }
                     let d = &rs.dice[*die as usize];
                     let total = match (reading, reroll) {
                         // The common case, kept tight: hits on T+, no reroll.

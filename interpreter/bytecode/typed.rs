@@ -11,6 +11,7 @@ use crate::odds::{Op, Program};
 use crate::rng::Rng;
 use crate::syntax::{Reroll, Span};
 use crate::value::Value;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 pub(crate) type Reg = u32;
 
@@ -129,6 +130,8 @@ pub(crate) struct Pool {
     pub reading: Reading,
     pub target: Option<Reg>,
     pub reroll: Option<Reroll>,
+    /// Where the rule rolls it, for a pool that cannot be rolled.
+    pub span: Span,
 }
 
 /// How an outcome's `i64` reads back as a value.
@@ -159,6 +162,20 @@ pub struct Typed {
     kinds: Vec<Kind>,
     state: Vec<i64>,
     side_state: Vec<i64>,
+    /// The pool and the number of dice of the last pool machine code could
+    /// not roll (written only then), for its diagnostic.
+    failed_pool: (AtomicU64, AtomicI64),
+}
+
+/// A pool of `n` dice (rolled with the generator, so failing only for its
+/// size: below none or over the most), at the rule that rolls it.
+fn pool_error(p: &Pool, n: i64) -> Diag {
+    Diag::new(
+        "muster::runtime",
+        dice::pool_too_big(n).unwrap_or_else(|| format!("a pool of {n} dice could not be rolled")),
+    )
+    .at(p.span, "this pool")
+    .help("check the number of dice the rule computes")
 }
 
 /// A value as an `i64`, if it has one.
@@ -299,7 +316,7 @@ impl B<'_> {
                 die,
                 mode,
                 reroll,
-                ..
+                span,
             } => {
                 if let Some((n, die, min_face)) = super::fixed_pool(self.rs, e) {
                     let d = out(self);
@@ -323,6 +340,7 @@ impl B<'_> {
                     reading,
                     target,
                     reroll: *reroll,
+                    span: *span,
                 });
                 let pool = (self.pools.len() - 1) as u32;
                 let d = out(self);
@@ -618,6 +636,7 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Option<Typed> {
         kinds,
         state,
         side_state,
+        failed_pool: Default::default(),
     };
     // Machine code when it can be had (MUSTER_NO_JIT=1 keeps interpreting).
     if std::env::var_os("MUSTER_NO_JIT").is_none() {
@@ -835,22 +854,22 @@ impl Typed {
             Reading::Scoring(_) => Reading::Scoring(t),
             r => r.clone(),
         };
-        dice::roll_pool(&self.rs_dice[p.die as usize], &reading, p.reroll, n, rng)
-            .map_err(|m| Diag::new("muster::runtime", m))
+        dice::roll_pool(&self.rs_dice[p.die as usize], &reading, p.reroll, n, rng).map_err(|_| {
+            self.failed_pool.0.store(pool as u64, Ordering::Relaxed);
+            self.failed_pool.1.store(n, Ordering::Relaxed);
+            pool_error(p, n)
+        })
     }
 
     fn native_error(&self, code: i64) -> Diag {
         match code {
             super::native::OVERFLOW => overflow(),
-            // Rolled with the generator, a pool fails only for its size.
-            super::native::POOL_ERROR => Diag::new(
-                "muster::runtime",
-                format!(
-                    "a pool of dice could not be rolled: more than the {} one roll may have",
-                    crate::dice::MAX_POOL
-                ),
-            )
-            .help("check the number of dice the rule computes"),
+            // Rolled with the generator, a pool fails only for its size (below 0 or over the most).
+            super::native::POOL_ERROR => {
+                let pool = self.failed_pool.0.load(Ordering::Relaxed) as usize;
+                let n = self.failed_pool.1.load(Ordering::Relaxed);
+                pool_error(&self.pools[pool], n)
+            }
             k => {
                 let (m, span) = &self.messages[(k - 1) as usize];
                 Diag::new("muster::requirement", format!("the situation breaks a rule: {m}"))

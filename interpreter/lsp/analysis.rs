@@ -257,7 +257,10 @@ pub fn analyse(path: &Path, text: &str) -> Analysis {
     let (items, ruleset, diags) = match loaded {
         Err(d) => (Vec::new(), None, d),
         Ok(l) => match crate::compile::compile(&l) {
-            Ok(rs) => (l.items, Some(rs), Vec::new()),
+            Ok(rs) => {
+                let warnings = rs.warnings.clone();
+                (l.items, Some(rs), warnings)
+            }
             Err(d) => (l.items, None, d),
         },
     };

@@ -529,7 +529,10 @@ fn diagnostic(a: &Analysis, d: &crate::diagnostic::Diag, doc: &str) -> (String, 
         file,
         Diagnostic {
             range,
-            severity: Some(DiagnosticSeverity::ERROR),
+            severity: Some(match d.severity {
+                crate::diagnostic::Severity::Error => DiagnosticSeverity::ERROR,
+                crate::diagnostic::Severity::Warning => DiagnosticSeverity::WARNING,
+            }),
             code: Some(NumberOrString::String(d.code.to_string())),
             source: Some("muster".into()),
             message,

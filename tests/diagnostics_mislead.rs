@@ -1,0 +1,300 @@
+//! Diagnostics that misled authors (issue 34): each test writes the small
+//! ruleset or situation that showed it and asserts what is reported now,
+//! through the library (code, message, the text the span covers) and,
+//! where the command line is part of it, through `muster`.
+
+use crate::common;
+use muster::diagnostic::{render_plain, Diag, Severity};
+use muster::Build;
+
+/// A small ruleset each test adds to: two unit types, a number fact and a
+/// bool fact (and core's `position`), and a melee.
+const BASE: &str = "import core
+sides attacker, defender
+class cavalry, infantry
+stat resolve
+units (resolve) {
+  Horse : cavalry = 3
+  Shot  : infantry = 3
+}
+fact charging(unit): bool = false
+fact overlaps(unit): int = 0
+procedure melee(attacker: unit, defender: unit) outcomes { hits: int } {
+  let bonus = if charging(attacker) then 1 else 0
+  outcome hits = (overlaps(attacker) + 2 + bonus) d6 scoring 5+
+}
+";
+
+/// BASE with `more` after it.
+fn with(more: &str) -> String {
+    format!("{BASE}{more}")
+}
+
+/// The text a diagnostic's span covers.
+fn spanned<'a>(b: &'a muster::source::Sources, d: &Diag) -> &'a str {
+    let s = d.span.expect("the diagnostic has a place");
+    &b.get(s.file).text[s.start as usize..s.end as usize]
+}
+
+/// Compile text that must be rejected: its diagnostics and the sources.
+fn rejected(text: &str) -> (Vec<Diag>, muster::source::Sources) {
+    match muster::build_text("t.muster", text, None) {
+        Ok(_) => panic!("compiled, but it has a mistake:\n{text}"),
+        Err((d, s)) => (d, s),
+    }
+}
+
+fn build_ok(text: &str) -> Build {
+    match muster::build_text("t.muster", text, None) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("should compile:\n{}", render_plain(&d, &s)),
+    }
+}
+
+/// A scratch folder holding `files`, and `muster ARGS` run in it.
+fn run_in(name: &str, files: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let dir = common::scratch(name);
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+    common::muster_in(&dir, args)
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+// ============================================================ 1. pools
+
+#[test]
+fn negative_constant_pool_is_an_error_at_check_time() {
+    let (d, s) = rejected(&with(
+        "procedure p(u: unit) outcomes { n: int } {\n  outcome n = (0 - 2) d6 scoring 4+\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::negative_pool");
+    assert_eq!(d[0].message, "a pool of -2 dice");
+    assert_eq!(spanned(&s, &d[0]), "0 - 2");
+}
+
+#[test]
+fn empty_constant_pool_is_a_warning_and_check_succeeds() {
+    let text =
+        with("procedure p(u: unit) outcomes { n: int } {\n  outcome n = 0 d6 scoring 4+\n}\n");
+    let b = build_ok(&text);
+    assert_eq!(b.ruleset.warnings.len(), 1);
+    let w = &b.ruleset.warnings[0];
+    assert_eq!(
+        (w.code, w.severity),
+        ("muster::empty_pool", Severity::Warning)
+    );
+    assert_eq!(spanned(&b.sources, w), "0");
+    // `check`: exit 0, the warning printed as one, the ruleset ok.
+    let out = run_in(
+        "mislead-empty-pool",
+        &[("r.muster", &text)],
+        &["check", "r.muster"],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("⚠ a pool of 0 dice rolls nothing"), "{err}");
+    assert!(!err.contains("problem"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("r.muster: ok"));
+    // `check --message-format json`: ok, with the warning as a warning.
+    let out = run_in(
+        "mislead-empty-pool-json",
+        &[("r.muster", &text)],
+        &["check", "r.muster", "--message-format", "json"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["rulesets"][0];
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["diagnostics"][0]["severity"], "warning");
+    assert_eq!(r["diagnostics"][0]["code"], "muster::empty_pool");
+    assert_eq!(r["diagnostics"][0]["place"]["line"], 16);
+    // The language server's analysis publishes it (as a warning).
+    let a = muster::lsp::analysis::analyse(std::path::Path::new("/tmp/r.muster"), &text);
+    assert!(a.ruleset.is_some());
+    assert_eq!(a.diags.len(), 1);
+    assert_eq!(a.diags[0].severity, Severity::Warning);
+}
+
+#[test]
+fn an_error_beside_a_warning_still_fails_and_counts_one_problem() {
+    let text = with(
+        "procedure p(u: unit) outcomes { n: int } {\n  outcome n = 0 d6 scoring 4+ + (1 - 3) d6\n}\n",
+    );
+    let out = run_in(
+        "mislead-pool-both",
+        &[("r.muster", &text)],
+        &["check", "r.muster"],
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("muster::negative_pool"), "{err}");
+    assert!(err.contains("muster::empty_pool"), "{err}");
+    assert!(err.contains("error: 1 problem found"), "{err}");
+}
+
+#[test]
+fn negative_pool_at_run_time_points_at_the_pool() {
+    let text = with(
+        "procedure p(u: unit) outcomes { n: int } {\n  outcome n = (overlaps(u) - 2) d6 scoring 4+\n}\n",
+    );
+    let mut b = build_ok(&text);
+    let s = b
+        .situation("s.toml", "procedure = \"p\"\n[units.u]\ntype = \"Horse\"\n")
+        .unwrap();
+    let exact = b.exact(&s).expect_err("a pool of -2 dice was rolled");
+    let sampled = b
+        .sampled(&s, 50, 1)
+        .expect_err("a pool of -2 dice was sampled");
+    for d in [exact, sampled] {
+        assert_eq!(
+            d.message,
+            "a pool of -2 dice: a roll has from 0 to 10000 dice"
+        );
+        assert_eq!(spanned(&b.sources, &d), "(overlaps(u) - 2) d6 scoring 4+");
+    }
+}
+
+// ============================================================ 2, 3. situations
+
+/// A situation of the melee with these facts.
+fn melee_with(facts: &str) -> String {
+    format!(
+        "procedure = \"melee\"\nfacts = [{facts}]\n[units.attacker]\ntype = \"Horse\"\nside = \"attacker\"\n[units.defender]\ntype = \"Shot\"\nside = \"defender\"\n"
+    )
+}
+
+/// A situation that must be rejected: its diagnostics, and the built
+/// ruleset whose sources they point into.
+fn bad_situation(text: &str) -> (Vec<Diag>, Build) {
+    let mut b = build_ok(BASE);
+    match b.situation("s.toml", text) {
+        Ok(_) => panic!("accepted, but it has a mistake:\n{text}"),
+        Err(d) => (d, b),
+    }
+}
+
+#[test]
+fn a_number_fact_stated_as_true_gets_the_form_that_works() {
+    let (d, b) = bad_situation(&melee_with("\"overlaps(attacker)\""));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].message, "fact `overlaps` is an int, not true/false");
+    let help = d[0].help.as_deref().unwrap();
+    assert!(help.contains("\"overlaps(...) is NUMBER\""), "{help}");
+    assert_eq!(spanned(&b.sources, &d[0]), "overlaps(attacker)");
+}
+
+#[test]
+fn a_number_fact_is_given_with_is_or_equals() {
+    let mut b = build_ok(BASE);
+    // Two overlaps: 4 dice hitting on 5+, so no hits is (2/3)^4 = 16/81.
+    for facts in ["\"overlaps(attacker) is 2\"", "\"overlaps(attacker) == 2\""] {
+        let s = b.situation("s.toml", &melee_with(facts)).unwrap();
+        let o = b.exact(&s).unwrap();
+        let p0 = o.get("hits").unwrap().p(muster::value::Value::Int(0));
+        assert_eq!(p0.to_string(), "16/81", "{facts}");
+    }
+    // A number that is not one is still the parser's to report.
+    let (d, _) = bad_situation(&melee_with("\"overlaps(attacker) is many\""));
+    assert_eq!(d[0].message, "`many` is not a value of fact `overlaps`");
+}
+
+#[test]
+fn contradictory_bool_facts_are_rejected_with_both_spans() {
+    let (d, b) = bad_situation(&melee_with(
+        "\"charging(attacker)\", \"not charging(attacker)\"",
+    ));
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        d[0].message,
+        "fact `charging` is stated twice, as true and as false"
+    );
+    assert_eq!(spanned(&b.sources, &d[0]), "not charging(attacker)");
+    assert_eq!(d[0].notes.len(), 1);
+    let first = d[0].notes[0].0;
+    assert_eq!(
+        &b.sources.get(first.file).text[first.start as usize..first.end as usize],
+        "charging(attacker)"
+    );
+}
+
+#[test]
+fn a_number_fact_given_two_values_is_rejected() {
+    let (d, b) = bad_situation(&melee_with(
+        "\"overlaps(attacker) is 1\", \"overlaps(defender) is 3\", \"overlaps(attacker) == 2\"",
+    ));
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        d[0].message,
+        "fact `overlaps` is stated twice, as 1 and as 2"
+    );
+    assert_eq!(spanned(&b.sources, &d[0]), "overlaps(attacker) == 2");
+    // The same value twice says nothing new and is no contradiction.
+    let mut b = build_ok(BASE);
+    let twice = melee_with("\"charging(attacker)\", \"charging(attacker)\"");
+    assert!(b.situation("s.toml", &twice).is_ok());
+}
+
+// ============================================================ 6. follow-on errors
+
+#[test]
+fn a_name_of_another_kind_is_said_to_be_that_not_did_you_mean_itself() {
+    let (d, s) = rejected(&with(
+        "enum result = recoils | holds\nprocedure nothing() { }\nsequence {\n  turn {\n    step \"A\" { do recoils(attacker) }\n  } until true\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::wrong_kind");
+    assert_eq!(
+        d[0].message,
+        "`recoils` is an enum value, not a procedure or decision"
+    );
+    assert!(!d[0].help.as_deref().unwrap().contains("did you mean"));
+    assert_eq!(spanned(&s, &d[0]), "recoils");
+    assert_eq!(d[0].notes[0].1, "declared here as an enum value");
+}
+
+/// Already one diagnostic before issue 34's work (the compiler remembers
+/// a `let` whose value failed); kept as the issue's test of it.
+#[test]
+fn a_bad_let_gives_one_diagnostic_not_an_unknown_name_after_it() {
+    let (d, s) = rejected(&with(
+        "procedure p(u: unit) outcomes { n: int } {\n  let a = 1 + true\n  outcome n = a + 1\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::type");
+}
+
+// ============================================================ 8. files
+
+#[test]
+fn an_empty_ruleset_is_a_warning_not_a_silent_ok() {
+    for text in ["", "import core\n"] {
+        let b = build_ok(text);
+        let w: Vec<&str> = b.ruleset.warnings.iter().map(|d| d.code).collect();
+        assert_eq!(w, ["muster::empty_ruleset"], "{text:?}");
+    }
+    let out = run_in("mislead-empty", &[("e.muster", "")], &["check", "e.muster"]);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("⚠ the ruleset declares nothing to run"),
+        "{}",
+        stderr(&out)
+    );
+    // A ruleset with something to run has no such warning.
+    assert!(build_ok(BASE).ruleset.warnings.is_empty());
+}
+
+#[test]
+fn a_file_that_is_not_utf8_gets_a_hint_to_check_the_path() {
+    let dir = common::scratch("mislead-binary");
+    std::fs::write(dir.join("b.muster"), b"import core\n\xff\xfe\x00garbage").unwrap();
+    let out = common::muster_in(&dir, &["check", "b.muster"]);
+    assert!(!out.status.success());
+    let err = stderr(&out).replace('\n', " ").replace("  ", " ");
+    assert!(err.contains("is not UTF-8 text (byte 12 is not)"), "{err}");
+    assert!(err.contains("check the path"), "{err}");
+}
