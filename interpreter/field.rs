@@ -831,7 +831,7 @@ impl Field {
     /// table as `b`'s army sees it from its base edge: an army at y = 0
     /// looks toward greater y, its left at x = 0; one at the far edge looks
     /// the other way, its left at x = width.
-    fn from_left_edge(&self, a: usize, b: usize) -> f64 {
+    fn left_edge_gap(&self, a: usize, b: usize) -> f64 {
         let x = self.bases[a].centre.x;
         if self.edge[b] < self.depth / 2.0 {
             x
@@ -1253,7 +1253,7 @@ impl Field {
             }
             B::FromLeftEdge => {
                 let (a, b) = (self.unit(v[0])?, self.unit(v[1])?);
-                to_value(self.from_left_edge(a, b))
+                to_value(self.left_edge_gap(a, b))
             }
             B::MovedThisTurn => {
                 let a = self.unit(v[0])?;

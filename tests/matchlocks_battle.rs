@@ -656,8 +656,8 @@ fn get_off_our_land_brings_on_the_clubmen() {
     assert_eq!(t.int("amt_value(red_clubmen)"), 0);
     assert_eq!(t.int("troop_points(first_army)"), 24);
     let red = t.side(0);
-    t.perform("clubmen_rise", &[red.clone()]);
-    t.decide("clubmen_appear", &[red.clone()]);
+    t.perform("clubmen_rise", &[red]);
+    t.decide("clubmen_appear", &[red]);
     assert!(t.holds("not red_clubmen.off_table and not in_reserve(red_clubmen)"));
     // On the Blue baseline (its far edge at y = 24), facing Blue's army,
     // and 3" or more from every unit.
