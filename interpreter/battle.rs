@@ -467,6 +467,7 @@ enum How {
     /// As far ahead as the way allows (to the quarter measure).
     AdvancesAsFar(f64),
     WheelsAndAdvances(f64, f64),
+    WheelsAndMovesBack(f64, f64),
     AboutFaces,
     AboutFacesAndAdvances(f64),
     Obliquely(f64, f64),
@@ -483,6 +484,7 @@ impl std::fmt::Display for How {
             How::Advances(d) => write!(f, "advances {d:.1}"),
             How::AdvancesAsFar(d) => write!(f, "advances {d:.2}"),
             How::WheelsAndAdvances(w, d) => write!(f, "wheels {w:+.0} and advances {d:.1}"),
+            How::WheelsAndMovesBack(w, d) => write!(f, "wheels {w:+.0} and moves back {d:.1}"),
             How::AboutFaces => write!(f, "about faces"),
             How::AboutFacesAndAdvances(d) => write!(f, "about faces and advances {d:.1}"),
             How::Obliquely(a, d) => write!(f, "advances obliquely {a:+.0} {d:.1}"),
@@ -637,6 +639,7 @@ fn choice_exprs(ch: &ChoiceDef) -> Vec<&Ex> {
             &ch.buffer,
             &ch.distance,
             &ch.turn_about,
+            &ch.frontal,
         ]
         .into_iter()
         .flatten(),
@@ -692,11 +695,15 @@ struct Manoeuvres {
     backwards: u32,
     pivot: u32,
     free: u32,
+    back_wheel: u32,
 }
 
 impl Manoeuvres {
     /// Every manoeuvre, in the order a unit's moves are offered.
-    fn all(&self) -> [u32; 9] {
+    /// `back_wheel` came last to the language, and comes last here, so
+    /// that the moves offered before it keep their order (on equal scores
+    /// the earlier wins).
+    fn all(&self) -> [u32; 10] {
         [
             self.straight,
             self.wheel,
@@ -707,7 +714,14 @@ impl Manoeuvres {
             self.backwards,
             self.pivot,
             self.free,
+            self.back_wheel,
         ]
+    }
+
+    /// Whether manoeuvre `m` starts with a wheel, whose cost is the chord
+    /// its outer front corner travels ([`moves::path_cost`]).
+    fn wheels(&self, m: u32) -> bool {
+        m == self.wheel || m == self.back_wheel
     }
 }
 
@@ -768,6 +782,7 @@ impl<'r> Prepared<'r> {
             backwards: sym("backwards"),
             pivot: sym("pivot"),
             free: sym("free"),
+            back_wheel: sym("back_wheel"),
         };
         if sc.armies.len() != 2 || rs.sides.len() != 2 {
             return Err(vec![needs(
@@ -1985,6 +2000,16 @@ impl<'r> Game<'r> {
             .collect()
     }
 
+    /// Whether the decision is answered by one army's policy (a `side`
+    /// parameter chose it) that has no line for it, or by no policy at all:
+    /// then every option scores 0.
+    fn policy_is_silent(&self, prefer: Prefer) -> bool {
+        match prefer.side_policy {
+            Some(p) => p.is_none_or(|p| self.rs.policies[p].prefer[prefer.d as usize].is_none()),
+            None => false,
+        }
+    }
+
     #[inline(never)]
     fn score(&self, prefer: Prefer, frame: &mut [Value]) -> Result<Value, Diag> {
         let policy = match prefer.side_policy {
@@ -2152,6 +2177,10 @@ impl<'r> Game<'r> {
                 Some(w) => to_len(self.eval(w, &mut frame)?).unwrap_or(0.0),
                 None => 0.0,
             };
+            let front = match &ch.frontal {
+                Some(e) => self.eval(e, &mut frame)?.as_bool(),
+                None => false,
+            };
             if ch.together.is_some() {
                 // Units that have charged already stay out of the group,
                 // and so does the target.
@@ -2167,7 +2196,7 @@ impl<'r> Game<'r> {
                     let mutual = list.iter().any(|(_, a, b)| *a == t && group.contains(b))
                         && !moved.contains(&t);
                     // None: it could not reach, and nobody moved.
-                    if let Some(then) = self.charge_group(&group, t, reach, wheel, mutual) {
+                    if let Some(then) = self.charge_group(&group, t, reach, wheel, front, mutual) {
                         moved.extend(&group);
                         if then {
                             self.run_then(ch, &mut frame)?;
@@ -2190,7 +2219,8 @@ impl<'r> Game<'r> {
                     .filter(|(o, _)| f.on_table[*o] && *o != c as usize && *o != t as usize)
                     .map(|(_, b)| *b)
                     .collect();
-                let Some(path) = battlefield::charge_path(&cb, &tb, reach, wheel, &obstacles)
+                let Some(path) =
+                    battlefield::charge_path_onto(&cb, &tb, reach, wheel, &obstacles, front)
                 else {
                     self.note(|_| Event::Stays {
                         unit: name,

@@ -61,7 +61,9 @@ mod zones;
 pub use angles::{atan2_deg, bearing, cos_deg, norm_angle, norm_bearing, sin_deg};
 pub use base::{Base, Bounds};
 pub use body::{group_roots, Body};
-pub use charge::{charge_path, charge_path_body, ChargePath};
+pub use charge::{
+    charge_path, charge_path_body, charge_path_body_onto, charge_path_onto, ChargePath,
+};
 pub use terrain::{path_touches, Shape};
 pub use zones::{Side, Zone};
 

@@ -15,7 +15,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
     match word {
         "must" => matches!(kind, Pick | Retire | Face),
         "by" => matches!(kind, Pick | Charge | Place | Face),
-        "reach" | "wheel" => kind == Charge,
+        "reach" | "wheel" | "frontal" => kind == Charge,
         "allowance" | "buffer" | "manoeuvre" | "finish" | "control" => kind == Move,
         "check" => matches!(kind, Pick | Move | Retire | Face),
         "through" => matches!(kind, Move | Retire),
@@ -147,6 +147,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         buffer: None,
         distance: None,
         turn_about: None,
+        frontal: None,
         manoeuvre: None,
         finish: None,
         control: None,
@@ -176,7 +177,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     .help(match ch.kind {
                         ChoiceKind::Pick => "`pick` takes `must`, `by`, `check`, `pay` and `then`",
                         ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `finish n:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
-                        ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `together g:` and `then`",
+                        ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `frontal`, `together g:` and `then`",
                         ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `meeting e:`, `check` and `then`",
                         ChoiceKind::Place => "`place` takes `by` and `then`",
                         ChoiceKind::Face => "`face` takes `must`, `by`, `check` and `then`",
@@ -204,7 +205,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         }
         match cl {
             Clause::Expr(k, e) => {
-                let want = if k.text == "must" || k.text == "turn_about" {
+                let want = if k.text == "must" || k.text == "turn_about" || k.text == "frontal" {
                     Ty::Bool
                 } else {
                     Ty::Int
@@ -221,6 +222,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     "allowance" => &mut def.allowance,
                     "buffer" => &mut def.buffer,
                     "turn_about" => &mut def.turn_about,
+                    "frontal" => &mut def.frontal,
                     _ => &mut def.distance,
                 };
                 *slot = Some(ex);

@@ -392,6 +392,31 @@ pub fn plainly_beyond(n: i64) -> f64 {
 /// A distance as the rules see it: in 1/64ths of the measure, so that
 /// comparisons such as `distance(a, b) <= 3` are exact and float noise
 /// (2.9999999) does not decide a rule.
+/// Whether the segment from `p` to `q` passes within `d` (plus
+/// [`crate::battlefield::EPS`]) of `base`: through it, or with an end
+/// within `d` of it, or within `d` of one of its corners (the nearest two
+/// convex shapes come is at a vertex of one of them).
+fn segment_within(base: &Base, p: Pt, q: Pt, d: f64) -> bool {
+    if base.segment_hits(p, q) {
+        return true;
+    }
+    let slack = d + crate::battlefield::EPS;
+    if base.distance_to_point(p) <= slack || base.distance_to_point(q) <= slack {
+        return true;
+    }
+    let (dx, dy) = (q.x - p.x, q.y - p.y);
+    let len2 = dx * dx + dy * dy;
+    base.corners().iter().any(|c| {
+        let t = if len2 > 0.0 {
+            (((c.x - p.x) * dx + (c.y - p.y) * dy) / len2).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let (nx, ny) = (p.x + t * dx - c.x, p.y + t * dy - c.y);
+        (nx * nx + ny * ny).sqrt() <= slack
+    })
+}
+
 pub fn to_value(x: f64) -> Value {
     if x >= UNLIMITED as f64 {
         return Value::Int(UNLIMITED);
@@ -802,6 +827,19 @@ impl Field {
         Some([sym("to_front")?, sym("to_flank")?, sym("to_rear")?])
     }
 
+    /// How far unit `a`'s centre is from the left-hand side edge of the
+    /// table as `b`'s army sees it from its base edge: an army at y = 0
+    /// looks toward greater y, its left at x = 0; one at the far edge looks
+    /// the other way, its left at x = width.
+    fn left_edge_gap(&self, a: usize, b: usize) -> f64 {
+        let x = self.bases[a].centre.x;
+        if self.edge[b] < self.depth / 2.0 {
+            x
+        } else {
+            self.width - x
+        }
+    }
+
     fn unit(&self, v: Value) -> R<usize> {
         match v {
             Value::Unit(u) if (u as usize) < self.bases.len() => Ok(u as usize),
@@ -1198,6 +1236,24 @@ impl Field {
             B::FromCentreLine => {
                 let a = self.unit(v[0])?;
                 to_value((self.bases[a].centre.x - self.width / 2.0).abs())
+            }
+            B::LineWithin => {
+                let (a, o, c) = (self.unit(v[0])?, self.unit(v[1])?, self.unit(v[2])?);
+                let d = self.len(v[3])?;
+                (self.on_table[a]
+                    && self.on_table[o]
+                    && self.on_table[c]
+                    && segment_within(
+                        &self.bases[c],
+                        self.bases[a].centre,
+                        self.bases[o].centre,
+                        d,
+                    ))
+                .into()
+            }
+            B::FromLeftEdge => {
+                let (a, b) = (self.unit(v[0])?, self.unit(v[1])?);
+                to_value(self.left_edge_gap(a, b))
             }
             B::MovedThisTurn => {
                 let a = self.unit(v[0])?;

@@ -446,6 +446,10 @@ pub struct ChoiceDef {
     /// Retirements: `turn_about COND`: when it holds, the unit (or group)
     /// ends turned about in place, its back to where it came from.
     pub turn_about: Option<Ex>,
+    /// Charges: `frontal COND`: when it holds for the pair, the charge must
+    /// end touching the target's front (some part of the charger, or of the
+    /// member that touches, in the target's front zone).
+    pub frontal: Option<Ex>,
     /// `manoeuvre m: OK`: which manoeuvres a unit may use (slot of m).
     pub manoeuvre: Option<(u16, Ex)>,
     /// `finish n: OK`: the change of direction n (a wheel, an about face or
@@ -660,6 +664,14 @@ pub enum Builtin {
     Reachable,
     /// `from_own_edge(a)`: how far a's centre is from its army's base edge.
     FromOwnEdge,
+    /// `line_within(a, b, c, d)`: the straight line between a's and b's
+    /// centres passes within d of c's base (through it, when d is 0).
+    LineWithin,
+    /// `from_left_edge(a, b)`: how far a's centre is from the table's
+    /// left-hand side edge as b's army sees it, standing at its base edge
+    /// and looking across the table (Matchlocks' "left to right across the
+    /// table, viewed by the Player who Moved last").
+    FromLeftEdge,
     /// `from_centre_line(a)`: how far a's centre is from the line that runs
     /// from one base edge to the other through the middle of the table
     /// (x = width / 2): how far out from the centre zone's middle.
@@ -778,6 +790,8 @@ impl Builtin {
             "reachable" => Reachable,
             "from_own_edge" => FromOwnEdge,
             "from_centre_line" => FromCentreLine,
+            "from_left_edge" => FromLeftEdge,
+            "line_within" => LineWithin,
             "same_command" => SameCommand,
             "grouped" => Grouped,
             "command_number" => CommandNumber,
@@ -832,6 +846,8 @@ impl Builtin {
             B::GapNarrower => (&[Unit, Unit, Num], Bool),
             B::Reachable | B::GroupReachable => (&[Unit, Unit, Num, Num], Bool),
             B::FromOwnEdge | B::FromCentreLine | B::CommandNumber => (&[Unit], Num),
+            B::FromLeftEdge => (&[Unit, Unit], Num),
+            B::LineWithin => (&[Unit, Unit, Unit, Num], Bool),
             B::InReserve => (&[Unit], Bool),
             B::TableWidth | B::TableDepth => (&[], Num),
             B::InArc => (&[Unit, Unit, Num], Bool),

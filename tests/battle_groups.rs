@@ -501,3 +501,72 @@ fn the_same_seed_plays_the_same_game() {
     assert!(alone.get("with").is_none(), "{alone}");
     insta::assert_snapshot!("groups_line_seed_11", a);
 }
+
+/// `back_wheel`: a group retires with a wheel (Thistle §Movement: "retire
+/// at 1/2 speed including a wheel") as one body: the outline wheels about
+/// its inner front corner as `wheel` does (costing the chord of its outer
+/// front corner), then goes straight back with what is left, or half of it.
+/// The policy here wants to be as far from the enemy as it can.
+#[test]
+fn a_group_retires_with_a_wheel() {
+    let mut t = Table::open("groups_back_wheel.toml");
+    let names_ = ["pikes_a", "pikes_b", "pikes_c"];
+    let before: Vec<Base> = names_.iter().map(|n| t.base(n)).collect();
+    let gap = t.eval("gap_to_enemy(pikes_a)");
+    // Every back wheel is offered, each either way, whole and half.
+    let offered = t.offered("retire_wheeling", "english", "pikes_a");
+    assert_eq!(offered.len(), 8, "{offered:?}");
+    assert!(offered
+        .iter()
+        .all(|(how, _)| how.contains("and moves back")));
+    t.decide("retire_wheeling", "english");
+    let after: Vec<Base> = names_.iter().map(|n| t.base(n)).collect();
+    let m = t.moves_of("pikes_a");
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].how.starts_with("wheels"), "{}", m[0].how);
+    assert!(m[0].how.contains("and moves back"), "{}", m[0].how);
+    assert_eq!(names(&m[0].with), ["pikes_b", "pikes_c"]);
+    let f = after[0].facing;
+    let w = if f > 180.0 { f - 360.0 } else { f };
+    assert!([-45.0, -22.5, 22.5, 45.0].contains(&w), "{w}");
+    // The outline is x 9..15, front edge y = 12.5.
+    let pivot = if w > 0.0 {
+        Pt::new(15.0, 12.5)
+    } else {
+        Pt::new(9.0, 12.5)
+    };
+    let r = w.to_radians();
+    let chord = 12.0 * (r.abs() / 2.0).sin();
+    let heading = Pt::new(r.sin(), r.cos());
+    let expected = |b: &Base, d: f64| {
+        // Clockwise by w about the pivot, then back d.
+        let (x, y) = (b.centre.x - pivot.x, b.centre.y - pivot.y);
+        Pt::new(
+            pivot.x + x * r.cos() + y * r.sin() - heading.x * d,
+            pivot.y - x * r.sin() + y * r.cos() - heading.y * d,
+        )
+    };
+    let fits = |d: f64| {
+        before
+            .iter()
+            .zip(&after)
+            .all(|(b, a)| expected(b, d).dist(a.centre) < 1e-6 && (a.facing - f).abs() < TOL)
+    };
+    assert!(
+        fits(6.0 - chord) || fits((6.0 - chord) / 2.0),
+        "{before:?} -> {after:?}"
+    );
+    // Further from the enemy than it started, and still one group.
+    let further = format!("gap_to_enemy(pikes_a) > {}", show(gap));
+    assert!(t.holds(&further), "{after:?}");
+    assert_eq!(t.int("count g: grouped(pikes_a, g)"), 3);
+}
+
+/// A number of the rules written back as an expression.
+fn show(v: Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Frac(n, d) => format!("{n} / {d}"),
+        other => panic!("{other:?} is not a number"),
+    }
+}

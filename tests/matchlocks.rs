@@ -111,6 +111,51 @@ fn sampling_agrees_with_the_volley() {
     }
 }
 
+/// §VII The Bonus Deck: Reroll and Jeopardy on a volley's hand of hit
+/// dice (`cards_on_volley`). A full Battalia rolls 8 dice hitting on 5+
+/// (1/3 each). Holding Reroll, its side rerolls the whole hand when fewer
+/// than half (0-3) hit: P(hits = k) = P(first = k, k >= 4) + P(first <= 3)
+/// x P(second = k). An enemy holding Jeopardy makes it reroll one hitting
+/// die when half or more hit: that die stays a hit with 1/3. Each card is
+/// played (and given up) exactly when its condition holds.
+#[test]
+fn reroll_and_jeopardy_on_a_volley() {
+    let mut b = matchlocks();
+    let base = volley(1, "", "volleys = 1", "Battalia");
+    let bin = binomial(8, 1.0 / 3.0);
+    let low: f64 = bin[..4].iter().sum();
+    let o = exact(
+        &mut b,
+        &format!("{base}[sides.first_army]\nholds_reroll = true\n"),
+    );
+    let want: Vec<f64> = (0..=8)
+        .map(|k| (if k >= 4 { bin[k] } else { 0.0 }) + low * bin[k])
+        .collect();
+    assert_dist(&o, "hits", &want, "Reroll");
+    assert!((p(&o, "reroll_card", Value::Bool(true)) - low).abs() < 1e-12);
+    let o = exact(
+        &mut b,
+        &format!("{base}[sides.second_army]\nholds_jeopardy = true\n"),
+    );
+    let want: Vec<f64> = (0..=8)
+        .map(|k| {
+            let kept = if k < 4 { bin[k] } else { 0.0 };
+            let missed = if (3..8).contains(&k) {
+                bin[k + 1] * 2.0 / 3.0
+            } else {
+                0.0
+            };
+            let hit_again = if k >= 4 { bin[k] / 3.0 } else { 0.0 };
+            kept + missed + hit_again
+        })
+        .collect();
+    assert_dist(&o, "hits", &want, "Jeopardy");
+    assert!((p(&o, "jeopardy_card", Value::Bool(true)) - (1.0 - low)).abs() < 1e-12);
+    // Neither card: the plain volley.
+    let o = exact(&mut b, &base);
+    assert_dist(&o, "hits", &bin, "no card");
+}
+
 /// §XI Shooting Examples: five skirmishers shooting at skirmishers halve
 /// 5 dice to 2.5, rounded up to 3.
 #[test]

@@ -122,6 +122,25 @@ fn the_nearest_enemy_is_the_target_unless_a_leader_chooses() {
     assert!(!t.holds("shootable(blue_battalia, red_brigadier)"));
 }
 
+/// §XI Targets (b): a Battalia's musketeers may shoot at the enemy nearest
+/// either wing. On the small table the blue forlorn hope, off to the red
+/// Battalia's right, is no target while the blue Battalia stands straight
+/// ahead (nearer both wings); moved 8" to the left, the blue Battalia is
+/// still the nearest enemy, but the forlorn hope is the nearest on the right
+/// wing's side, and may be shot at (before the fix only the nearest could).
+#[test]
+fn a_battalia_may_shoot_at_the_enemy_nearest_either_wing() {
+    let mut t = small();
+    assert!(!t.holds("may_shoot_at(red_battalia, blue_forlorn)"));
+    t.place("blue_battalia", 22.0, 16.5);
+    assert!(t.holds("distance(red_battalia, blue_battalia) < distance(red_battalia, blue_forlorn)"));
+    assert!(t.holds("may_shoot_at(red_battalia, blue_battalia)"));
+    assert!(t.holds("wing_target(red_battalia, blue_forlorn)"));
+    assert!(t.holds("may_shoot_at(red_battalia, blue_forlorn)"));
+    // Harquebusiers have no wings: only the nearest.
+    assert!(!t.holds("wing_target(red_horse, blue_forlorn)"));
+}
+
 /// §XI Shoot! 1 and §IX Shoot: a stationary Battalia fires both ranks
 /// (16 dice) with its two actions; once it has moved, one rank (8).
 #[test]
@@ -338,6 +357,150 @@ fn raw_artillery_and_raw_detachments_are_refused() {
     }
 }
 
+/// §VI Prepare for Battle 4: the front lines of the two armies are at most
+/// 48" apart. Battalia 1.5" deep whose centres stand 8" from their own
+/// edges of a 72" deep table have front lines 72 - 2 * 8.75 = 54.5" apart:
+/// the battle stops before the first turn, naming the rule. On such a table
+/// the deployment zones reach 12" in, not 9" (`zone_depth`), so that
+/// deployed armies keep to it; on the default 48" table they stay 9".
+#[test]
+fn front_lines_more_than_48_inches_apart_are_refused() {
+    let file = "tests/scenarios/matchlocks_far_apart.toml";
+    let mut t = table(Some(file), 1);
+    assert_eq!(t.eval("front_lines_gap()"), Value::Frac(109, 2));
+    assert_eq!(t.eval("zone_depth()"), Value::Int(12));
+    let mut g = t.game;
+    let d = g.run().expect_err("the front lines are too far apart");
+    let text = render_plain(&[d], &t.build.sources);
+    assert!(text.contains("muster::requirement"), "{text}");
+    assert!(
+        text.contains("§VI Prepare for Battle 4: the front lines of the two armies are more than 48 inches apart"),
+        "{text}"
+    );
+    assert!(
+        g.log.iter().all(|e| !matches!(e, Event::Turn { .. })),
+        "no turn is played"
+    );
+    let mut t = table(None, 1);
+    assert_eq!(t.eval("zone_depth()"), Value::Int(9));
+}
+
+/// §VII Ending the Turn 2: the end-of-turn Morale Crisis Tests go from
+/// left to right across the table, as the player who moved last sees it
+/// (the measure `from_left_edge`). On the small table four units are
+/// Daunted, at x 30 (red_battalia), 40 (red_horse, then blue_forlorn, the
+/// scenario's order breaking the tie) and 50 (far_battalia). Nobody has
+/// moved: the first army's player looks from y = 0, his left at x = 0.
+/// Once a Blue unit has made the last move, Blue's player looks from the
+/// far edge and the order turns round. Before the fix the tests went in
+/// the scenario's order (red_battalia, far_battalia, red_horse, ...).
+#[test]
+fn end_of_turn_tests_go_from_left_to_right() {
+    let order = |blue_moved_last: bool| {
+        let mut t = small();
+        for u in ["red_battalia", "far_battalia", "red_horse", "blue_forlorn"] {
+            t.set(u, "daunted", Value::Bool(true));
+        }
+        if blue_moved_last {
+            let (b, pivot) = (t.u("blue_battalia"), t.sym("pivot"));
+            t.perform("moved", &[b, pivot]);
+        }
+        t.decide("end_of_turn_tests", &[]);
+        crate::common::scene::runs(&t.game, "end_of_turn_test")
+            .into_iter()
+            .map(|r| r.args[0].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        order(false),
+        ["red_battalia", "red_horse", "blue_forlorn", "far_battalia"]
+    );
+    assert_eq!(
+        order(true),
+        ["far_battalia", "red_horse", "blue_forlorn", "red_battalia"]
+    );
+}
+
+/// §IX Rally: a rallied unit may be positioned to face in any direction
+/// (`rally_facing`, after the rally, at no cost). The default policy turns
+/// a rallied unit to face its nearest enemy when it does not already: the
+/// red Battalia, turned about with Blue behind it, rallies off a Disarray
+/// (its Rally action) and about faces. A unit that did not rally is not offered the turn.
+#[test]
+fn a_rallied_unit_chooses_its_facing() {
+    let mut t = small();
+    let (x, y, _) = t.at("red_battalia");
+    t.place_facing("red_battalia", x, y, 180.0);
+    t.place_facing("far_battalia", 50.0, 7.5, 180.0);
+    t.set("red_battalia", "disarray", Value::Int(1));
+    t.set("red_battalia", "actions", Value::Int(2));
+    let (red, first) = (t.side(0), t.u("red_battalia"));
+    t.perform("rally_action", &[first]);
+    assert_eq!(t.int("red_battalia.disarray"), 0, "rallied");
+    assert!(t.holds("red_battalia.may_face"));
+    t.decide("rally_facing", &[red]);
+    let (_, _, facing) = t.at("red_battalia");
+    assert!(
+        facing.abs() < 1e-9 || (facing - 360.0).abs() < 1e-9,
+        "{facing}"
+    );
+    assert!(!t.holds("red_battalia.may_face"));
+    // far_battalia, which did not rally, still faces away.
+    assert_eq!(t.at("far_battalia").2, 180.0);
+}
+
+/// §IX Orders: a unit takes its two actions in any order ("Move then
+/// Shoot"). Dragoons that have moved may still dismount with their other
+/// action (before the fix a move barred it: the change had to come first),
+/// but not after shooting; the card's actions offer a rally and a mount or
+/// dismount again after the first move.
+#[test]
+fn a_move_may_come_before_a_dismount() {
+    let mut t = table(None, 1);
+    let q = "may_mount_or_dismount(first x: x is Dragoons and x.side == first_army, first_army)";
+    t.set("Usher's dragoons", "active", Value::Bool(true));
+    t.set("Usher's dragoons", "actions", Value::Int(1));
+    t.set("Usher's dragoons", "moved", Value::Bool(true));
+    assert!(t.holds(q));
+    t.set("Usher's dragoons", "shot", Value::Bool(true));
+    assert!(!t.holds(q));
+}
+
+/// §XI Shooting from Cover and Hills: a gun on a hill shoots over the heads
+/// of friends lower down at a target 24" or more beyond them; §XI Shooting
+/// through gaps: otherwise its line of shot keeps 3" from any friends. On
+/// tests/scenarios/matchlocks_gun_line.toml the gun on the knoll shoots
+/// over the Battalia in front (the target 30.5" beyond it), not at a target
+/// 21.5" beyond it; off the hill it cannot shoot through; and a friend
+/// whose flank is 1.5" from the line of shot stops it, 3.5" does not.
+#[test]
+fn a_gun_line_keeps_clear_of_friends_but_shoots_over_them_from_a_hill() {
+    let mut t = table(Some("tests/scenarios/matchlocks_gun_line.toml"), 1);
+    assert!(t.holds("units_between(gun, target)"));
+    assert!(
+        t.holds("shootable(gun, target)"),
+        "over the screen from the knoll"
+    );
+    t.place("target", 36.0, 31.0);
+    assert!(!t.holds("shootable(gun, target)"), "21.5 beyond the screen");
+    t.place("target", 36.0, 40.0);
+    // Off the hill, the screen blocks the shot.
+    t.place("gun", 60.0, 4.0);
+    t.place("target", 60.0, 40.0);
+    t.place("screen", 60.0, 8.0);
+    assert!(!t.holds("shootable(gun, target)"));
+    // Beside the line of shot: 1.5" from it blocks, 3.5" does not.
+    t.place("screen", 64.5, 8.0);
+    assert!(t.holds("line_within(gun, target, screen, 3)"));
+    assert!(!t.holds("shootable(gun, target)"));
+    t.place("screen", 66.5, 8.0);
+    assert!(!t.holds("line_within(gun, target, screen, 3)"));
+    assert!(t.holds("shootable(gun, target)"));
+    // A Battalia is no gun: the berth is the artillery's alone.
+    t.place("screen", 64.5, 8.0);
+    assert!(t.holds("gun_berth(screen, target)"));
+}
+
 /// §IX Mount/Dismount: one action puts dragoons on foot, where they move
 /// 8" (10" mounted) and shoot at 12" with all but one figure (the
 /// horse-holder, §XI Shoot!); another action puts them back.
@@ -480,6 +643,39 @@ fn the_ambush_brings_on_the_reserve_detachment() {
     assert!(t.holds("red_ambush.active and red_ambush.actions == 2"));
 }
 
+/// §Cards › Get Off Our Land!: a mob of angry Clubmen appears on the
+/// enemy's baseline, one of the drawer's units activated by his
+/// Skirmishers & Artillery card. Their stats are the port's reading (the
+/// QRS is not among the rulebooks): 12 raw loose foot, no firearms, half a
+/// die a figure in melee, no Army Morale Token. Before the fix the card did
+/// nothing.
+#[test]
+fn get_off_our_land_brings_on_the_clubmen() {
+    let mut t = table(Some("tests/scenarios/matchlocks_clubmen.toml"), 1);
+    assert!(t.holds("red_clubmen.off_table and in_reserve(red_clubmen)"));
+    assert_eq!(t.int("amt_value(red_clubmen)"), 0);
+    assert_eq!(t.int("troop_points(first_army)"), 24);
+    let red = t.side(0);
+    t.perform("clubmen_rise", &[red]);
+    t.decide("clubmen_appear", &[red]);
+    assert!(t.holds("not red_clubmen.off_table and not in_reserve(red_clubmen)"));
+    // On the Blue baseline (its far edge at y = 24), facing Blue's army,
+    // and 3" or more from every unit.
+    let (_, y, facing) = t.at("red_clubmen");
+    assert!(y + 0.75 >= 23.0 && y + 0.75 <= 24.0, "{y}");
+    assert_eq!(facing, 180.0);
+    assert!(t.holds("distance(red_clubmen, blue_brigadier) > 3"));
+    t.perform("initiative", &[red]);
+    assert!(t.holds("red_clubmen.active and red_clubmen.actions == 2"));
+    assert_eq!(t.int("shooting_figures(red_clubmen)"), 0);
+    assert_eq!(
+        t.int("fighting_dice(red_clubmen, blue_battalia, true, 1)"),
+        6
+    );
+    assert_eq!(t.int("melee_save(red_clubmen)"), 5);
+    assert_eq!(t.int("morale_dice(red_clubmen)"), 1);
+}
+
 /// §V Risk to Leaders, §VII Ending the Turn 3: a lost Brigadier is not
 /// replaced at the end of the turn he fell, and at the end of the next one
 /// his stand-in arrives on 4+ (half of all seeds, about), near a unit of
@@ -541,8 +737,8 @@ fn the_default_armies_points_tokens_and_scouts() {
             t.int(&format!(
                 "sum u: u.side == {s} and not (u is leader) of unit_points(u)"
             )),
-            troops + 6,
-            "{s} with its reserve"
+            troops + 6 + 9,
+            "{s} with its reserve (an ambush of 6 and raw Clubmen, 12 x 3/4)"
         );
     }
 }

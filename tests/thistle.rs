@@ -1156,3 +1156,173 @@ fn an_army_is_beaten_by_half_its_units_or_demoralization() {
         );
     }
 }
+
+/// §Initiative: the high score chooses to go first or second. The winner
+/// (near here) is offered the choice through the decision
+/// `initiative_choice`; the shipped policies go first, and taking the
+/// option (`go_second`) makes the loser the first player.
+#[test]
+fn the_initiative_winner_chooses_to_go_first_or_second() {
+    let scene = reactions();
+    let mut g = scene.start(1, true);
+    let (near, far) = (0, 1);
+    for (side, won) in [(near, true), (far, false)] {
+        scene.set_side_state(&mut g, side, "won_initiative", Value::Bool(won));
+        scene.set_side_state(&mut g, side, "moves_first", Value::Bool(won));
+    }
+    // The default policy scores going second below 0: near stays first.
+    for s in [near, far] {
+        g.decide_named("initiative_choice", &[Value::Side(s as u16)])
+            .expect("the decision runs");
+    }
+    assert_eq!(scene.side_state(&g, near, "moves_first"), Value::Bool(true));
+    assert!(runs(&g, "go_second").is_empty(), "{}", g.narrative());
+    // Going second: the option the winner's first unit takes.
+    let first = scene.unit(&g, "gensdarmes");
+    g.perform_named("go_second", &[Value::Unit(first as u16)])
+        .expect("go_second runs");
+    assert_eq!(
+        scene.side_state(&g, near, "moves_first"),
+        Value::Bool(false)
+    );
+    assert_eq!(scene.side_state(&g, far, "moves_first"), Value::Bool(true));
+}
+
+/// tests/scenarios/thistle_gaps.toml.
+fn gaps() -> Scene {
+    Scene::open(
+        "rules/thistle_lily_and_rose.muster",
+        "thistle_gaps.toml",
+        &[],
+        0.0,
+    )
+}
+
+/// §Charges: a charger at least partly within the enemy's front must
+/// charge the enemy's front (`frontal`). On thistle_gaps.toml the lancers,
+/// turned 45 degrees left, have a corner in the front zone of the Scottish
+/// pikes; their cheapest path (0.8" straight on) meets the pikes' front
+/// corner with the lancers reaching past the line of its front edge, on its
+/// flank, and no wheel of 45 degrees or less brings them onto its front
+/// without going through it: the charge is not made. Before the fix they
+/// went in on that corner.
+#[test]
+fn a_charger_partly_in_front_must_charge_the_front() {
+    let scene = gaps();
+    let mut g = english_first(&scene, 1);
+    let before = base_of(&scene, &g, "lancers");
+    let (l, t) = (scene.unit(&g, "lancers"), scene.unit(&g, "target"));
+    g.perform_named(
+        "declare_charge",
+        &[Value::Unit(l as u16), Value::Unit(t as u16), Value::Int(1)],
+    )
+    .expect("declared");
+    g.decide_named("charge_moves", &[Value::Int(1)])
+        .expect("charges move");
+    assert!(runs(&g, "charge_made").is_empty(), "{}", g.narrative());
+    assert!(
+        g.narrative().contains("lancers stays: cannot reach target"),
+        "{}",
+        g.narrative()
+    );
+    assert_eq!(base_of(&scene, &g, "lancers"), before);
+    assert!(!touching(&scene, &g, "lancers", "target"));
+}
+
+/// §Defeated in Melee: a retreat flees the enemy directly, backs to it,
+/// and §Movement: a group retires at half speed including a wheel. On
+/// thistle_gaps.toml two shot in a group have Scottish pikes on their right
+/// flank: made to retreat, the group first pivots in place to face them
+/// (`face_enemy`, 86 degrees: the pikes' centre is a little ahead of the
+/// line), then goes a full move (12") straight back, away from them, and
+/// turns about. Before the fix it could only turn about, and fled straight
+/// back from its old front, across the pikes' front. A group is offered
+/// the back wheel (half its move) among its moves.
+#[test]
+fn a_retreat_flees_an_enemy_on_the_flank_directly() {
+    let scene = gaps();
+    let mut g = english_first(&scene, 1);
+    let flankers = base_of(&scene, &g, "flankers").centre;
+    let start = base_of(&scene, &g, "shot_a").centre;
+    // The group's outline is centred between its two units.
+    let middle = base_of(&scene, &g, "shot_b").centre;
+    let (mx, my) = ((start.x + middle.x) / 2.0, (start.y + middle.y) / 2.0);
+    for n in ["shot_a", "shot_b"] {
+        scene.set_state(&mut g, n, "must_retreat", Value::Bool(true));
+    }
+    g.decide_named("face_enemy", &[Value::Side(0)])
+        .expect("faces");
+    let faced = base_of(&scene, &g, "shot_a");
+    let bearing = (flankers.x - mx).atan2(flankers.y - my).to_degrees();
+    assert!((faced.facing - bearing).abs() < 1e-6, "{faced:?} {bearing}");
+    assert!((faced.facing - 86.0).abs() < 1.0, "{faced:?}");
+    g.decide_named("retreat_moves", &[Value::Side(0)])
+        .expect("retreats");
+    let a = base_of(&scene, &g, "shot_a");
+    let b = base_of(&scene, &g, "shot_b");
+    // 12" straight away from the flankers, backs to them; still one group.
+    let away = |x: f64, y: f64| ((x - flankers.x).powi(2) + (y - flankers.y).powi(2)).sqrt();
+    let (ax, ay) = (
+        (a.centre.x + b.centre.x) / 2.0,
+        (a.centre.y + b.centre.y) / 2.0,
+    );
+    assert!(
+        (away(ax, ay) - away(mx, my) - 12.0).abs() < 1e-6,
+        "{a:?}\n{}",
+        g.narrative()
+    );
+    assert!((a.facing - (faced.facing + 180.0)).abs() < 1e-6, "{a:?}");
+    assert!((b.facing - a.facing).abs() < 1e-9);
+    assert!(
+        g.narrative()
+            .contains("shot_a falls back 12.0, turning about with shot_b"),
+        "{}",
+        g.narrative()
+    );
+    // The wheeling retire: offered to a group of shot at half its move.
+    let offered = g
+        .offered_moves("move", &[Value::Side(0)], scene.unit(&g, "shot_c") as u16)
+        .expect("moves offered");
+    let back_wheels: Vec<&String> = offered
+        .iter()
+        .map(|(how, _)| how)
+        .filter(|how| how.contains("and moves back"))
+        .collect();
+    assert_eq!(back_wheels.len(), 8, "{offered:?}");
+    assert!(
+        back_wheels.iter().all(|h| h.starts_with("wheels")),
+        "{back_wheels:?}"
+    );
+}
+
+/// §Movement: units join or leave a group, or are rearranged within it,
+/// and then the group as a whole does not move. A unit doing so moves on
+/// its own (`regroup`, a decision for the policy, which the shipped
+/// policies never take): its check (`regroup_check`, run where it stands
+/// once its move is chosen) stops the group it was in, and `regrouped` the
+/// group it ends in.
+#[test]
+fn a_unit_leaving_its_group_stops_the_group() {
+    let scene = gaps();
+    let mut g = english_first(&scene, 1);
+    let d = scene.unit(&g, "shot_d");
+    // The shipped policy leaves groups as they are.
+    g.decide_named("regroup", &[Value::Side(0)])
+        .expect("regroup");
+    assert!(runs(&g, "regroup_check").is_empty(), "{}", g.narrative());
+    assert!(!scene.bool(&g, "shot_c", "moved"));
+    // shot_d steps 3" to the right, out of the group, and the group stays.
+    g.perform_named("regroup_check", &[Value::Unit(d as u16)])
+        .expect("checked");
+    let mut moved = base_of(&scene, &g, "shot_d");
+    moved.centre.x += 3.0;
+    g.world.field.as_mut().unwrap().bases[d] = moved;
+    g.perform_named("regrouped", &[Value::Unit(d as u16)])
+        .expect("regrouped");
+    assert!(scene.bool(&g, "shot_c", "moved"), "the group it left stays");
+    assert!(scene.bool(&g, "shot_d", "moved"), "the unit moved");
+    assert!(
+        !scene.bool(&g, "shot_a", "moved"),
+        "other groups move as they please"
+    );
+}

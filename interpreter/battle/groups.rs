@@ -10,7 +10,7 @@
 
 use super::moves::{advance_as_far, path_cost, retreats, zoc_allows};
 use super::{place, Event, Game, How, MovedWith, Prefer};
-use crate::battlefield::{self, charge_path_body, Base, Body};
+use crate::battlefield::{self, charge_path_body_onto, Base, Body};
 use crate::diagnostic::Diag;
 use crate::field::to_len;
 use crate::ir::{ChoiceDef, Id};
@@ -259,7 +259,7 @@ impl Game<'_> {
                     f.member_paths.clear();
                 }
                 let allowed_now = allowed_now?.and_then(to_len).unwrap_or(0.0);
-                let cost = path_cost(&path, m == self.m.wheel);
+                let cost = path_cost(&path, self.m.wheels(m));
                 if cost > allowed_now + 1e-6 && cost > 1e-9 {
                     continue;
                 }
@@ -442,7 +442,8 @@ impl Game<'_> {
     /// cheapest charge until a member touches the target
     /// ([`charge_path_body`]), through no unit outside the group; half the
     /// straight distance when the two meet half way (`mutual`, and no
-    /// wheel). None when the group could not reach (nobody moved); else
+    /// wheel); with `front`, only a path that ends with a member touching
+    /// the target's front (the `frontal` clause). None when the group could not reach (nobody moved); else
     /// whether `then` runs (a member in contact, or meeting half way).
     pub(super) fn charge_group(
         &mut self,
@@ -450,6 +451,7 @@ impl Game<'_> {
         t: u16,
         reach: f64,
         wheel: f64,
+        front: bool,
         mutual: bool,
     ) -> Option<bool> {
         let f = self.field();
@@ -466,7 +468,8 @@ impl Game<'_> {
             .collect();
         let body = self.body_of(group);
         let target = self.world.units[t as usize].name.clone();
-        let Some((path, _)) = charge_path_body(&body, &tb, reach, wheel, &obstacles) else {
+        let Some((path, _)) = charge_path_body_onto(&body, &tb, reach, wheel, &obstacles, front)
+        else {
             let unit = self.world.units[group[0] as usize].name.clone();
             self.note(|_| Event::Stays {
                 unit,

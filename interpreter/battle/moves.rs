@@ -272,6 +272,26 @@ impl<'r> Game<'r> {
                     out.push((How::WheelsAndAdvances(w, d), end, Way::Wheel(w, d)));
                 }
             }
+        } else if m == mm.back_wheel {
+            // A retire that wheels: the wheel `wheel` makes (about a front
+            // corner, its chord the cost), then straight back all or half
+            // of what is left.
+            for w in [-45.0, -22.5, 22.5, 45.0] {
+                let cost = b.wheel_cost(w);
+                if cost > allowance + 1e-9 {
+                    continue;
+                }
+                let wheeled = b.wheel_end(w);
+                for fr in [1.0, 0.5] {
+                    let d = (allowance - cost) * fr;
+                    let end = if d > 1e-9 {
+                        wheeled.straight_end(-d)
+                    } else {
+                        wheeled
+                    };
+                    out.push((How::WheelsAndMovesBack(w, d), end, Way::Wheel(w, -d)));
+                }
+            }
         } else if m == mm.about_face {
             let turned = b.pivoted(180.0);
             let (end, way) = two(turned);
@@ -656,7 +676,7 @@ impl<'r> Game<'r> {
                     };
                     allowed_now?.and_then(to_len).unwrap_or(0.0)
                 };
-                let cost = path_cost(&path[..first], m == self.m.wheel)
+                let cost = path_cost(&path[..first], self.m.wheels(m))
                     + finish.map_or(0.0, |f| f.cost(&start));
                 if cost > allowed_now + 1e-6 && cost > 1e-9 {
                     continue;
@@ -680,6 +700,13 @@ impl<'r> Game<'r> {
         let Some((m_slot, _)) = &ch.manoeuvre else {
             return Ok(());
         };
+        // One army's policy answers, and it has no line for the decision:
+        // every move scores 0, as staying does, so none is made. Finding
+        // the moves would only cost time (Thistle's `regroup`, which the
+        // shipped policies leave alone, is asked every turn).
+        if self.policy_is_silent(prefer) {
+            return Ok(());
+        }
         // Units that have had their turn: moved or stayed, alone or with
         // a group (kept only with `together`).
         let mut had_turn = vec![false; self.world.units.len()];
@@ -815,7 +842,8 @@ pub(super) enum Way {
     Two(Base),
     /// Straight ahead `d` (back, when negative), a base every half measure.
     Straight(f64),
-    /// A wheel of `w` degrees about a front corner, then ahead `d`.
+    /// A wheel of `w` degrees about a front corner, then ahead `d` (back,
+    /// when negative).
     Wheel(f64, f64),
     /// An about face, then ahead `d`.
     AboutFace(f64),
@@ -839,7 +867,7 @@ impl Way {
             Way::Straight(d) => out.extend(b.straight_bases(*d)),
             Way::Wheel(w, d) => {
                 out.extend(b.wheel_bases(*w));
-                if *d > 1e-9 {
+                if d.abs() > 1e-9 {
                     let end = *out.last().expect("a path has an end");
                     out.extend(end.straight_bases(*d).skip(1));
                 }

@@ -210,6 +210,31 @@ pub fn charge_path(
     max_wheel: f64,
     obstacles: &[Base],
 ) -> Option<ChargePath> {
+    charge_path_onto(unit, target, allowance, max_wheel, obstacles, false)
+}
+
+/// Whether a charger ending at `end` in contact with `target` touches its
+/// front: `end` lies wholly on the far side of the line of the target's
+/// front edge, and some part of it in the target's front zone. A base
+/// touching a flank edge has no part in the front zone; one that meets the
+/// front corner while reaching past the front edge's line is on the flank.
+fn onto_front(target: &Base, end: &Base) -> bool {
+    let front_line = target.depth * 0.5 - EPS;
+    target.local_corners(end).iter().all(|q| q.x >= front_line) && target.in_front_zone(end)
+}
+
+/// [`charge_path`], and with `front` only the paths that end touching the
+/// target's front ([`onto_front`]): the cheapest of those, however much
+/// cheaper a contact with a flank would be (a rule's "a target partly in
+/// front is charged in its front").
+pub fn charge_path_onto(
+    unit: &Base,
+    target: &Base,
+    allowance: f64,
+    max_wheel: f64,
+    obstacles: &[Base],
+    front: bool,
+) -> Option<ChargePath> {
     let cands = charge_wheels(unit, target, max_wheel);
 
     let mut best: Option<ChargePath> = None;
@@ -229,6 +254,9 @@ pub fn charge_path(
         };
         let cost = wheel_cost + d;
         if too_dear(cost, allowance, best) {
+            continue;
+        }
+        if front && !onto_front(target, &wheeled.advanced(d)) {
             continue;
         }
         let path = unit.wheel_path(w);
@@ -265,6 +293,19 @@ pub fn charge_path_body(
     max_wheel: f64,
     obstacles: &[Base],
 ) -> Option<(ChargePath, Vec<Base>)> {
+    charge_path_body_onto(body, target, allowance, max_wheel, obstacles, false)
+}
+
+/// [`charge_path_body`], and with `front` only the paths that end with a
+/// member touching the target's front ([`onto_front`]).
+pub fn charge_path_body_onto(
+    body: &Body,
+    target: &Base,
+    allowance: f64,
+    max_wheel: f64,
+    obstacles: &[Base],
+    front: bool,
+) -> Option<(ChargePath, Vec<Base>)> {
     let unit = &body.outline;
     let cands = charge_wheels(unit, target, max_wheel);
     let mut best: Option<ChargePath> = None;
@@ -295,6 +336,14 @@ pub fn charge_path_body(
         };
         let cost = wheel_cost + d;
         if too_dear(cost, allowance, best) {
+            continue;
+        }
+        if front
+            && !parts.iter().any(|p| {
+                let end = p.advanced(d);
+                end.in_contact(target) && onto_front(target, &end)
+            })
+        {
             continue;
         }
         let path = unit.wheel_path(w);
