@@ -45,6 +45,28 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The value the op computes (a `let`, an outcome, a requirement's or
+    /// a jump's condition, the value a change assigns).
+    fn value(&self) -> Option<&Ex> {
+        match self {
+            Op::Let(_, e) | Op::Outcome(_, e) | Op::Require(e, _, _) | Op::JumpIfNot(e, _) => {
+                Some(e)
+            }
+            Op::Assign { value, .. } => Some(value),
+            Op::Jump(_) | Op::Hook { .. } => None,
+        }
+    }
+
+    /// The unit or side a change of state applies to.
+    fn target(&self) -> Option<&Ex> {
+        match self {
+            Op::Assign { target, .. } => Some(target),
+            _ => None,
+        }
+    }
+}
+
 /// A procedure specialised to one situation.
 #[derive(Clone, Debug)]
 pub struct Program {
@@ -639,14 +661,8 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
     let random = spec
         .ops
         .iter()
-        .map(|o| match o {
-            Op::Let(_, e) | Op::Outcome(_, e) | Op::Require(e, _, _) | Op::JumpIfNot(e, _) => {
-                e.is_random()
-            }
-            Op::Assign { target, value, .. } => target.is_random() || value.is_random(),
-            // Hooks are run whole (exact odds enumerate their dice).
-            Op::Jump(_) | Op::Hook { .. } => false,
-        })
+        // Hooks are run whole (exact odds enumerate their dice).
+        .map(|o| o.value().is_some_and(Ex::is_random) || o.target().is_some_and(Ex::is_random))
         .collect();
     let frame = spec
         .known
@@ -699,25 +715,16 @@ impl Program {
             .iter()
             .map(|op| {
                 let mut r = vec![false; n];
-                match op {
-                    Op::Let(_, e)
-                    | Op::Outcome(_, e)
-                    | Op::Require(e, _, _)
-                    | Op::JumpIfNot(e, _) => reads(e, &mut r),
-                    Op::Assign {
-                        side,
-                        target,
-                        state,
-                        op,
-                        value,
-                    } => {
-                        reads(target, &mut r);
-                        reads(value, &mut r);
-                        if !matches!(op, ModOp::Set) {
-                            r[state_var(*side, *state)] = true;
-                        }
+                for e in op.value().into_iter().chain(op.target()) {
+                    reads(e, &mut r);
+                }
+                if let Op::Assign {
+                    side, state, op, ..
+                } = op
+                {
+                    if !matches!(op, ModOp::Set) {
+                        r[state_var(*side, *state)] = true;
                     }
-                    Op::Jump(_) | Op::Hook { .. } => {}
                 }
                 bits(&r)
             })
@@ -1465,14 +1472,8 @@ pub fn exact_leaves(
             }
             if prog.random[b.pc] {
                 // Branch: one continuation per value of the roll.
-                let (e, assign_target) = match op {
-                    Op::Let(_, e)
-                    | Op::Outcome(_, e)
-                    | Op::Require(e, _, _)
-                    | Op::JumpIfNot(e, _) => (e, None),
-                    Op::Assign { target, value, .. } => (value, Some(target)),
-                    Op::Jump(_) | Op::Hook { .. } => unreachable!(),
-                };
+                let (e, assign_target) =
+                    (op.value().expect("a jump or hook never rolls"), op.target());
                 if assign_target.is_some_and(|t| t.is_random()) {
                     return Err(f(Diag::new(
                         "muster::exact",

@@ -14,19 +14,11 @@ fn rules() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")
 }
 
-fn draft(text: &str) -> Build {
-    match muster::build_text("draft.muster", text, Some(&rules())) {
-        Ok(b) => b,
-        Err((d, s)) => panic!("the draft should compile:\n{}", render_plain(&d, &s)),
-    }
-}
+use common::draft;
 
 /// The rendered diagnostics of a draft that must be refused.
 fn refused(text: &str) -> String {
-    match muster::build_text("draft.muster", text, Some(&rules())) {
-        Ok(_) => panic!("the draft compiled, but it has a mistake the compiler should catch"),
-        Err((d, s)) => render_plain(&d, &s),
-    }
+    common::draft_refused(text).1
 }
 
 /// TVBD's horse charging the front of pike+shot, the facts of

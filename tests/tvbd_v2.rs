@@ -5,7 +5,6 @@
 //! closed forms and played.
 
 use crate::common;
-use muster::diagnostic::{render_plain, Diag};
 use muster::value::Value;
 use muster::Build;
 use std::path::Path;
@@ -15,24 +14,7 @@ fn rules() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")
 }
 
-/// A draft of TVBD v1, written out here, that must compile.
-fn draft(text: &str) -> Build {
-    match muster::build_text("draft.muster", text, Some(&rules())) {
-        Ok(b) => b,
-        Err((d, s)) => panic!("the draft should compile:\n{}", render_plain(&d, &s)),
-    }
-}
-
-/// A draft that must be rejected: its diagnostics' codes and their text.
-fn refused(text: &str) -> (Vec<&'static str>, String) {
-    match muster::build_text("draft.muster", text, Some(&rules())) {
-        Ok(_) => panic!("the draft compiled, but it has a mistake the compiler should catch"),
-        Err((d, s)) => (
-            d.iter().map(|d: &Diag| d.code).collect(),
-            render_plain(&d, &s),
-        ),
-    }
-}
+use common::{draft, draft_refused as refused};
 
 /// A unit type's stat, as the compiled ruleset holds it.
 fn stat(b: &Build, unit: &str, name: &str) -> Value {

@@ -91,6 +91,31 @@ pub fn muster_in(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// A draft of a shipped ruleset (written as if in `rules/`), that must compile.
+pub fn draft(text: &str) -> Build {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    match muster::build_text("draft.muster", text, Some(&rules)) {
+        Ok(b) => b,
+        Err((d, s)) => panic!(
+            "the draft should compile:\n{}",
+            muster::diagnostic::render_plain(&d, &s)
+        ),
+    }
+}
+
+/// A draft (as [`draft`]) that must be rejected: its diagnostics' codes
+/// and their text.
+pub fn draft_refused(text: &str) -> (Vec<&'static str>, String) {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    match muster::build_text("draft.muster", text, Some(&rules)) {
+        Ok(_) => panic!("the draft compiled, but it has a mistake the compiler should catch"),
+        Err((d, s)) => (
+            d.iter().map(|d| d.code).collect(),
+            muster::diagnostic::render_plain(&d, &s),
+        ),
+    }
+}
+
 /// The binary's standard output, having asserted that it succeeded (else
 /// its standard error is the failure's message).
 pub fn succeeded(out: std::process::Output) -> String {
