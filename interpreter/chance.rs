@@ -253,9 +253,10 @@ fn weigh_in(
 ) -> R<Value> {
     let rs = ev.rs;
     let name = &rs.procedures[o.procedure as usize].name;
-    let mut prog = odds::specialise(rs, world, o.procedure, args)
+    let wanted = outcomes_read(o);
+    let mut prog = odds::specialise_wanting(rs, world, o.procedure, args, Some(&wanted))
         .map_err(|d| EvalError::Fault(Box::new(d)))?;
-    prog.keep_outcomes(rs, &outcomes_read(o));
+    prog.keep_outcomes(rs, &wanted);
     let mut hits = Prob::ZERO;
     let (mut up, mut down) = (Prob::ZERO, Prob::ZERO);
     let mut failed = None;

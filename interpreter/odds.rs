@@ -144,6 +144,10 @@ struct Spec<'r> {
     escaping: Vec<u16>,
     /// Which locals have been given a value so far.
     bound: Vec<bool>,
+    /// The outcomes the caller will read (`chance`/`expect`), when not
+    /// all: work after the last statement that may set one of them (or
+    /// refuse the procedure) is not specialised at all.
+    wanted: Option<Vec<bool>>,
 }
 
 /// The locals (in the caller's frame) a block may give a value: its `let`s
@@ -401,8 +405,25 @@ impl Spec<'_> {
         base as u16
     }
 
-    fn block(&mut self, body: &[St], base: u16, outcome_map: &[Option<u16>]) -> Result<(), Diag> {
-        for s in body {
+    /// Specialise a block. `tail`: may a statement after the block (in the
+    /// blocks around it) set a wanted outcome? When not, the block ends at
+    /// its own last such statement.
+    fn block(
+        &mut self,
+        body: &[St],
+        base: u16,
+        outcome_map: &[Option<u16>],
+        tail: bool,
+    ) -> Result<(), Diag> {
+        let stop = if tail {
+            body.len()
+        } else {
+            body.iter()
+                .rposition(|s| self.matters(s, outcome_map, 0))
+                .map_or(0, |i| i + 1)
+        };
+        for (k, s) in body[..stop].iter().enumerate() {
+            let tail = tail || k + 1 < stop;
             match s {
                 St::Let(slot, e) => {
                     let e = self.fold(&relocate(e, base));
@@ -445,7 +466,7 @@ impl Spec<'_> {
                     match c {
                         Ex::Const(v) => {
                             let branch = if v.as_bool() { a } else { b };
-                            self.block(branch, base, outcome_map)?;
+                            self.block(branch, base, outcome_map, tail)?;
                         }
                         c => {
                             // A local either branch may change is in the
@@ -466,14 +487,14 @@ impl Spec<'_> {
                             }
                             let jump_if_not = self.ops.len();
                             self.ops.push(Op::JumpIfNot(c, 0));
-                            self.block(a, base, outcome_map)?;
+                            self.block(a, base, outcome_map, tail)?;
                             let jump = self.ops.len();
                             self.ops.push(Op::Jump(0));
                             let else_at = self.ops.len();
                             for &s in &changed {
                                 self.known[s as usize] = None;
                             }
-                            self.block(b, base, outcome_map)?;
+                            self.block(b, base, outcome_map, tail)?;
                             let end = self.ops.len();
                             self.escaping.truncate(outer);
                             for &s in &changed {
@@ -530,18 +551,8 @@ impl Spec<'_> {
                             a => self.ops.push(Op::Let(cb + i as u16, a)),
                         }
                     }
-                    // The callee's outcomes feed the caller's of the same name.
-                    let map: Vec<Option<u16>> = callee
-                        .outcomes
-                        .iter()
-                        .map(|o| {
-                            self.outcomes
-                                .iter()
-                                .position(|x| x.name == o.name)
-                                .map(|i| i as u16)
-                        })
-                        .collect();
-                    self.procedure(*p, cb, &map)?;
+                    let map = self.callee_map(*p);
+                    self.procedure(*p, cb, &map, tail)?;
                 }
                 St::For(sides, slot, c, body) => {
                     // Unrolled: the units (sides) are the situation's.
@@ -559,7 +570,7 @@ impl Spec<'_> {
                             Value::Unit(i as u16)
                         });
                         let body = [St::If(c.clone(), body.clone(), Vec::new())];
-                        self.block(&body, base, outcome_map)?;
+                        self.block(&body, base, outcome_map, true)?;
                     }
                     self.known[slot] = None;
                 }
@@ -573,9 +584,55 @@ impl Spec<'_> {
 }
 
 impl Spec<'_> {
+    /// Where a called procedure's outcomes land: in the caller's of the
+    /// same name.
+    fn callee_map(&self, p: Id) -> Vec<Option<u16>> {
+        self.ev.rs.procedures[p as usize]
+            .outcomes
+            .iter()
+            .map(|o| {
+                self.outcomes
+                    .iter()
+                    .position(|x| x.name == o.name)
+                    .map(|i| i as u16)
+            })
+            .collect()
+    }
+
+    /// May this statement set a wanted outcome, or refuse the procedure
+    /// (a `require`, a hook)? Everything may when all outcomes are wanted.
+    /// A state it changes, a fact it notes or a die it rolls cannot change
+    /// a wanted outcome no later statement sets.
+    fn matters(&self, s: &St, map: &[Option<u16>], depth: usize) -> bool {
+        let Some(wanted) = &self.wanted else {
+            return true;
+        };
+        match s {
+            St::Outcome(i, _) => {
+                matches!(map.get(*i as usize), Some(Some(o)) if wanted[*o as usize])
+            }
+            St::Require(..) => true,
+            St::If(_, a, b) => a.iter().chain(b).any(|s| self.matters(s, map, depth)),
+            St::For(_, _, _, body) => body.iter().any(|s| self.matters(s, map, depth)),
+            St::Call(p, _, _) => {
+                let callee = &self.ev.rs.procedures[*p as usize];
+                let h = &callee.hooks;
+                if depth > 16 || h.replace.is_some() || !h.before.is_empty() || !h.after.is_empty()
+                {
+                    return true;
+                }
+                let map = self.callee_map(*p);
+                callee.body.iter().any(|s| self.matters(s, &map, depth + 1))
+            }
+            St::Let(..) | St::AssignState { .. } | St::AssignSideState { .. } | St::Note(..) => {
+                false
+            }
+        }
+    }
+
     /// A procedure whose frame starts at `base`: its `before` hooks, its
     /// body (or the hook that replaces it), its `after` hooks.
-    fn procedure(&mut self, p: Id, base: u16, map: &[Option<u16>]) -> Result<(), Diag> {
+    fn procedure(&mut self, p: Id, base: u16, map: &[Option<u16>], tail: bool) -> Result<(), Diag> {
         let pd = &self.ev.rs.procedures[p as usize];
         let hooks = pd.hooks.clone();
         let params: Vec<u16> = (0..pd.params.len() as u16).collect();
@@ -602,7 +659,7 @@ impl Spec<'_> {
             Some(h) => emit(self, h, &params),
             None => {
                 let body = self.ev.rs.procedures[p as usize].body.clone();
-                self.block(&body, base, map)?;
+                self.block(&body, base, map, tail || !hooks.after.is_empty())?;
             }
         }
         for &h in &hooks.after {
@@ -623,6 +680,19 @@ fn require_failed(msg: &str, span: Span) -> Diag {
 
 /// Specialise procedure `proc` to a world, with its parameters bound to `args`.
 pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Result<Program, Diag> {
+    specialise_wanting(rs, world, proc, args, None)
+}
+
+/// [`specialise`] for a caller that reads only the outcomes `wanted` (when
+/// given): the work after the last statement that may set one of them is
+/// left out (the other outcomes keep their defaults).
+pub(crate) fn specialise_wanting(
+    rs: &Ruleset,
+    world: World,
+    proc: Id,
+    args: &[Value],
+    wanted: Option<&[bool]>,
+) -> Result<Program, Diag> {
     let p = &rs.procedures[proc as usize];
     let shown: Vec<String> = p
         .params
@@ -651,13 +721,14 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
         outcomes: p.outcomes.clone(),
         escaping: Vec::new(),
         bound: vec![false; p.slots as usize],
+        wanted: wanted.map(<[bool]>::to_vec),
     };
     for (i, a) in args.iter().enumerate() {
         spec.known[i] = Some(*a);
         spec.bound[i] = true;
     }
     let map: Vec<Option<u16>> = (0..p.outcomes.len() as u16).map(Some).collect();
-    spec.procedure(proc, 0, &map)?;
+    spec.procedure(proc, 0, &map, false)?;
     let random = spec
         .ops
         .iter()

@@ -159,6 +159,65 @@ override table melee_to_hit(me: unit, foe: unit) -> int {
     );
 }
 
+/// Light horse charged in the front by horse, in contact, able to shoot
+/// point blank (the scene of battle_figures' evade figure).
+const HORSE_CHARGES_LIGHT_HORSE: &str = r#"
+procedure = "weigh_evade"
+facts = [
+  "declared_charge(attacker, defender)",
+  "charging(attacker)",
+  "engaged(attacker, defender)",
+  "engaged(defender, attacker)",
+  "position(defender, attacker) is to_front",
+  "position(attacker, defender) is to_front",
+]
+[units.attacker]
+type = "Horse"
+[units.defender]
+type = "Light horse"
+"#;
+
+/// The evade score of the light horse, as an outcome.
+const EVADE_PROBE: &str = r#"
+procedure weigh_evade(attacker: unit, defender: unit) outcomes { score: int } {
+  outcome score = evade_prospect(defender, attacker)
+}
+"#;
+
+/// The default TVBD policy evades (with the optional rule) by `expect` of
+/// the rules' melee and point blank fire, not by a copy of the dice they
+/// roll. By the book, light horse charged by horse evade: in sixths, 3
+/// dice at 4+ (9) less 2 at 6 (2), less 2 point blank dice at 6 (2), is 5,
+/// the figure test's number; the policy evades above 1. Under a house rule
+/// where point blank fire hits on 4+, the same policy stands and shoots:
+/// 9 less 2 less 2 x 3 is 1. (The old score, which multiplied the shooting
+/// dice by the shooter's own score to hit, stayed at 5.)
+#[test]
+fn a_house_rule_that_strengthens_the_evaders_changes_their_evades() {
+    let score = |b: &mut Build| {
+        let odds = common::exact(b, HORSE_CHARGES_LIGHT_HORSE);
+        let s = odds.get("score").unwrap();
+        assert_eq!(s.values.len(), 1, "one number: {:?}", s.values);
+        s.values[0].0
+    };
+    let book = format!("extends \"tillys_very_bad_day.muster\"\n{EVADE_PROBE}");
+    assert_eq!(score(&mut draft(&book)), Value::Int(5));
+    let house = format!(
+        r#"extends "tillys_very_bad_day.muster"
+// House rule: point blank fire hits on 4+.
+override procedure point_blank_shot(shooter: unit, charger: unit) outcomes {{ dice: int, hits: int, routed: bool, commander_lost: bool }} {{
+  require may_shoot_point_blank(shooter, charger) else "this unit may not shoot point blank at this charger"
+  outcome dice = shooting_dice(shooter, charger)
+  let hits = shooting_dice(shooter, charger) d6 scoring 4+
+  shooter.shot_this_turn = true
+  outcome hits = hits
+  call take_hits(charger, hits)
+}}
+{EVADE_PROBE}"#
+    );
+    assert_eq!(score(&mut draft(&house)), Value::Int(1));
+}
+
 /// `chance` takes a procedure; `given` takes facts that are noted, not
 /// derived from the table; each mistake is one diagnostic with a help.
 #[test]
