@@ -25,6 +25,7 @@ mod diff;
 mod files;
 mod fuzz;
 mod grammar;
+mod guide;
 mod highlight;
 mod hooks;
 mod json_schema;

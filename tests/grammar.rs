@@ -12,7 +12,7 @@
 //! compared (it is counted as new), never reported as changed.
 //!
 //! The texts: every `.muster` file under rules/, stdlib/ and tests/, every
-//! ```muster block of docs/LANGUAGE.md (fragments too: they are refused,
+//! ```muster block of docs/LANGUAGE.md and docs/GUIDE.md (fragments too: they are refused,
 //! and where matters), every raw string of tests/*.rs (rulesets inline in
 //! tests, situations and scenarios, which are refused), every fact of the
 //! situation and scenario files (as `parse_expr` reads them), and texts
@@ -136,15 +136,18 @@ fn corpus() -> Vec<Text> {
     for (name, text) in &shipped {
         add(name.clone(), As::File, text.clone());
     }
-    // docs/LANGUAGE.md's examples, as tests/rulesets.rs finds them.
-    let doc = std::fs::read_to_string(root.join("docs/LANGUAGE.md")).unwrap();
-    for (i, block) in doc.split("```muster\n").skip(1).enumerate() {
-        let block = &block[..block.find("```").unwrap_or(block.len())];
-        add(
-            format!("docs/LANGUAGE.md block {}", i + 1),
-            As::File,
-            block.to_string(),
-        );
+    // The examples of docs/LANGUAGE.md (as tests/rulesets.rs finds them)
+    // and of docs/GUIDE.md.
+    for doc_name in ["docs/LANGUAGE.md", "docs/GUIDE.md"] {
+        let doc = std::fs::read_to_string(root.join(doc_name)).unwrap();
+        for (i, block) in doc.split("```muster\n").skip(1).enumerate() {
+            let block = &block[..block.find("```").unwrap_or(block.len())];
+            add(
+                format!("{doc_name} block {}", i + 1),
+                As::File,
+                block.to_string(),
+            );
+        }
     }
     // Raw strings of the tests: inline rulesets, situations, scenarios.
     let mut sources = Vec::new();
