@@ -337,6 +337,82 @@ fn completion_and_outline() {
     c.stop();
 }
 
+/// Names bound where the cursor is, not declared by the ruleset: a
+/// define's parameters, a quantifier's variable, the outcomes an `expect`
+/// reads, a policy line's options; offered first by completion, shown by
+/// hover, followed by go to definition, and not offered outside their scope.
+#[test]
+fn completion_hover_and_definition_know_the_names_in_scope() {
+    let path = rules("tillys_very_bad_day.muster");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let u = uri(&path);
+    let mut c = Client::start();
+    c.open(&u, &text);
+    c.diagnostics(&u);
+    let labels = |c: &mut Client, at: (usize, usize)| -> Vec<(String, String)> {
+        c.at("textDocument/completion", &u, at)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["label"].as_str().unwrap().to_string(),
+                    i["detail"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    // Inside evade_prospect's `expect(...)`, reading the melee's outcomes.
+    let at = place(
+        &text,
+        "attacker_hits - defender_hits)\n  - (if may_shoot",
+        3,
+    );
+    let items = labels(&mut c, at);
+    let detail = |items: &[(String, String)], n: &str| {
+        items.iter().find(|(l, _)| l == n).map(|(_, d)| d.clone())
+    };
+    assert_eq!(
+        detail(&items, "u").as_deref(),
+        Some("parameter `u: unit` of define `evade_prospect`")
+    );
+    assert_eq!(
+        detail(&items, "attacker_hits").as_deref(),
+        Some("an outcome of procedure `melee`")
+    );
+    // The locals come first, before the ruleset's names.
+    let index = |n: &str| items.iter().position(|(l, _)| l == n).unwrap();
+    assert!(index("u") < index("melee_to_hit"), "{:?}", &items[..12]);
+    // A quantifier's variable, inside its body only.
+    let at = place(&text, "opponent(f) == t then 0 else 100", 9);
+    assert_eq!(
+        detail(&labels(&mut c, at), "f").as_deref(),
+        Some("the variable of `any`")
+    );
+    let at = place(&text, "define facing_prospect(u: unit, t: unit)", 0);
+    let outside = labels(&mut c, (at.0 + 1, 0));
+    assert_eq!(detail(&outside, "f"), None, "f is not bound there");
+    assert_eq!(detail(&outside, "attacker_hits"), None);
+    // A policy line scores a decision's options: `c` and `t` of
+    // declare_charges.
+    let at = place(&text, "declare_charges => charge_prospect(c, t)", 35);
+    let h = c.at("textDocument/hover", &u, at);
+    let shown = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        shown.starts_with("`c`: an option of decision `declare_charges`"),
+        "{shown}"
+    );
+    // Go to definition: the parameter where the define declares it.
+    let at = place(&text, "6 * expect(melee(c, u)", 20);
+    let d = c.at("textDocument/definition", &u, at);
+    let decl = place(&text, "define evade_prospect(u: unit", 22);
+    assert_eq!(
+        d["range"]["start"],
+        json!({"line": decl.0, "character": decl.1})
+    );
+    c.stop();
+}
+
 /// A mistake typed into the editor is reported at once (the file on disk
 /// is untouched), then cleared when mended.
 #[test]

@@ -245,6 +245,8 @@ pub struct Analysis {
     pub ruleset: Option<Ruleset>,
     /// What `muster check` reports.
     pub diags: Vec<Diag>,
+    /// The document's own text among the sources (what its spans name).
+    pub doc: Option<FileId>,
 }
 
 /// Load and compile `text` as the ruleset file at `path` (what it extends
@@ -265,7 +267,11 @@ pub fn analyse(path: &Path, text: &str) -> Analysis {
         },
     };
     let diags = crate::capped(diags, &sources);
+    let doc = (0..sources.len() as u32)
+        .map(FileId)
+        .find(|f| sources.get(*f).name == name);
     Analysis {
+        doc,
         defs: defs(&items),
         sources,
         items,

@@ -11,8 +11,10 @@
 //!   qualities), a table's rows, any declaration's comment (which cites the
 //!   book's section);
 //! - go to definition across `extends`, `import` and stdlib/;
-//! - completion of the names the ruleset declares (its own, those of what
-//!   it extends and imports);
+//! - completion of the names bound at the cursor ([`scope`]: parameters,
+//!   options, quantifier variables), then of the names the ruleset
+//!   declares (its own, those of what it extends and imports); hover and
+//!   go to definition know the bound names too;
 //! - the outline of the file (document symbols);
 //! - on a situation file (rules/situations/*.toml), its exact odds under
 //!   each ruleset of its folders that reads it, as code lenses (and the
@@ -22,6 +24,7 @@
 //! the server goes on.
 
 pub mod analysis;
+pub mod scope;
 pub mod situation;
 pub mod text;
 
@@ -150,7 +153,7 @@ impl Server {
             "textDocument/completion" => {
                 let p: CompletionParams = params(req)?;
                 json(serde_json::to_value(
-                    self.completion(&p.text_document_position.text_document.uri),
+                    self.completion(&p.text_document_position),
                 ))
             }
             "textDocument/documentSymbol" => {
@@ -365,8 +368,38 @@ impl Server {
             return (!tables.is_empty()).then(|| markdown(tables.join("\n\n"), None));
         }
         let (a, name, range) = self.name_at(at)?;
+        if let Some(l) = self
+            .locals_at(at)
+            .into_iter()
+            .rev()
+            .find(|l| l.name == name)
+        {
+            let src = a.sources.get(l.span.file);
+            let line = src.text[..(l.span.start as usize).min(src.text.len())]
+                .matches('\n')
+                .count()
+                + 1;
+            return Some(markdown(
+                format!("`{}`: {}, {} line {line}\n", l.name, l.what, src.name),
+                Some(range),
+            ));
+        }
         let d = a.find(&name)?;
         Some(markdown(a.hover(d), Some(range)))
+    }
+
+    /// The names bound at a position of an open ruleset that no declaration
+    /// makes (parameters, options, quantifier variables: [`scope`]).
+    fn locals_at(&self, at: &TextDocumentPositionParams) -> Vec<scope::Local> {
+        let uri = at.text_document.uri.as_str();
+        let (Some(a), Some(text)) = (self.analyses.get(uri), self.text(uri)) else {
+            return Vec::new();
+        };
+        let Some(doc) = a.doc else {
+            return Vec::new();
+        };
+        let offset = Lines::new(&text).offset(at.position);
+        scope::locals(&a.items, doc, offset as u32)
     }
 
     /// Where the name under the cursor is declared; on an `extends` or
@@ -395,14 +428,36 @@ impl Server {
             )));
         }
         let (a, name, _) = self.name_at(at)?;
+        if let Some(l) = self
+            .locals_at(at)
+            .into_iter()
+            .rev()
+            .find(|l| l.name == name)
+        {
+            return Some(GotoDefinitionResponse::Scalar(location(a, l.span)?));
+        }
         let d = a.find(&name)?;
         Some(GotoDefinitionResponse::Scalar(location(a, d.span)?))
     }
 
-    /// Every name the ruleset declares (the client filters by what is typed).
-    fn completion(&self, uri: &Uri) -> Option<CompletionResponse> {
-        let a = self.analyses.get(uri.as_str())?;
+    /// The names bound where the cursor is (parameters, options,
+    /// quantifier variables, innermost first), then every name the ruleset
+    /// declares (the client filters by what is typed).
+    fn completion(&self, at: &TextDocumentPositionParams) -> Option<CompletionResponse> {
+        let a = self.analyses.get(at.text_document.uri.as_str())?;
         let mut seen = HashSet::new();
+        let locals: Vec<CompletionItem> = self
+            .locals_at(at)
+            .into_iter()
+            .rev()
+            .filter(|l| seen.insert(l.name.clone()))
+            .map(|l| CompletionItem {
+                label: l.name,
+                kind: Some(CompletionItemKind::VARIABLE),
+                detail: Some(l.what),
+                ..Default::default()
+            })
+            .collect();
         let items = a
             .defs
             .iter()
@@ -419,9 +474,10 @@ impl Server {
                     insert_text: quoted.then(|| format!("\"{}\"", d.name)),
                     ..Default::default()
                 }
-            })
-            .collect();
-        Some(CompletionResponse::Array(items))
+            });
+        Some(CompletionResponse::Array(
+            locals.into_iter().chain(items).collect(),
+        ))
     }
 
     /// The outline: what the document itself declares, from its own text
@@ -608,6 +664,7 @@ mod tests {
             defs: vec![def],
             ruleset: None,
             diags: Vec::new(),
+            doc: None,
         };
         s.analyses.insert(uri.into(), broken);
         let at = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 6}});
