@@ -296,6 +296,7 @@ fn costly(rs: &Ruleset, e: &Ex, seen: &mut Costly) -> bool {
         | Ex::Builtin(
             B::Reachable
             | B::GroupReachable
+            | B::GroupReachableFront
             | B::SightCrosses
             | B::UnitsBetween
             | B::GapNarrower

@@ -990,6 +990,54 @@ impl Field {
         Value::Unit(best.1 as u16)
     }
 
+    /// `group_reachable` (and with `front`, `group_reachable_front`): can
+    /// a's group, charging as one body, reach `o` within `reach` after a
+    /// wheel of at most `wheel` degrees, through no unit outside the group,
+    /// its path ending with a member touching `o` (with `front`, touching
+    /// `o`'s front, as a `charge` with the `frontal` clause requires)?
+    fn group_reaches(
+        &self,
+        w: &World,
+        a: usize,
+        o: usize,
+        reach: f64,
+        wheel: f64,
+        front: bool,
+    ) -> bool {
+        if a == o || !self.on_table[a] || !self.on_table[o] {
+            return false;
+        }
+        let g = self.group_of(w, a);
+        let members: Vec<usize> =
+            std::iter::once(a)
+                .chain((0..self.bases.len()).filter(|&u| {
+                    u != a && self.on_table[u] && g.is_some() && self.group_of(w, u) == g
+                }))
+                .collect();
+        if members.contains(&o) {
+            return false;
+        }
+        // No base of the group moves further than the charge's cost.
+        if members.iter().all(|&m| self.dist(m, o) > reach + 1e-9) {
+            return false;
+        }
+        let bases: Vec<Base> = members.iter().map(|&m| self.bases[m]).collect();
+        let body = crate::battlefield::Body::new(self.bases[a].facing, &bases);
+        let obstacles: Vec<Base> = (0..self.bases.len())
+            .filter(|u| self.on_table[*u] && *u != o && !members.contains(u))
+            .map(|u| self.bases[u])
+            .collect();
+        crate::battlefield::charge_path_body_onto(
+            &body,
+            &self.bases[o],
+            reach,
+            wheel,
+            &obstacles,
+            front,
+        )
+        .is_some()
+    }
+
     /// Does the line from `a` to `b` pass through a gap narrower than `w`
     /// between two of `a`'s friends (TVBD §Shooting criteria: a narrow gap
     /// between friendly units)?
@@ -1193,41 +1241,11 @@ impl Field {
                 .is_some()
                 .into()
             }
-            B::GroupReachable => {
+            B::GroupReachable | B::GroupReachableFront => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);
-                if a == o || !self.on_table[a] || !self.on_table[o] {
-                    return Ok(false.into());
-                }
-                let reach = self.len(v[2])?;
-                let wheel = self.len(v[3])?;
-                let g = self.group_of(w, a);
-                let members: Vec<usize> = std::iter::once(a)
-                    .chain((0..self.bases.len()).filter(|&u| {
-                        u != a && self.on_table[u] && g.is_some() && self.group_of(w, u) == g
-                    }))
-                    .collect();
-                if members.contains(&o) {
-                    return Ok(false.into());
-                }
-                // No base of the group moves further than the charge's cost.
-                if members.iter().all(|&m| self.dist(m, o) > reach + 1e-9) {
-                    return Ok(false.into());
-                }
-                let bases: Vec<Base> = members.iter().map(|&m| self.bases[m]).collect();
-                let body = crate::battlefield::Body::new(self.bases[a].facing, &bases);
-                let obstacles: Vec<Base> = (0..self.bases.len())
-                    .filter(|u| self.on_table[*u] && *u != o && !members.contains(u))
-                    .map(|u| self.bases[u])
-                    .collect();
-                crate::battlefield::charge_path_body(
-                    &body,
-                    &self.bases[o],
-                    reach,
-                    wheel,
-                    &obstacles,
-                )
-                .is_some()
-                .into()
+                let (reach, wheel) = (self.len(v[2])?, self.len(v[3])?);
+                let front = matches!(b, B::GroupReachableFront);
+                self.group_reaches(w, a, o, reach, wheel, front).into()
             }
             B::FromOwnEdge => {
                 let a = self.unit(v[0])?;

@@ -693,6 +693,10 @@ pub enum Builtin {
     /// `group_reachable(a, b, reach, wheel)`: as `reachable`, for a's whole
     /// group (`grouped`) charging as one body.
     GroupReachable,
+    /// `group_reachable_front(a, b, reach, wheel)`: as `group_reachable`,
+    /// but only a path that ends with a member touching b's front will do
+    /// (the reach check that agrees with a charge's `frontal` clause).
+    GroupReachableFront,
     /// `moved_this_turn(a)`: how far a's centre is from where it stood when
     /// the turn began.
     MovedThisTurn,
@@ -801,6 +805,7 @@ impl Builtin {
             "in_arc" => InArc,
             "moved_this_turn" => MovedThisTurn,
             "group_reachable" => GroupReachable,
+            "group_reachable_front" => GroupReachableFront,
             "on_line_through" => OnLineThrough,
             "room_behind" => RoomBehind,
             "retired_through" => RetiredThrough,
@@ -844,7 +849,9 @@ impl Builtin {
             B::InTerrain | B::TouchesTerrain => (&[Unit, Terrain], Bool),
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),
             B::GapNarrower => (&[Unit, Unit, Num], Bool),
-            B::Reachable | B::GroupReachable => (&[Unit, Unit, Num, Num], Bool),
+            B::Reachable | B::GroupReachable | B::GroupReachableFront => {
+                (&[Unit, Unit, Num, Num], Bool)
+            }
             B::FromOwnEdge | B::FromCentreLine | B::CommandNumber => (&[Unit], Num),
             B::FromLeftEdge => (&[Unit, Unit], Num),
             B::LineWithin => (&[Unit, Unit, Unit, Num], Bool),

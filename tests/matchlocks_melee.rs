@@ -1571,3 +1571,68 @@ fn first_round_odds_table() {
     }
     insta::assert_snapshot!("matchlocks_first_round_odds", out);
 }
+
+/// §IX Support and §XII The Second Round: a fresh squadron fed in to the
+/// rear of a continuing cavalry melee adds one rank of figures hitting on
+/// 4+ and rerolling 1s, and shares the hits the engaged squadron takes.
+/// Second round, seasoned Harquebusiers (in column in a situation: a rank
+/// is 4 figures) at full strength, neither won the first round: the
+/// engaged pair roll 8 x 1.5 = 12 dice each at 5+; the supporter adds
+/// 4 x 1.5 = 6 dice at 4+ rerolling 1s; saves 4+ (a hit kills 1/2). The
+/// attacker's side wins when the defender suffers more kills than the
+/// attacker and its supporter together; their kills are shared, the odd
+/// one with the engaged squadron. Before the rule there was no `fed_in`.
+#[test]
+fn a_supporting_squadron_feeds_into_a_cavalry_melee() {
+    let mut b = matchlocks();
+    let text = "procedure = \"melee\"\nfacts = [\"fed_in(s, a)\"]\n[args]\nattacker = \"a\"\ndefender = \"d\"\n\
+         [units.a]\ntype = \"Harquebusiers\"\nquality = \"seasoned\"\nside = \"first_army\"\n[units.a.state]\nmelee_round = 1\n\
+         [units.s]\ntype = \"Harquebusiers\"\nquality = \"seasoned\"\nside = \"first_army\"\n\
+         [units.d]\ntype = \"Harquebusiers\"\nquality = \"seasoned\"\nside = \"second_army\"\n[units.d.state]\nmelee_round = 1\n";
+    let o = exact(&mut b, text);
+    close(p(&o, "attacker_support", Value::Int(1)), 1.0, "one fed in");
+    close(
+        p(&o, "defender_support", Value::Int(0)),
+        1.0,
+        "none behind d",
+    );
+    // Kills on the defender: 12 dice at 5+ and 6 at 4+ rerolling 1s, at
+    // most its 8 figures.
+    let on_d = kills(&[(12, hit(5, R::No)), (6, hit(4, R::Ones))], 0, kill(4), 8);
+    check_dist(&o, "defender_kills", &on_d, "fed-in side's kills");
+    // Kills on the attacker's side: 12 dice at 5+, shared.
+    let on_a = kills(&[(12, hit(5, R::No))], 0, kill(4), 12);
+    check_dist(&o, "attacker_side_kills", &on_a, "shared kills");
+    let mut engaged = vec![0.0; 7];
+    for (k, pk) in on_a.iter().enumerate() {
+        engaged[k.div_ceil(2)] += pk;
+    }
+    check_dist(
+        &o,
+        "attacker_kills",
+        &engaged,
+        "the engaged squadron's share",
+    );
+    let (mut won, mut lost) = (0.0, 0.0);
+    for (x, px) in on_d.iter().enumerate() {
+        for (y, py) in on_a.iter().enumerate() {
+            if x > y {
+                won += px * py;
+            } else if y > x {
+                lost += px * py;
+            }
+        }
+    }
+    close(p(&o, "winner", sym(&b, "attacker")), won, "the side wins");
+    close(p(&o, "winner", sym(&b, "defender")), lost, "the side loses");
+    // Without the order (no fact) the pair fight alone: 12 dice a side.
+    let alone = text.replace("facts = [\"fed_in(s, a)\"]", "facts = []");
+    let o = exact(&mut b, &alone);
+    close(p(&o, "attacker_support", Value::Int(0)), 1.0, "none fed in");
+    let plain = kills(&[(12, hit(5, R::No))], 0, kill(4), 8);
+    check_dist(&o, "defender_kills", &plain, "alone");
+    // Not in a first round, nor against foot: the support is refused.
+    let first = text.replace("melee_round = 1\n", "");
+    let o = exact(&mut b, &first);
+    close(p(&o, "attacker_support", Value::Int(0)), 1.0, "first round");
+}

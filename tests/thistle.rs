@@ -1229,6 +1229,47 @@ fn a_charger_partly_in_front_must_charge_the_front() {
     assert!(!touching(&scene, &g, "lancers", "target"));
 }
 
+/// §Charges: the reach check agrees with the front-before-flank rule. On
+/// thistle_gaps.toml the lancers are partly within the Scottish pikes'
+/// front and could strike only their flank within 45 degrees of wheel:
+/// `group_reachable` (any contact) says they reach, the front-only
+/// `group_reachable_front` says not, so `can_reach` and `may_charge` are
+/// false and the declaration offers no such charge. Before the fix
+/// `can_reach` was true and the charge was declared, then not made.
+#[test]
+fn a_charger_partly_in_front_is_not_offered_a_flank_charge() {
+    let mut t = Table::open("thistle_gaps.toml");
+    assert_eq!(
+        t.eval("partly_in_front(lancers, target)"),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        t.eval("group_reachable(lancers, target, 12, 45)"),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        t.eval("group_reachable_front(lancers, target, 12, 45)"),
+        Value::Bool(false)
+    );
+    assert_eq!(t.eval("can_reach(lancers, target)"), Value::Bool(false));
+    assert_eq!(t.eval("may_charge(lancers, target)"), Value::Bool(false));
+    // thistle_group_charge.toml: a group squarely before the enemy reaches
+    // its front as it reaches it at all (the measure refuses only paths
+    // that end on a flank).
+    let first = |u: &str| format!("first u: u.side == {u} and u is Pikes");
+    let mut g = Table::open("thistle_group_charge.toml");
+    for (reach, ok) in [(6, true), (2, false)] {
+        let ask = format!(
+            "group_reachable_front({}, {}, {reach}, 0)",
+            first("near"),
+            first("far")
+        );
+        assert_eq!(g.eval(&ask), Value::Bool(ok), "{ask}");
+    }
+    t.decide("declare_charges", &[Value::Side(0)]);
+    assert_eq!(t.eval("declared(lancers, target)"), Value::Int(0));
+}
+
 /// §Defeated in Melee: a retreat flees the enemy directly, backs to it,
 /// and §Movement: a group retires at half speed including a wheel. On
 /// thistle_gaps.toml two shot in a group have Scottish pikes on their right
