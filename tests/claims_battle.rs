@@ -812,6 +812,52 @@ fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
     assert!(turned > 0, "{turned} {stayed}");
 }
 
+/// §M11 and §M12 Fall directly back (8.SP4.3): the cuirassiers (mounted,
+/// formed: IV) and the Pike & Shot (other foot, formed: IV), each one
+/// wound from breaking and 3BW from the other, not in contact, fall back
+/// straight, facing kept: the horse 3BW, the foot 2BW. A general without
+/// a IV is refused and his TUG does not fall back (it may still make its
+/// M2/M3 move).
+#[test]
+fn m11_m12_a_hurt_tug_falls_directly_back() {
+    let scene = Scene::open(RULES, "claims_moves.toml", &[], 0.0);
+    let (mut fell, mut refused) = (0, 0);
+    for seed in 0..24 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
+        scene.set_state(&mut g, "foot", "bases_lost", Value::Int(4));
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        for (name, general, from, to) in [
+            ("cuirassiers", "Horn", 5.5, 2.5),
+            ("foot", "Tilly", 9.5, 11.5),
+        ] {
+            let u = scene.unit(&g, name);
+            let went = runs(&g, "fall_back").iter().any(|r| r.args == [name]);
+            if text.contains(&format!("{name} refused: {general} holds no IV or better")) {
+                refused += 1;
+                assert!(!went, "seed {seed}: {text}");
+                assert!(!scene.bool(&g, name, "falling_back"), "seed {seed}");
+                continue;
+            }
+            assert!(went, "seed {seed}: {name}: {text}");
+            fell += 1;
+            assert!(
+                text.contains(&format!("{general} pays IV")),
+                "seed {seed}: {text}"
+            );
+            let (_, x, y, _) = base_of(&g, u);
+            assert_eq!(x, 10.0, "seed {seed}: {name}");
+            assert!(
+                (y - to).abs() < 1e-9,
+                "seed {seed}: {name} from {from} to {y}: {text}"
+            );
+        }
+    }
+    assert!(fell > 0 && refused > 0, "{fell} {refused}");
+}
+
 /// §M8 Contract on the spot and redress ranks (8.SP4.3): the Colunela,
 /// down to 4 bases in 4 files of 1 (it deploys in 2 ranks) and far from
 /// any enemy, pays III (formed) to contract by a file on its right: 3
@@ -900,5 +946,124 @@ fn the_compiled_rules_play_the_games_the_tree_plays() {
             );
         }
         panic!("seed {seed}: the summaries differ, the narratives do not");
+    }
+}
+
+/// A ruleset of files without Claims: a gun behind a screen of 4 files of
+/// 1 base, its target straight ahead beyond the screen.
+const NARROWING: &str = r#"
+ruleset narrowing "A formation narrowing opens a line of fire"
+import core
+import battle
+sides near, far
+class gun, foot, target
+stat frontage, bases
+units (frontage, bases) {
+  Gun  : gun    = 1, 1
+  Line : foot   = 4, 4
+  Mark : target = 1, 1
+}
+define base_width(u: unit): int = 1
+define base_depth(u: unit): int = 1
+state formation: int = formation(self.frontage, self.bases, false)
+state aimed: int = 0
+state shots: int = 0
+fact clear_line(s: unit, t: unit): bool = true
+  in battle: not units_between(s, t)
+define sees_a_target(s: unit): bool = any t: enemies(s, t) and not units_between(s, t)
+procedure thin(u: unit) { u.formation = remove_bases(u.formation, 1) }
+procedure aim(s: unit) { s.aimed += 1 }
+procedure fire(s: unit, t: unit) { s.shots += 1 }
+decision aims(side: side) "aim at a target in view" {
+  pick s where s.side == side and s is gun and sees_a_target(s)
+  then aim(s)
+}
+decision shots(side: side) "shoot along a clear line" {
+  pick s, t where s.side == side and s is gun and enemies(s, t) and clear_line(s, t)
+  then fire(s, t)
+}
+policy default "shoot" {
+  aims => 1
+  shots => 1
+}
+sequence {
+  turn {
+    phase "Fire" {
+      step "Look" {
+        do aims(s) for each s in sides
+        do shots(s) for each s in sides
+      }
+      step "Thin" { do thin(u) for each u in units where u is foot }
+      step "Shoot" {
+        do aims(s) for each s in sides
+        do shots(s) for each s in sides
+      }
+    }
+  } until true
+}
+"#;
+
+const NARROWING_SCENARIO: &str = r#"
+turn_limit = 1
+[table]
+width = 24
+depth = 12
+[[army]]
+name = "Near"
+[[army.command]]
+name = "Near"
+units = [
+  { name = "gun", type = "Gun", at = [11.5, 0.5] },
+  { name = "screen", type = "Line", at = [10, 4.5] },
+]
+[[army]]
+name = "Far"
+[[army.command]]
+name = "Far"
+units = [
+  { name = "enemy", type = "Mark", at = [11.5, 10.5] },
+]
+"#;
+
+/// A formation's change of width is a change of the table, for what a
+/// battle remembers of it too. The screen (x 8..12) stands on the line
+/// from the gun to its target (x 11.5): in step Look the gun neither aims
+/// nor shoots. Losing a base, the screen gives up a file on its right
+/// (x 8..11), which clears the line: in step Shoot the gun aims (a define
+/// ranging over the units, remembered per unit by either tier) and shoots
+/// (a battle fact of two units measuring `units_between`, remembered per
+/// pair by the compiled code), compiled and walked alike. Before the
+/// battle told its memo that formations had resized bases, the compiled
+/// game kept the blocked line (neither aim nor shot): how Claims' guns
+/// once shot on the tree and passed compiled (game seed
+/// 9010992383598589188 of `the_compiled_rules_play_the_games_the_tree_plays`).
+#[test]
+fn a_formation_narrowing_is_a_change_of_the_table() {
+    let mut b = match muster::build_text("narrowing.muster", NARROWING, None) {
+        Ok(b) => b,
+        Err((d, s)) => panic!("{}", render_plain(&d, &s)),
+    };
+    let sc = muster::scenario::read(
+        &b.ruleset,
+        "narrowing.toml",
+        NARROWING_SCENARIO,
+        &mut b.sources,
+    )
+    .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
+    let compiled = Prepared::new(&b.ruleset, &sc).unwrap();
+    let walked = Prepared::new(&b.ruleset, &sc).unwrap().walking_the_tree();
+    for (how, prep) in [("compiled", compiled), ("walked", walked)] {
+        let g = prep.play(1, true).unwrap();
+        let screen = &g.world.field.as_ref().unwrap().bases[1];
+        assert_eq!((screen.width, screen.centre.x), (3.0, 9.5), "{how}");
+        assert_eq!(
+            g.narrative(),
+            "\n=== Turn 1 ===\n\
+             -- Fire / Look\n\
+             -- Fire / Thin\n   thin(screen)\n\
+             -- Fire / Shoot\n   aim(gun)\n   fire(gun, enemy)\n\
+             \n=== End after 1 turns: a draw ===\n",
+            "{how}"
+        );
     }
 }
