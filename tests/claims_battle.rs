@@ -356,14 +356,17 @@ fn a_hand_is_replenished_and_gifted_in_range_and_not_out_of_range() {
 
 /// The seeded game of the default scenario, as a reader of the sheet sees
 /// it: hands dealt, gifts, charge and move prompts paid and refused, the
-/// sides passing in turn, charge combats, shooting, drive backs, KABs.
+/// sides passing in turn, double moves, a fall back, charge combats,
+/// shooting, drive backs, KABs, melee. (Seed 3: since M13, seed 1's armies
+/// stand off until the turn limit, as the shipped policies let about one
+/// game in eight do, and never fight a melee.)
 #[test]
 fn a_seeded_battle_of_the_default_scenario() {
     let mut b = common::ruleset(RULES);
     let sc = b
         .scenario(None)
         .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
-    let g = play_game(&b, &sc, 1);
+    let g = play_game(&b, &sc, 3);
     let text = g.narrative();
     for what in [
         " is dealt ",
@@ -376,7 +379,8 @@ fn a_seeded_battle_of_the_default_scenario() {
         "declare_charge(",
         "fight_charge(",
         "open_fire(",
-        " falls back ",
+        "fall_back(",
+        "double_move(",
         "take_kab(",
         "fight(",
         // Coloured dice by colour and face; files fought in order.
@@ -387,7 +391,7 @@ fn a_seeded_battle_of_the_default_scenario() {
     }
     // The dice's faces are named, not shown by their values (all 0).
     assert!(!text.contains(" rolls [0"), "{text}");
-    insta::assert_snapshot!("claims_battle_seed_1", text);
+    insta::assert_snapshot!("claims_battle_seed_3", text);
 }
 
 /// 8.SP5.2 on the table against `muster odds`: a brigade (6 files) and a
@@ -615,7 +619,8 @@ fn tugs_keep_their_width_through_a_claims_battle() {
         0.0,
     );
     let (mut lost_bases, mut contractions) = (0, 0);
-    for seed in 1..6 {
+    // Seeds 7 to 10 have TUGs contract (M8).
+    for seed in 1..11 {
         let g0 = scene.start(seed, false);
         let start: Vec<i64> = g0
             .world
@@ -856,6 +861,83 @@ fn m11_m12_a_hurt_tug_falls_directly_back() {
         }
     }
     assert!(fell > 0 && refused > 0, "{fell} {refused}");
+}
+
+/// §M13 Double Move (8.SP4.3): two consecutive GREEN moves, staying 4BW
+/// from enemy TUGs. The Croats (mounted OOT: II; 6BW a move in good
+/// going) and the Colunela (close foot, formed: IV; 3BW), each 30BW from
+/// the enemy, go twice their move straight ahead: the Croats 12BW (y 4.25
+/// to 16.25), the Colunela 6BW (34.5 to 28.5), and make no other move.
+/// A general without the colour is refused and his TUG does not double
+/// move (it may still make its M2/M3 move). Tribal foot may not double
+/// move at all (the Spearmen are offered M2/M3 only), nor a TUG within
+/// 4BW of an enemy.
+#[test]
+fn m13_a_double_move_goes_twice_the_move() {
+    let mut scene = Scene::open(RULES, "claims_double.toml", &[], 0.0);
+    let g = scene.start(0, false);
+    for (expr, want) in [
+        ("double_move_cost(croats)", "2"),
+        ("double_move_cost(colunela)", "4"),
+        ("may_prompt_move(spearmen)", "true"),
+        ("may_double_move(spearmen)", "false"),
+        ("may_double_move(colunela)", "true"),
+    ] {
+        assert_eq!(query(&mut scene, &g, expr), want, "{expr}");
+    }
+    // 3BW from the Pike & Shot: M2/M3, not M13.
+    let mut near = Scene::open(RULES, "claims_moves.toml", &[], 0.0);
+    let g = near.start(0, false);
+    assert_eq!(query(&mut near, &g, "may_prompt_move(cuirassiers)"), "true");
+    assert_eq!(
+        query(&mut near, &g, "may_double_move(cuirassiers)"),
+        "false"
+    );
+    let (mut moved, mut refused) = (0, 0);
+    for seed in 0..24 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        assert!(
+            !runs(&g, "double_move")
+                .iter()
+                .any(|r| r.args == ["spearmen"]),
+            "seed {seed}: {text}"
+        );
+        for (name, general, colour, from, to) in [
+            ("croats", "Horn", "II", 4.25, 16.25),
+            ("colunela", "Tilly", "IV", 34.5, 28.5),
+        ] {
+            let u = scene.unit(&g, name);
+            let went = runs(&g, "double_move").iter().any(|r| r.args == [name]);
+            if text.contains(&format!(
+                "{name} refused: {general} holds no {colour} or better"
+            )) {
+                refused += 1;
+                assert!(!went, "seed {seed}: {text}");
+                assert!(!scene.bool(&g, name, "double_moving"), "seed {seed}");
+                continue;
+            }
+            assert!(went, "seed {seed}: {name}: {text}");
+            moved += 1;
+            assert!(
+                text.contains(&format!("for {name}\n   double_move({name})")),
+                "seed {seed}: {text}"
+            );
+            assert!(
+                !runs(&g, "order_move").iter().any(|r| r.args == [name]),
+                "seed {seed}: {text}"
+            );
+            let (_, x, y, _) = base_of(&g, u);
+            assert_eq!(x, 12.0, "seed {seed}: {name}");
+            assert!(
+                (y - to).abs() < 1e-9,
+                "seed {seed}: {name} from {from} to {y}: {text}"
+            );
+        }
+    }
+    assert!(moved > 0 && refused > 0, "{moved} {refused}");
 }
 
 /// §M8 Contract on the spot and redress ranks (8.SP4.3): the Colunela,
