@@ -865,9 +865,10 @@ fn m11_m12_a_hurt_tug_falls_directly_back() {
 
 /// §M13 Double Move (8.SP4.3): two consecutive GREEN moves, staying 4BW
 /// from enemy TUGs. The Croats (mounted OOT: II; 6BW a move in good
-/// going) and the Colunela (close foot, formed: IV; 3BW), each 30BW from
-/// the enemy, go twice their move straight ahead: the Croats 12BW (y 4.25
-/// to 16.25), the Colunela 6BW (34.5 to 28.5), and make no other move.
+/// going) and the Colunela (close foot, formed: IV; 3BW), the nearest
+/// enemy of each (a general) at least 13BW away, go twice their move
+/// straight ahead: the Croats 12BW (y 4.25 to 16.25), the Colunela 6BW
+/// (34.5 to 28.5), and make no other move.
 /// A general without the colour is refused and his TUG does not double
 /// move (it may still make its M2/M3 move). Tribal foot may not double
 /// move at all (the Spearmen are offered M2/M3 only), nor a TUG within
