@@ -1597,14 +1597,19 @@ impl<'r> Game<'r> {
 
     /// Bases follow their formations (see [`crate::field::files`]): the
     /// rules' casualties, expansions and contractions change the units'
-    /// frontage on the table.
+    /// frontage on the table. A base resized is a change of the table:
+    /// what the memo remembers of it (gaps, lines of sight, the pair rows
+    /// of compiled code) is stale.
     fn sync_formations(&mut self) {
         if self.field().formations.is_none() {
             return;
         }
         let mut field = self.world.field.take().expect("a battle has a table");
-        field.sync_formations(&self.world);
+        let resized = field.sync_formations(&self.world);
         self.world.field = Some(field);
+        if resized {
+            self.ev.changed(Change::Field);
+        }
     }
 
     /// Play one action of a step; a problem without a place of its own is

@@ -91,10 +91,11 @@ impl Field {
     /// Size every base on the table to its formation: as many file widths
     /// as it has files, the left edge moved out by the files gained on the
     /// left (and in by those lost there), the front edge kept. The rules
-    /// changed the formations; the table follows.
-    pub fn sync_formations(&mut self, w: &World) {
+    /// changed the formations; the table follows. Says whether any base
+    /// changed (what the battle remembers of the table is then stale).
+    pub fn sync_formations(&mut self, w: &World) -> bool {
         let Some(f) = self.formations.as_ref() else {
-            return;
+            return false;
         };
         let mut changes = Vec::new();
         for u in 0..self.bases.len() {
@@ -114,12 +115,14 @@ impl Field {
                 ));
             }
         }
+        let changed = !changes.is_empty();
         for (u, b, origin) in changes {
             if let Some(f) = self.formations.as_mut() {
                 f.origin[u] = origin;
             }
             self.set_base(u, b);
         }
+        changed
     }
 
     /// A base of `u` with `left` more files on its left and `right` on its
