@@ -665,11 +665,14 @@ impl Compiler {
                     });
                 }
                 ItemKind::Fact(f) => {
-                    let params: Vec<Ty> = f
+                    let (params, param_names): (Vec<Ty>, Vec<Option<String>>) = f
                         .params
                         .iter()
-                        .filter_map(|p| self.resolve_ty(&p.1))
-                        .collect();
+                        .filter_map(|p| {
+                            let name = p.0.as_ref().map(|n| n.text.clone());
+                            self.resolve_ty(&p.1).map(|t| (t, name))
+                        })
+                        .unzip();
                     let ty = self.resolve_ty(&f.ty).unwrap_or(Ty::Bool);
                     let id = self.rs.facts.len() as Id;
                     if self.declare(&f.name, Def::Fact(id)) {
@@ -681,6 +684,8 @@ impl Compiler {
                             each_turn: f.each_turn,
                             battle: None,
                             hook: None,
+                            param_names,
+                            span: it.span,
                         });
                     }
                 }

@@ -239,6 +239,81 @@ fn a_number_fact_given_two_values_is_rejected() {
     assert!(b.situation("s.toml", &twice).is_ok());
 }
 
+// ============================================================ 4. the situation read back
+
+/// BASE with a documented bool fact: "the unit" in its doc is the unit
+/// it is stated of.
+const DOCUMENTED: &str =
+    "// §Step 3.2: the unit is in the enemy's rear.\nfact behind(u: unit): bool = false\n";
+
+/// `muster odds` of BASE's melee in a situation stating `facts`: the text
+/// and the JSON.
+fn odds_read_back(name: &str, facts: &str) -> (String, serde_json::Value) {
+    let files = [
+        ("r.muster", with(DOCUMENTED)),
+        ("s.toml", melee_with(facts)),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(f, t)| (*f, t.as_str())).collect();
+    let args = ["odds", "r.muster", "--situation", "s.toml"];
+    let text = common::succeeded(run_in(name, &files, &args));
+    let json = common::succeeded(run_in(name, &files, &[&args[..], &["--json"]].concat()));
+    (text, serde_json::from_str(&json).unwrap())
+}
+
+#[test]
+fn odds_reads_the_situation_back_so_a_reversed_relation_shows() {
+    let (meant, meant_json) = odds_read_back(
+        "mislead-read-meant",
+        "\"position(defender, attacker) is to_flank\", \"charging(attacker)\", \"not behind(attacker)\", \"overlaps(defender) is 1\"",
+    );
+    let block: Vec<&str> = meant
+        .split("\n\n")
+        .find(|b| b.starts_with("the situation, as read"))
+        .expect("odds reads the situation back")
+        .lines()
+        .collect();
+    assert_eq!(
+        block,
+        [
+            "the situation, as read",
+            "  position(defender, attacker) is to_flank  where attacker lies as seen from defender: to_flank",
+            "  charging(attacker)                        charging (unit = attacker)",
+            "  not behind(attacker)                      not: attacker is in the enemy's rear",
+            "  overlaps(defender) is 1                   overlaps (unit = defender): 1",
+        ]
+    );
+    // Before the odds.
+    assert!(meant.find("the situation, as read") < meant.find("\nhits"));
+    assert_eq!(
+        meant_json["situation"][0],
+        serde_json::json!({
+            "fact": "position(defender, attacker) is to_flank",
+            "reads": "where attacker lies as seen from defender: to_flank"
+        })
+    );
+    assert_eq!(meant_json["situation"].as_array().unwrap().len(), 4);
+    // The relation the wrong way round reads the wrong way round.
+    let (reversed, reversed_json) = odds_read_back(
+        "mislead-read-reversed",
+        "\"position(attacker, defender) is to_flank\"",
+    );
+    assert!(
+        reversed.contains("  position(attacker, defender) is to_flank  where defender lies as seen from attacker: to_flank\n"),
+        "{reversed}"
+    );
+    assert_eq!(
+        reversed_json["situation"][0]["reads"],
+        "where defender lies as seen from attacker: to_flank"
+    );
+}
+
+#[test]
+fn a_situation_stating_no_facts_reads_back_nothing() {
+    let (text, json) = odds_read_back("mislead-read-none", "");
+    assert!(!text.contains("as read"), "{text}");
+    assert!(json.get("situation").is_none());
+}
+
 // ============================================================ 6. follow-on errors
 
 #[test]
