@@ -555,7 +555,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .iter()
                 .map(|r| {
                     let file = r.display().to_string();
-                    match muster::build(r) {
+                    match muster::check(r) {
                         Ok(b) => {
                             muster::check_json::ruleset(&file, &b.ruleset.warnings, &b.sources)
                         }
@@ -574,7 +574,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         Command::Check { rulesets, .. } => {
             let mut failed = false;
             for r in &rulesets {
-                match muster::build(r) {
+                match muster::check(r) {
                     Ok(b) => {
                         let rs = &b.ruleset;
                         warn(&rs.warnings, &b.sources);

@@ -76,6 +76,8 @@ pub struct Program {
     pub frame: Vec<Value>,
     pub outcomes: Vec<OutcomeDef>,
     pub world: World,
+    /// The procedure it runs (a run that leaves an outcome unset names it).
+    pub procedure: Id,
 }
 
 /// The answer: each outcome's distribution.
@@ -675,6 +677,7 @@ pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Resul
         frame,
         outcomes: spec.outcomes,
         world: spec.world,
+        procedure: proc,
     })
 }
 
@@ -1382,7 +1385,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
         }
         true
     })?;
-    Ok(finish(prog, acc.dists, Method::Exact))
+    finish(rs, prog, acc.dists, Method::Exact).map_err(ExactError::Fault)
 }
 
 /// Every way the program can end, with its probability: `leaf` is given
@@ -1610,7 +1613,20 @@ pub fn exact_leaves(
     Ok(())
 }
 
-fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
+fn finish(rs: &Ruleset, prog: &Program, acc: Vec<Dist>, method: Method) -> Result<Odds, Diag> {
+    // `none` is a value of no outcome of listed values (a unit or side
+    // may be none; an int or bool left unset is 0 or false).
+    let listed = |t: &Ty| matches!(t, Ty::Enum(_) | Ty::Symbols(_));
+    for (o, d) in prog
+        .outcomes
+        .iter()
+        .zip(&acc)
+        .filter(|(o, _)| listed(&o.ty))
+    {
+        if let Some((_, p)) = d.iter().find(|(v, p)| *v == Value::None && !p.is_zero()) {
+            return Err(unset_outcome(rs, prog, &o.name, p));
+        }
+    }
     let outcomes = prog
         .outcomes
         .iter()
@@ -1624,7 +1640,29 @@ fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
             }
         })
         .collect();
-    Odds { method, outcomes }
+    Ok(Odds { method, outcomes })
+}
+
+/// A run that left an outcome of listed values unset (`none`, which is
+/// not among them): reported with the procedure and how often, where `odds` would
+/// have printed `none` as a value.
+fn unset_outcome(rs: &Ruleset, prog: &Program, name: &str, p: &Prob) -> Diag {
+    let pd = &rs.procedures[prog.procedure as usize];
+    let how_often = p
+        .exact_text()
+        .unwrap_or_else(|| format!("{:.4}", p.to_f64()));
+    Diag::new(
+        "muster::unset_outcome",
+        format!(
+            "procedure `{}` left its outcome `{name}` unset (in {how_often} of its runs)",
+            pd.name
+        ),
+    )
+    .at(pd.span, "this procedure")
+    .help(format!(
+        "set `outcome {name} = ...` on every path through `{}` (an `else` beside the `if` that sets it)",
+        pd.name
+    ))
 }
 
 /// How often each value of each outcome came up.
@@ -1686,7 +1724,7 @@ pub fn sampled(
                 .collect()
         })
         .collect();
-    Ok(finish(prog, dists, Method::Sampled { samples, seed }))
+    finish(rs, prog, dists, Method::Sampled { samples, seed })
 }
 
 /// Run the program `n` times on one generator stream, counting outcomes.
@@ -1803,5 +1841,5 @@ pub fn scripted(rs: &Ruleset, prog: &Program, rolls: &[i64]) -> Result<Odds, Dia
         .help("give exactly one scripted roll per die rolled"));
     }
     let acc = out.iter().map(|v| vec![(*v, Prob::ONE)]).collect();
-    Ok(finish(prog, acc, Method::Scripted))
+    finish(rs, prog, acc, Method::Scripted)
 }

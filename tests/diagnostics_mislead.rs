@@ -373,3 +373,203 @@ fn a_file_that_is_not_utf8_gets_a_hint_to_check_the_path() {
     assert!(err.contains("is not UTF-8 text (byte 12 is not)"), "{err}");
     assert!(err.contains("check the path"), "{err}");
 }
+
+// ============================================================ 5. hooks
+
+#[test]
+fn a_hook_calling_a_function_the_api_lacks_fails_at_check_at_the_call() {
+    let (d, s) = rejected(&with(
+        "hook h after melee {\n  let n = 1;\n  let r = roll_dice(\"d6\");\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::hook");
+    assert_eq!(d[0].message, "hook `h`: there is no function `roll_dice`");
+    assert!(
+        spanned(&s, &d[0]).starts_with("roll_dice"),
+        "{:?}",
+        spanned(&s, &d[0])
+    );
+    let help = d[0].help.as_deref().unwrap();
+    assert!(help.starts_with("did you mean `roll`?"), "{help}");
+    assert!(help.contains("set_state"), "{help}");
+    // rhai's own functions, the script's functions and rhai's keywords are
+    // known: this one checks.
+    build_ok(&with(
+        "hook ok after melee {\n  fn twice(x) { x * 2 }\n  let a = [1, 2];\n  a.push(twice(abs(-3)));\n  if a.len() > 2 { log(to_string(max(1, 2))); }\n  print(type_of(a));\n}\n",
+    ));
+}
+
+#[test]
+fn an_unbalanced_brace_in_a_hook_is_reported_at_the_brace() {
+    let text = with("hook h after melee {\n  let n = 1;\n  }\n  n += 1;\n}\n");
+    let (d, s) = rejected(&text);
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    let at = d[0].span.unwrap();
+    let line = text[..at.start as usize].matches('\n').count() + 1;
+    // Line 17 of the text is the `}` that closes the hook too early.
+    assert_eq!(line, 17, "{}", render_plain(&d, &s));
+    assert_eq!(spanned(&s, &d[0]), "}");
+    assert_eq!(
+        d[0].message,
+        "a `}` too many in the script of hook `h` ends the hook early"
+    );
+    let rest = d[0].notes[0].0;
+    assert_eq!(&text[rest.start as usize..rest.end as usize], "n");
+    // The same in an `if` of the script, with braces in a string and a
+    // comment, and an `outcomes { }` before it.
+    let text = with("hook g after melee outcomes { k: int } {\n  let s = \"}\"; // {\n  if true { let n = 1; }}\n  let m = 2;\n}\n");
+    let (d, s) = rejected(&text);
+    assert_eq!(
+        d[0].message,
+        "a `}` too many in the script of hook `g` ends the hook early",
+        "{}",
+        render_plain(&d, &s)
+    );
+    assert_eq!(
+        &text[d[0].span.unwrap().start as usize..],
+        "}\n  let m = 2;\n}\n"
+    );
+    // Text after a whole hook that is not an item is not blamed on it.
+    let (d, _) = rejected(&with(
+        "hook f after melee {\n  let n = 1;\n}\nnonsense here\n",
+    ));
+    assert_eq!(d[0].message, "the ruleset does not parse here");
+}
+
+// ============================================================ 8. goto, default_scenario
+
+#[test]
+fn a_goto_cycle_is_reported_at_the_goto() {
+    let (d, s) = rejected(&with(
+        "procedure nothing() { }\nsequence {\n  turn {\n    step \"A\" { do nothing() }\n    step \"B\" { do nothing() goto \"A\" }\n  } until true\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::endless_turns");
+    assert_eq!(
+        d[0].message,
+        "the steps go round for ever: play never reaches the end of the turn"
+    );
+    assert_eq!(spanned(&s, &d[0]), "goto \"A\"");
+    assert_eq!(d[0].notes[0].1, "never reached");
+    let until = d[0].notes[0].0;
+    assert_eq!(
+        &s.get(until.file).text[until.start as usize..until.end as usize],
+        "true"
+    );
+}
+
+#[test]
+fn a_missing_default_scenario_is_found_by_check_at_its_declaration() {
+    let text = with("default_scenario \"scenarios/gone.toml\"\n");
+    let out = run_in(
+        "mislead-scenario",
+        &[("r.muster", &text)],
+        &["check", "r.muster"],
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("muster::scenario"), "{err}");
+    assert!(err.contains("gone.toml` does not exist"), "{err}");
+    assert!(err.contains("declared here"), "{err}");
+    assert!(
+        err.contains("default_scenario \"scenarios/gone.toml\""),
+        "{err}"
+    );
+    // The same through --message-format json, with its line.
+    let out = run_in(
+        "mislead-scenario-json",
+        &[("r.muster", &text)],
+        &["check", "r.muster", "--message-format", "json"],
+    );
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["rulesets"][0]["diagnostics"][0]["code"],
+        "muster::scenario"
+    );
+    assert_eq!(v["rulesets"][0]["diagnostics"][0]["place"]["line"], 15);
+}
+
+// ============================================================ 7. unset outcomes
+
+/// A procedure that sets `n` only when its die shows 4 or more.
+const SOMETIMES: &str = "procedure p(u: unit) outcomes { n: holds | breaks } {\n  let hit = 1 d6 scoring 4+\n  if hit > 0 {\n    outcome n = holds\n  }\n}\n";
+
+#[test]
+fn an_outcome_a_path_never_sets_is_a_warning_at_the_if() {
+    let b = build_ok(&with(SOMETIMES));
+    let w: Vec<&Diag> = b
+        .ruleset
+        .warnings
+        .iter()
+        .filter(|d| d.code == "muster::unset_outcome")
+        .collect();
+    assert_eq!(w.len(), 1);
+    assert_eq!(
+        w[0].message,
+        "procedure `p` may leave its outcome `n` unset, and it would read `none`"
+    );
+    assert_eq!(spanned(&b.sources, w[0]), "hit > 0");
+    assert_eq!(w[0].label, "not set when this is false");
+    // An `else` that sets it, or a statement that sets it first: no warning.
+    for fixed in [
+        "procedure p(u: unit) outcomes { n: holds | breaks } {\n  if 1 d6 scoring 4+ > 0 {\n    outcome n = holds\n  } else {\n    outcome n = breaks\n  }\n}\n",
+        "procedure p(u: unit) outcomes { n: holds | breaks } {\n  outcome n = breaks\n  if 1 d6 scoring 4+ > 0 {\n    outcome n = holds\n  }\n}\n",
+    ] {
+        let b = build_ok(&with(fixed));
+        assert!(b.ruleset.warnings.is_empty(), "{fixed}");
+    }
+    // An outcome no statement sets: at the outcome. An int or bool left
+    // unset is 0 or false (a roll never made counted nothing): no warning.
+    let b = build_ok(&with(
+        "procedure q(u: unit) outcomes { n: int, m: bool, r: holds | breaks } {\n  if true { outcome n = 1 }\n}\n",
+    ));
+    assert_eq!(b.ruleset.warnings.len(), 1);
+    assert_eq!(spanned(&b.sources, &b.ruleset.warnings[0]), "r");
+}
+
+#[test]
+fn an_outcome_left_unset_stops_the_odds_with_the_procedure_name() {
+    let mut b = build_ok(&with(SOMETIMES));
+    let s = b
+        .situation("s.toml", "procedure = \"p\"\n[units.u]\ntype = \"Horse\"\n")
+        .unwrap();
+    let exact = b.exact(&s).expect_err("n is none half the time");
+    assert_eq!(exact.code, "muster::unset_outcome");
+    assert_eq!(
+        exact.message,
+        "procedure `p` left its outcome `n` unset (in 1/2 of its runs)"
+    );
+    assert_eq!(spanned(&b.sources, &exact), "p");
+    let sampled = b.sampled(&s, 200, 1).expect_err("sampled, n is none too");
+    assert_eq!(sampled.code, "muster::unset_outcome");
+    assert!(
+        sampled
+            .message
+            .starts_with("procedure `p` left its outcome `n` unset (in 0."),
+        "{}",
+        sampled.message
+    );
+}
+
+// ============================================================ parse errors in words
+
+#[test]
+fn parse_errors_name_what_an_author_writes_not_grammar_rules() {
+    let (d, _) = rejected("define f(): int = 1 +\n");
+    assert_eq!(d[0].label, "expected an expression");
+    // Where an item may start: its keywords, not `hook item`, `scenario kw`.
+    let (d, _) = rejected("import core\n42\n");
+    let label = &d[0].label;
+    for want in [
+        "`hook`",
+        "`default_scenario`",
+        "`side_state` or `state`",
+        "end of file",
+    ] {
+        assert!(label.contains(want), "{label}");
+    }
+    for leak in [" kw", " item,", "unary", "header"] {
+        assert!(!label.contains(leak), "{label}");
+    }
+}
