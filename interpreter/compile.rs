@@ -408,8 +408,7 @@ impl Compiler {
     /// among them: a warning at the `if` (or
     /// `for`) on whose other side it is not set, or at the outcome when no
     /// statement sets it. A warning, not an error: the compiler cannot see
-    /// that two `if`s cover every case, or that a path is never taken (a
-    /// run that takes it is stopped, see `odds::finish`). A procedure with
+    /// that two `if`s cover every case, or that a path is never taken. A procedure with
     /// hooks is left out (a hook may set the outcome).
     fn warn_unset_outcomes(&mut self, items: &[syntax::Item]) {
         for it in items {

@@ -1613,20 +1613,7 @@ pub fn exact_leaves(
     Ok(())
 }
 
-fn finish(rs: &Ruleset, prog: &Program, acc: Vec<Dist>, method: Method) -> Result<Odds, Diag> {
-    // `none` is a value of no outcome of listed values (a unit or side
-    // may be none; an int or bool left unset is 0 or false).
-    let listed = |t: &Ty| matches!(t, Ty::Enum(_) | Ty::Symbols(_));
-    for (o, d) in prog
-        .outcomes
-        .iter()
-        .zip(&acc)
-        .filter(|(o, _)| listed(&o.ty))
-    {
-        if let Some((_, p)) = d.iter().find(|(v, p)| *v == Value::None && !p.is_zero()) {
-            return Err(unset_outcome(rs, prog, &o.name, p));
-        }
-    }
+fn finish(_rs: &Ruleset, prog: &Program, acc: Vec<Dist>, method: Method) -> Result<Odds, Diag> {
     let outcomes = prog
         .outcomes
         .iter()
@@ -1641,28 +1628,6 @@ fn finish(rs: &Ruleset, prog: &Program, acc: Vec<Dist>, method: Method) -> Resul
         })
         .collect();
     Ok(Odds { method, outcomes })
-}
-
-/// A run that left an outcome of listed values unset (`none`, which is
-/// not among them): reported with the procedure and how often, where `odds` would
-/// have printed `none` as a value.
-fn unset_outcome(rs: &Ruleset, prog: &Program, name: &str, p: &Prob) -> Diag {
-    let pd = &rs.procedures[prog.procedure as usize];
-    let how_often = p
-        .exact_text()
-        .unwrap_or_else(|| format!("{:.4}", p.to_f64()));
-    Diag::new(
-        "muster::unset_outcome",
-        format!(
-            "procedure `{}` left its outcome `{name}` unset (in {how_often} of its runs)",
-            pd.name
-        ),
-    )
-    .at(pd.span, "this procedure")
-    .help(format!(
-        "set `outcome {name} = ...` on every path through `{}` (an `else` beside the `if` that sets it)",
-        pd.name
-    ))
 }
 
 /// How often each value of each outcome came up.

@@ -528,30 +528,6 @@ fn an_outcome_a_path_never_sets_is_a_warning_at_the_if() {
     assert_eq!(spanned(&b.sources, &b.ruleset.warnings[0]), "r");
 }
 
-#[test]
-fn an_outcome_left_unset_stops_the_odds_with_the_procedure_name() {
-    let mut b = build_ok(&with(SOMETIMES));
-    let s = b
-        .situation("s.toml", "procedure = \"p\"\n[units.u]\ntype = \"Horse\"\n")
-        .unwrap();
-    let exact = b.exact(&s).expect_err("n is none half the time");
-    assert_eq!(exact.code, "muster::unset_outcome");
-    assert_eq!(
-        exact.message,
-        "procedure `p` left its outcome `n` unset (in 1/2 of its runs)"
-    );
-    assert_eq!(spanned(&b.sources, &exact), "p");
-    let sampled = b.sampled(&s, 200, 1).expect_err("sampled, n is none too");
-    assert_eq!(sampled.code, "muster::unset_outcome");
-    assert!(
-        sampled
-            .message
-            .starts_with("procedure `p` left its outcome `n` unset (in 0."),
-        "{}",
-        sampled.message
-    );
-}
-
 // ============================================================ parse errors in words
 
 #[test]
