@@ -339,6 +339,11 @@ pub struct FactDef {
     pub battle: Option<Func>,
     /// A hook that derives the fact (in battles and situations alike).
     pub hook: Option<Id>,
+    /// Each parameter's name, where the declaration names it.
+    pub param_names: Vec<Option<String>>,
+    /// The declaration (its doc comment is the comment above it): `odds`
+    /// reads a stated fact back in its words.
+    pub span: Span,
 }
 
 /// A define, a table (rows compiled to a chain of `If`s), or an initialiser:

@@ -134,6 +134,20 @@ pub fn build(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
     build_with(path, &[])
 }
 
+/// What `muster check` does to a ruleset file: [`build`] it, then find
+/// the files it names that only a battle would otherwise read (its
+/// `default_scenario`), so that a missing one is reported at its
+/// declaration by `check`, not first by `simulate`.
+pub fn check(path: &Path) -> Result<Build, (Vec<Diag>, Sources)> {
+    let b = build(path)?;
+    if b.ruleset.default_scenario.is_some() {
+        if let Err(d) = b.default_scenario() {
+            return Err((d, b.sources));
+        }
+    }
+    Ok(b)
+}
+
 /// Load and compile a ruleset file with some of its number options set
 /// (`--option NAME=N`: a face count the book leaves open), as a house rule
 /// overriding each would.

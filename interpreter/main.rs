@@ -555,7 +555,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .iter()
                 .map(|r| {
                     let file = r.display().to_string();
-                    match muster::build(r) {
+                    match muster::check(r) {
                         Ok(b) => {
                             muster::check_json::ruleset(&file, &b.ruleset.warnings, &b.sources)
                         }
@@ -574,7 +574,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         Command::Check { rulesets, .. } => {
             let mut failed = false;
             for r in &rulesets {
-                match muster::build(r) {
+                match muster::check(r) {
                     Ok(b) => {
                         let rs = &b.ruleset;
                         warn(&rs.warnings, &b.sources);
@@ -974,7 +974,11 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 let desc = a.situation.description.as_deref();
-                out!("{}", muster::odds_pair::table(&pname, desc, &sa, &sb));
+                let read = a.report().situation_text();
+                out!(
+                    "{}",
+                    muster::odds_pair::table(&pname, desc, &read, &sa, &sb)
+                );
             }
         }
         Command::Diff { a, b, json } => {
@@ -1130,6 +1134,7 @@ impl OddsOf {
     fn report(&self) -> muster::odds_report::Report {
         let rs = &self.build.ruleset;
         muster::odds_report::Report::new(rs, &self.prog.world, &self.procedure(), &self.odds)
+            .with_situation(self.situation.readings(rs, &self.build.sources))
     }
 
     fn procedure(&self) -> String {

@@ -76,6 +76,8 @@ pub struct Program {
     pub frame: Vec<Value>,
     pub outcomes: Vec<OutcomeDef>,
     pub world: World,
+    /// The procedure it runs (a run that leaves an outcome unset names it).
+    pub procedure: Id,
 }
 
 /// The answer: each outcome's distribution.
@@ -746,6 +748,7 @@ pub(crate) fn specialise_wanting(
         frame,
         outcomes: spec.outcomes,
         world: spec.world,
+        procedure: proc,
     })
 }
 
@@ -1453,7 +1456,7 @@ pub fn exact(rs: &Ruleset, prog: &Program) -> Result<Odds, ExactError> {
         }
         true
     })?;
-    Ok(finish(prog, acc.dists, Method::Exact))
+    finish(rs, prog, acc.dists, Method::Exact).map_err(ExactError::Fault)
 }
 
 /// Every way the program can end, with its probability: `leaf` is given
@@ -1681,7 +1684,7 @@ pub fn exact_leaves(
     Ok(())
 }
 
-fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
+fn finish(_rs: &Ruleset, prog: &Program, acc: Vec<Dist>, method: Method) -> Result<Odds, Diag> {
     let outcomes = prog
         .outcomes
         .iter()
@@ -1695,7 +1698,7 @@ fn finish(prog: &Program, acc: Vec<Dist>, method: Method) -> Odds {
             }
         })
         .collect();
-    Odds { method, outcomes }
+    Ok(Odds { method, outcomes })
 }
 
 /// How often each value of each outcome came up.
@@ -1757,7 +1760,7 @@ pub fn sampled(
                 .collect()
         })
         .collect();
-    Ok(finish(prog, dists, Method::Sampled { samples, seed }))
+    finish(rs, prog, dists, Method::Sampled { samples, seed })
 }
 
 /// Run the program `n` times on one generator stream, counting outcomes.
@@ -1874,5 +1877,5 @@ pub fn scripted(rs: &Ruleset, prog: &Program, rolls: &[i64]) -> Result<Odds, Dia
         .help("give exactly one scripted roll per die rolled"));
     }
     let acc = out.iter().map(|v| vec![(*v, Prob::ONE)]).collect();
-    Ok(finish(prog, acc, Method::Scripted))
+    finish(rs, prog, acc, Method::Scripted)
 }

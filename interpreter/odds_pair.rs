@@ -161,8 +161,9 @@ pub fn method_text(m: &Method) -> String {
 }
 
 /// The two distributions as a table: per value A, B, B - A, and the exact
-/// fractions where both are exact.
-pub fn table(proc: &str, desc: Option<&str>, a: &Shown, b: &Shown) -> String {
+/// fractions where both are exact. `read` (the situation read back, see
+/// [`crate::odds_report::Report::situation_text`]) comes before the odds.
+pub fn table(proc: &str, desc: Option<&str>, read: &str, a: &Shown, b: &Shown) -> String {
     let mut out = String::new();
     if let Some(d) = desc {
         out.push_str(&format!("{d}\n"));
@@ -178,6 +179,7 @@ pub fn table(proc: &str, desc: Option<&str>, a: &Shown, b: &Shown) -> String {
         b.ruleset,
         method_text(&b.method)
     ));
+    out.push_str(read);
     let exact = a.method == Method::Exact && b.method == Method::Exact;
     for (name, rows) in pair(a, b) {
         let w = rows

@@ -10,6 +10,7 @@ use crate::dice::Prob;
 use crate::ir::{Ruleset, Ty};
 use crate::odds::{Method, Odds, OutcomeOdds};
 use crate::simulate::wilson;
+use crate::situation::Reading;
 use crate::value::Value;
 use crate::world::World;
 use num_bigint::BigInt;
@@ -75,6 +76,9 @@ pub struct Report {
     pub procedure: String,
     pub method: Method,
     pub outcomes: Vec<Outcome>,
+    /// The facts the situation states, read back (shown before the odds,
+    /// so that a fact stated the wrong way round is seen).
+    pub situation: Vec<Reading>,
 }
 
 impl Report {
@@ -92,7 +96,39 @@ impl Report {
             procedure: procedure.to_string(),
             method: odds.method.clone(),
             outcomes,
+            situation: Vec::new(),
         }
+    }
+
+    /// The report with the situation's facts read back.
+    pub fn with_situation(mut self, readings: Vec<Reading>) -> Report {
+        self.situation = readings;
+        self
+    }
+
+    /// The block that reads the situation's facts back, one a line: as
+    /// written, then in words. Empty when it states none.
+    pub fn situation_text(&self) -> String {
+        if self.situation.is_empty() {
+            return String::new();
+        }
+        let width = self
+            .situation
+            .iter()
+            .map(|r| r.written.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut out = String::from("\nthe situation, as read\n");
+        for r in &self.situation {
+            let pad = width - r.written.chars().count();
+            out.push_str(&format!(
+                "  {}{}  {}\n",
+                r.written,
+                " ".repeat(pad),
+                r.words
+            ));
+        }
+        out
     }
 
     fn exact(&self) -> bool {
@@ -110,6 +146,7 @@ impl Report {
             self.procedure,
             crate::odds_pair::method_text(&self.method)
         ));
+        out.push_str(&self.situation_text());
         for oc in &self.outcomes {
             out.push('\n');
             out.push_str(&oc.name);
@@ -248,6 +285,14 @@ impl Report {
         let mut root = Map::new();
         root.insert("ruleset".into(), json!(ruleset));
         root.insert("procedure".into(), json!(self.procedure));
+        if !self.situation.is_empty() {
+            let read: Vec<Json> = self
+                .situation
+                .iter()
+                .map(|r| json!({"fact": r.written, "reads": r.words}))
+                .collect();
+            root.insert("situation".into(), Json::Array(read));
+        }
         match &self.method {
             Method::Exact => {
                 root.insert("method".into(), json!("exact"));

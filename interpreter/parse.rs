@@ -86,9 +86,99 @@ fn syntax_error(e: pest::error::Error<Rule>, file: FileId, text: &str) -> Diag {
             .get(start..)
             .and_then(|t| t.chars().next())
             .map_or(1, char::len_utf8);
+    if let Some((brace, hook)) = hook_closed_early(text, start) {
+        return Diag::new(
+            "muster::syntax",
+            format!("a `}}` too many in the script of hook `{hook}` ends the hook early"),
+        )
+        .at(Span::new(file, brace, brace + 1), "this `}` closes the hook")
+        .note(
+            Span::new(file, start, end),
+            "so the rest of its script is read as the ruleset's",
+        )
+        .help("remove the `}` or add the `{` it should close: a script's braces pair up (braces in strings and comments are skipped)");
+    }
     Diag::new("muster::syntax", "the ruleset does not parse here")
         .at(Span::new(file, start, end), label)
         .help("check the construct against docs/LANGUAGE.md; a missing `{`, `}`, `=>` or `,` is the usual cause")
+}
+
+/// Where a parse failed at `pos` because a hook's script closed early:
+/// the `}` that closed it and the hook's name. So when the nearest hook
+/// before `pos` ends (its braces paired as the grammar pairs them) just
+/// before `pos`, and the text from `pos` closes a brace it never opened
+/// (the rest of the script, whose `{` was matched early).
+fn hook_closed_early(text: &str, pos: usize) -> Option<(usize, String)> {
+    let before = text.get(..pos)?;
+    let header = before
+        .match_indices("hook ")
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let line = &before[before[..i].rfind('\n').map_or(0, |n| n + 1)..i];
+            matches!(line.trim(), "" | "override")
+        })
+        .last()?;
+    let name: String = before[header + 5..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    // The script's `{`: the first outside the doc string and `outcomes { }`.
+    let mut at = header;
+    let open = loop {
+        let rest = &before[at..];
+        let i = at + rest.find(['{', '"'])?;
+        if before.as_bytes()[i] == b'"' {
+            at = i + 1 + before[i + 1..].find('"')? + 1;
+        } else if before[..i].trim_end().ends_with("outcomes") {
+            at = i + before[i..].find('}')? + 1;
+        } else {
+            break i;
+        }
+    };
+    let close = open + script_depths(&text[open..]).find(|&(_, d)| d == 0)?.0;
+    let between = &text[close + 1..pos];
+    if close >= pos || !between.trim().is_empty() {
+        return None;
+    }
+    // The rest closes a brace it never opened.
+    script_depths(&text[pos..])
+        .any(|(_, d)| d < 0)
+        .then_some((close, name))
+}
+
+/// The brace depth after each `{` and `}` of a script (by byte offset),
+/// skipping strings, characters and comments as the grammar does.
+fn script_depths(s: &str) -> impl Iterator<Item = (usize, i64)> + '_ {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut depth = 0i64;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let c = b[i];
+            let skip_to = |from: usize, end: &[u8], escapes: bool| {
+                let mut j = from;
+                while j < b.len() && !b[j..].starts_with(end) {
+                    j += if escapes && b[j] == b'\\' { 2 } else { 1 };
+                }
+                (j + end.len()).min(b.len())
+            };
+            match c {
+                b'"' => i = skip_to(i + 1, b"\"", true),
+                b'\'' => i = skip_to(i + 1, b"'", true),
+                b'`' => i = skip_to(i + 1, b"`", false),
+                b'/' if b.get(i + 1) == Some(&b'/') => i = skip_to(i, b"\n", false),
+                b'/' if b.get(i + 1) == Some(&b'*') => i = skip_to(i + 2, b"*/", false),
+                b'{' | b'}' => {
+                    depth += if c == b'{' { 1 } else { -1 };
+                    i += 1;
+                    return Some((i - 1, depth));
+                }
+                _ => i += 1,
+            }
+        }
+        None
+    })
 }
 
 fn rule_name(r: &Rule) -> String {
@@ -139,9 +229,82 @@ fn rule_name(r: &Rule) -> String {
         }
         Rule::pay_kw | Rule::pay_clause => "`pay DECK COST from HOLDER`",
         Rule::value_kw | Rule::card_value => "`value N`",
-        other => return format!("{other:?}").replace('_', " "),
+        Rule::add_expr
+        | Rule::mul_expr
+        | Rule::dice_expr
+        | Rule::unary
+        | Rule::postfix
+        | Rule::if_expr
+        | Rule::quant_expr
+        | Rule::odds_expr
+        | Rule::roll_expr
+        | Rule::original_expr
+        | Rule::call => "an expression",
+        Rule::params => "parameters `(name: type, ...)`",
+        Rule::param | Rule::fact_param => "a parameter (`name: type`)",
+        Rule::args => "arguments `(...)`",
+        Rule::face_count => "a number or an option's name",
+        Rule::neg => "`-`",
+        other => return in_grammar_words(other),
     };
     s.to_string()
+}
+
+/// The grammar, read for the words of rules [`rule_name`] does not list.
+const GRAMMAR: &str = include_str!("../grammar/muster.pest");
+
+/// A rule in the words an author writes: the keywords it stands for when
+/// it is only keywords (`odds_kw = @{ ("chance" | "expect") ~ &"(" }` is
+/// "`chance` or `expect`"), else the keyword it starts with (`let_stmt`
+/// is "`let`", `hook_item` "`hook`"), else its name with spaces.
+fn in_grammar_words(r: &Rule) -> String {
+    let name = format!("{r:?}");
+    grammar_words(&name, 2).unwrap_or_else(|| name.replace('_', " "))
+}
+
+/// [`in_grammar_words`] of the rule called `name`, looking `depth` rules
+/// deep for the keyword a rule starts with.
+fn grammar_words(name: &str, depth: usize) -> Option<String> {
+    let body = GRAMMAR.lines().find_map(|l| {
+        let rest = l.strip_prefix(name)?.trim_start().strip_prefix('=')?;
+        let open = rest.find('{')?;
+        Some(rest[open + 1..rest.rfind('}')?].trim())
+    })?;
+    // What follows the words (`~ !ident_char`, `~ &"("`) only checks.
+    let b = [" ~ !", " ~ &"]
+        .iter()
+        .filter_map(|cut| body.find(cut))
+        .min()
+        .map_or(body, |i| &body[..i]);
+    let quoted: Vec<&str> = b.split('"').skip(1).step_by(2).collect();
+    let outside: String = b.split('"').step_by(2).collect();
+    if !quoted.is_empty() && outside.chars().all(|c| "|() ".contains(c)) {
+        return Some(alternatives(&quoted));
+    }
+    // A construct that starts with a keyword (after an optional `override`).
+    let first = b
+        .trim_start_matches("override_kw? ~ ")
+        .trim_start_matches('(');
+    if let Some((w, _)) = first.strip_prefix('"').and_then(|f| f.split_once('"')) {
+        return Some(format!("`{w}`"));
+    }
+    let rule: String = first
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if depth == 0 || !rule.ends_with("_kw") {
+        return None;
+    }
+    grammar_words(&rule, depth - 1)
+}
+
+/// `` `a` ``, `` `a` or `b` ``, `` `a`, `b` or `c` ``.
+fn alternatives(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 struct Builder {

@@ -288,6 +288,8 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
     let (turn_end, end) = (n, n + 1);
     let mut nodes: Vec<Node> = Vec::new();
     let mut ok = true;
+    // Each unconditional `goto`: (from, to, where it is written).
+    let mut gotos: Vec<(usize, usize, Span)> = Vec::new();
     for (i, f) in flat.iter().enumerate() {
         let mut actions = Vec::new();
         let mut edges = Vec::new();
@@ -333,8 +335,8 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
                     let cond = when.as_ref().and_then(|w| condition(c, w));
                     if when.is_none() {
                         falls_through = false;
+                        gotos.push((i, to, *span));
                     }
-                    let _ = span;
                     edges.push(Edge {
                         to,
                         when: cond,
@@ -427,6 +429,12 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
     let exits_elsewhere = nodes[..n]
         .iter()
         .any(|nd| nd.in_turn && nd.edges.iter().any(|e| e.to == end));
+    if !until_false && !seen[end] {
+        if let Some(d) = goto_cycle(&gotos, &seen, seq.until.span) {
+            c.err(d);
+            return None;
+        }
+    }
     if (until_false && !exits_elsewhere) || !seen[end] {
         ok = false;
         c.err(
@@ -442,6 +450,26 @@ pub(crate) fn build(c: &mut Compiler, seq: &syntax::Sequence) -> Option<PhaseGra
         turn_end,
         end,
     })
+}
+
+/// Where play goes round for ever without reaching the end of the turn:
+/// the first unconditional `goto` on the way that jumps back (to its own
+/// step or an earlier one), else the first on the way. None when play
+/// takes no such `goto`.
+fn goto_cycle(gotos: &[(usize, usize, Span)], seen: &[bool], until: Span) -> Option<Diag> {
+    let taken = || gotos.iter().filter(|(from, _, _)| seen[*from]);
+    let (_, _, at) = taken()
+        .find(|(from, to, _)| to <= from)
+        .or_else(|| taken().next())?;
+    Some(
+        Diag::new(
+            "muster::endless_turns",
+            "the steps go round for ever: play never reaches the end of the turn",
+        )
+        .at(*at, "this `goto` always jumps back")
+        .note(until, "never reached")
+        .help("give the `goto` a condition (`goto \"STEP\" when COND`), or end the game on the way (`end game when ...`)"),
+    )
 }
 
 fn condition(c: &mut Compiler, e: &syntax::Expr) -> Option<Ex> {

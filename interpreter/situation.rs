@@ -745,3 +745,156 @@ fn enum_value(rs: &Ruleset, en: Id, name: &str) -> Option<Value> {
         .find(|v| rs.symbols[**v as usize] == name)
         .map(|v| Value::Sym(*v))
 }
+
+/// One fact a situation states, read back as `odds` understood it: as
+/// written (with the situation's names) and in the words of the fact's
+/// declaration, its arguments put in their parameters' places, so that a
+/// relation stated the wrong way round reads the wrong way round.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reading {
+    /// `position(defender, attacker) is to_flank`, `not charging(attacker)`.
+    pub written: String,
+    /// `where attacker lies as seen from defender: to_flank`.
+    pub words: String,
+}
+
+impl Situation {
+    /// The facts the situation states, each read back ([`Reading`]).
+    pub fn readings(&self, rs: &Ruleset, sources: &Sources) -> Vec<Reading> {
+        self.stated
+            .iter()
+            .map(|st| reading(rs, &self.world, sources, st))
+            .collect()
+    }
+}
+
+/// The most characters of a fact's doc that a reading quotes.
+const MAX_WORDS: usize = 100;
+
+/// One stated fact read back: see [`Reading`].
+fn reading(rs: &Ruleset, world: &World, sources: &Sources, st: &Stated) -> Reading {
+    let fd = &rs.facts[st.fact as usize];
+    let args: Vec<String> = st
+        .args
+        .iter()
+        .map(|v| describe_value(rs, world, *v))
+        .collect();
+    let call = format!("{}({})", fd.name, args.join(", "));
+    let value = describe_value(rs, world, st.value);
+    let written = match st.value {
+        Value::Bool(true) => call,
+        Value::Bool(false) => format!("not {call}"),
+        _ => format!("{call} is {value}"),
+    };
+    let text = &sources.get(fd.span.file).text;
+    let doc = crate::lsp::analysis::doc_comment(text, fd.span.start as usize);
+    let (mut said, placed) = in_its_places(fd, &first_sentence(&fd.name, &doc), &args);
+    if said.is_empty() {
+        said = fd.name.replace('_', " ");
+    }
+    if !placed && !args.is_empty() {
+        said = format!("{said} ({})", roles(rs, fd, &args));
+    }
+    let words = match st.value {
+        Value::Bool(true) => said,
+        Value::Bool(false) => format!("not: {said}"),
+        _ => format!("{said}: {value}"),
+    };
+    Reading { written, words }
+}
+
+/// The first sentence of a fact's doc comment, without the book's section
+/// (`§Step 3.2: `) or the fact's own signature (`position(u, other): `)
+/// before it, cut to [`MAX_WORDS`] characters.
+fn first_sentence(name: &str, doc: &str) -> String {
+    let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut s = flat.as_str();
+    if s.starts_with('§') {
+        s = s.split_once(": ").map_or("", |(_, rest)| rest);
+    }
+    if let Some(rest) = s.strip_prefix(name).filter(|r| r.starts_with('(')) {
+        if let Some((_, after)) = rest.split_once("): ") {
+            s = after;
+        }
+    }
+    let end = s.find(". ").map_or(s.len(), |i| i + 1);
+    let s = s[..end].trim_end_matches('.');
+    match s.char_indices().nth(MAX_WORDS) {
+        Some((i, _)) => format!("{} ...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// The doc's words with the arguments in their parameters' places: a
+/// parameter written `` `u` `` becomes the argument; where the doc speaks of
+/// "the unit" (one parameter) or "the first unit" and "the second" (two),
+/// as the shipped rulesets do, those become the arguments. Also whether any
+/// argument was placed.
+fn in_its_places(fd: &crate::ir::FactDef, said: &str, args: &[String]) -> (String, bool) {
+    let mut out = said.to_string();
+    for (name, arg) in fd.param_names.iter().zip(args) {
+        if let Some(n) = name {
+            out = out.replace(&format!("`{n}`"), arg);
+        }
+    }
+    if out == said {
+        let swaps: &[(&str, usize)] = match args.len() {
+            1 => &[("the unit", 0)],
+            2 => &[
+                ("the first unit", 0),
+                ("the second unit", 1),
+                ("the second", 1),
+            ],
+            _ => &[],
+        };
+        for (phrase, i) in swaps {
+            out = replace_phrase(&out, phrase, &args[*i]);
+        }
+    }
+    let placed = out != said;
+    (out, placed)
+}
+
+/// `text` with each whole-word `phrase` (any case of its first letter)
+/// replaced by `by`: "the unit" but not "the units".
+fn replace_phrase(text: &str, phrase: &str, by: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    let capital = format!("{}{}", phrase[..1].to_uppercase(), &phrase[1..]);
+    loop {
+        let hit = [rest.find(phrase), rest.find(capital.as_str())]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(i) = hit else { break };
+        let after = &rest[i + phrase.len()..];
+        let whole = !after.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let before_ok = !rest[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        out.push_str(&rest[..i]);
+        out.push_str(if whole && before_ok {
+            by
+        } else {
+            &rest[i..i + phrase.len()]
+        });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Each argument with its parameter: `u = defender, other = attacker`
+/// (an unnamed parameter goes by its type, numbered when there are more).
+fn roles(rs: &Ruleset, fd: &crate::ir::FactDef, args: &[String]) -> String {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let name = match fd.param_names.get(i).cloned().flatten() {
+                Some(n) => n,
+                None if args.len() == 1 => rs.ty_name(&fd.params[i]),
+                None => format!("{} {}", rs.ty_name(&fd.params[i]), i + 1),
+            };
+            format!("{name} = {a}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -84,7 +84,7 @@ fn report(rulesets: &[PathBuf]) -> Shown {
     let mut out = Shown::new();
     for r in rulesets {
         let name = r.display().to_string();
-        match crate::build(r) {
+        match crate::check(r) {
             Err((d, s)) => {
                 let n = crate::problems(&d);
                 let text = format!(

@@ -239,6 +239,81 @@ fn a_number_fact_given_two_values_is_rejected() {
     assert!(b.situation("s.toml", &twice).is_ok());
 }
 
+// ============================================================ 4. the situation read back
+
+/// BASE with a documented bool fact: "the unit" in its doc is the unit
+/// it is stated of.
+const DOCUMENTED: &str =
+    "// §Step 3.2: the unit is in the enemy's rear.\nfact behind(u: unit): bool = false\n";
+
+/// `muster odds` of BASE's melee in a situation stating `facts`: the text
+/// and the JSON.
+fn odds_read_back(name: &str, facts: &str) -> (String, serde_json::Value) {
+    let files = [
+        ("r.muster", with(DOCUMENTED)),
+        ("s.toml", melee_with(facts)),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(f, t)| (*f, t.as_str())).collect();
+    let args = ["odds", "r.muster", "--situation", "s.toml"];
+    let text = common::succeeded(run_in(name, &files, &args));
+    let json = common::succeeded(run_in(name, &files, &[&args[..], &["--json"]].concat()));
+    (text, serde_json::from_str(&json).unwrap())
+}
+
+#[test]
+fn odds_reads_the_situation_back_so_a_reversed_relation_shows() {
+    let (meant, meant_json) = odds_read_back(
+        "mislead-read-meant",
+        "\"position(defender, attacker) is to_flank\", \"charging(attacker)\", \"not behind(attacker)\", \"overlaps(defender) is 1\"",
+    );
+    let block: Vec<&str> = meant
+        .split("\n\n")
+        .find(|b| b.starts_with("the situation, as read"))
+        .expect("odds reads the situation back")
+        .lines()
+        .collect();
+    assert_eq!(
+        block,
+        [
+            "the situation, as read",
+            "  position(defender, attacker) is to_flank  where attacker lies as seen from defender: to_flank",
+            "  charging(attacker)                        charging (unit = attacker)",
+            "  not behind(attacker)                      not: attacker is in the enemy's rear",
+            "  overlaps(defender) is 1                   overlaps (unit = defender): 1",
+        ]
+    );
+    // Before the odds.
+    assert!(meant.find("the situation, as read") < meant.find("\nhits"));
+    assert_eq!(
+        meant_json["situation"][0],
+        serde_json::json!({
+            "fact": "position(defender, attacker) is to_flank",
+            "reads": "where attacker lies as seen from defender: to_flank"
+        })
+    );
+    assert_eq!(meant_json["situation"].as_array().unwrap().len(), 4);
+    // The relation the wrong way round reads the wrong way round.
+    let (reversed, reversed_json) = odds_read_back(
+        "mislead-read-reversed",
+        "\"position(attacker, defender) is to_flank\"",
+    );
+    assert!(
+        reversed.contains("  position(attacker, defender) is to_flank  where defender lies as seen from attacker: to_flank\n"),
+        "{reversed}"
+    );
+    assert_eq!(
+        reversed_json["situation"][0]["reads"],
+        "where defender lies as seen from attacker: to_flank"
+    );
+}
+
+#[test]
+fn a_situation_stating_no_facts_reads_back_nothing() {
+    let (text, json) = odds_read_back("mislead-read-none", "");
+    assert!(!text.contains("as read"), "{text}");
+    assert!(json.get("situation").is_none());
+}
+
 // ============================================================ 6. follow-on errors
 
 #[test]
@@ -297,4 +372,180 @@ fn a_file_that_is_not_utf8_gets_a_hint_to_check_the_path() {
     let err = stderr(&out).replace('\n', " ").replace("  ", " ");
     assert!(err.contains("is not UTF-8 text (byte 12 is not)"), "{err}");
     assert!(err.contains("check the path"), "{err}");
+}
+
+// ============================================================ 5. hooks
+
+#[test]
+fn a_hook_calling_a_function_the_api_lacks_fails_at_check_at_the_call() {
+    let (d, s) = rejected(&with(
+        "hook h after melee {\n  let n = 1;\n  let r = roll_dice(\"d6\");\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::hook");
+    assert_eq!(d[0].message, "hook `h`: there is no function `roll_dice`");
+    assert!(
+        spanned(&s, &d[0]).starts_with("roll_dice"),
+        "{:?}",
+        spanned(&s, &d[0])
+    );
+    let help = d[0].help.as_deref().unwrap();
+    assert!(help.starts_with("did you mean `roll`?"), "{help}");
+    assert!(help.contains("set_state"), "{help}");
+    // rhai's own functions, the script's functions and rhai's keywords are
+    // known: this one checks.
+    build_ok(&with(
+        "hook ok after melee {\n  fn twice(x) { x * 2 }\n  let a = [1, 2];\n  a.push(twice(abs(-3)));\n  if a.len() > 2 { log(to_string(max(1, 2))); }\n  print(type_of(a));\n}\n",
+    ));
+}
+
+#[test]
+fn an_unbalanced_brace_in_a_hook_is_reported_at_the_brace() {
+    let text = with("hook h after melee {\n  let n = 1;\n  }\n  n += 1;\n}\n");
+    let (d, s) = rejected(&text);
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    let at = d[0].span.unwrap();
+    let line = text[..at.start as usize].matches('\n').count() + 1;
+    // Line 17 of the text is the `}` that closes the hook too early.
+    assert_eq!(line, 17, "{}", render_plain(&d, &s));
+    assert_eq!(spanned(&s, &d[0]), "}");
+    assert_eq!(
+        d[0].message,
+        "a `}` too many in the script of hook `h` ends the hook early"
+    );
+    let rest = d[0].notes[0].0;
+    assert_eq!(&text[rest.start as usize..rest.end as usize], "n");
+    // The same in an `if` of the script, with braces in a string and a
+    // comment, and an `outcomes { }` before it.
+    let text = with("hook g after melee outcomes { k: int } {\n  let s = \"}\"; // {\n  if true { let n = 1; }}\n  let m = 2;\n}\n");
+    let (d, s) = rejected(&text);
+    assert_eq!(
+        d[0].message,
+        "a `}` too many in the script of hook `g` ends the hook early",
+        "{}",
+        render_plain(&d, &s)
+    );
+    assert_eq!(
+        &text[d[0].span.unwrap().start as usize..],
+        "}\n  let m = 2;\n}\n"
+    );
+    // Text after a whole hook that is not an item is not blamed on it.
+    let (d, _) = rejected(&with(
+        "hook f after melee {\n  let n = 1;\n}\nnonsense here\n",
+    ));
+    assert_eq!(d[0].message, "the ruleset does not parse here");
+}
+
+// ============================================================ 8. goto, default_scenario
+
+#[test]
+fn a_goto_cycle_is_reported_at_the_goto() {
+    let (d, s) = rejected(&with(
+        "procedure nothing() { }\nsequence {\n  turn {\n    step \"A\" { do nothing() }\n    step \"B\" { do nothing() goto \"A\" }\n  } until true\n}\n",
+    ));
+    assert_eq!(d.len(), 1, "{}", render_plain(&d, &s));
+    assert_eq!(d[0].code, "muster::endless_turns");
+    assert_eq!(
+        d[0].message,
+        "the steps go round for ever: play never reaches the end of the turn"
+    );
+    assert_eq!(spanned(&s, &d[0]), "goto \"A\"");
+    assert_eq!(d[0].notes[0].1, "never reached");
+    let until = d[0].notes[0].0;
+    assert_eq!(
+        &s.get(until.file).text[until.start as usize..until.end as usize],
+        "true"
+    );
+}
+
+#[test]
+fn a_missing_default_scenario_is_found_by_check_at_its_declaration() {
+    let text = with("default_scenario \"scenarios/gone.toml\"\n");
+    let out = run_in(
+        "mislead-scenario",
+        &[("r.muster", &text)],
+        &["check", "r.muster"],
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("muster::scenario"), "{err}");
+    assert!(err.contains("gone.toml` does not exist"), "{err}");
+    assert!(err.contains("declared here"), "{err}");
+    assert!(
+        err.contains("default_scenario \"scenarios/gone.toml\""),
+        "{err}"
+    );
+    // The same through --message-format json, with its line.
+    let out = run_in(
+        "mislead-scenario-json",
+        &[("r.muster", &text)],
+        &["check", "r.muster", "--message-format", "json"],
+    );
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["rulesets"][0]["diagnostics"][0]["code"],
+        "muster::scenario"
+    );
+    assert_eq!(v["rulesets"][0]["diagnostics"][0]["place"]["line"], 15);
+}
+
+// ============================================================ 7. unset outcomes
+
+/// A procedure that sets `n` only when its die shows 4 or more.
+const SOMETIMES: &str = "procedure p(u: unit) outcomes { n: holds | breaks } {\n  let hit = 1 d6 scoring 4+\n  if hit > 0 {\n    outcome n = holds\n  }\n}\n";
+
+#[test]
+fn an_outcome_a_path_never_sets_is_a_warning_at_the_if() {
+    let b = build_ok(&with(SOMETIMES));
+    let w: Vec<&Diag> = b
+        .ruleset
+        .warnings
+        .iter()
+        .filter(|d| d.code == "muster::unset_outcome")
+        .collect();
+    assert_eq!(w.len(), 1);
+    assert_eq!(
+        w[0].message,
+        "procedure `p` may leave its outcome `n` unset, and it would read `none`"
+    );
+    assert_eq!(spanned(&b.sources, w[0]), "hit > 0");
+    assert_eq!(w[0].label, "not set when this is false");
+    // An `else` that sets it, or a statement that sets it first: no warning.
+    for fixed in [
+        "procedure p(u: unit) outcomes { n: holds | breaks } {\n  if 1 d6 scoring 4+ > 0 {\n    outcome n = holds\n  } else {\n    outcome n = breaks\n  }\n}\n",
+        "procedure p(u: unit) outcomes { n: holds | breaks } {\n  outcome n = breaks\n  if 1 d6 scoring 4+ > 0 {\n    outcome n = holds\n  }\n}\n",
+    ] {
+        let b = build_ok(&with(fixed));
+        assert!(b.ruleset.warnings.is_empty(), "{fixed}");
+    }
+    // An outcome no statement sets: at the outcome. An int or bool left
+    // unset is 0 or false (a roll never made counted nothing): no warning.
+    let b = build_ok(&with(
+        "procedure q(u: unit) outcomes { n: int, m: bool, r: holds | breaks } {\n  if true { outcome n = 1 }\n}\n",
+    ));
+    assert_eq!(b.ruleset.warnings.len(), 1);
+    assert_eq!(spanned(&b.sources, &b.ruleset.warnings[0]), "r");
+}
+
+// ============================================================ parse errors in words
+
+#[test]
+fn parse_errors_name_what_an_author_writes_not_grammar_rules() {
+    let (d, _) = rejected("define f(): int = 1 +\n");
+    assert_eq!(d[0].label, "expected an expression");
+    // Where an item may start: its keywords, not `hook item`, `scenario kw`.
+    let (d, _) = rejected("import core\n42\n");
+    let label = &d[0].label;
+    for want in [
+        "`hook`",
+        "`default_scenario`",
+        "`side_state` or `state`",
+        "end of file",
+    ] {
+        assert!(label.contains(want), "{label}");
+    }
+    for leak in [" kw", " item,", "unary", "header"] {
+        assert!(!label.contains(leak), "{label}");
+    }
 }

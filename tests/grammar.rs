@@ -305,6 +305,6 @@ fn the_tree_hash_sees_names_numbers_and_spans() {
     );
     assert_eq!(
         h("define f(): int = 1 +"),
-        "err 21..22 muster::syntax | expected unary | the ruleset does not parse here"
+        "err 21..22 muster::syntax | expected an expression | the ruleset does not parse here"
     );
 }

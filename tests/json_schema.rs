@@ -86,9 +86,10 @@ fn head_is(v: &Value, kind: &str) {
     assert_eq!(v["kind"], kind);
 }
 
-const ODDS: [(&str, T, bool); 8] = [
+const ODDS: [(&str, T, bool); 9] = [
     ("ruleset", T::Str, true),
     ("procedure", T::Str, true),
+    ("situation", T::Arr, false),
     ("method", T::Str, true),
     ("samples", T::Int, false),
     ("seed", T::Int, false),
@@ -132,6 +133,11 @@ fn odds_exact_sampled_and_paired() {
     head_is(&exact, "odds");
     check_odds("odds", &exact);
     assert_eq!(exact["method"], "exact");
+    each(
+        "odds.situation",
+        &exact["situation"],
+        &[("fact", T::Str, true), ("reads", T::Str, true)],
+    );
     let sampled = run(&[
         "odds",
         TVBD,

@@ -128,6 +128,9 @@ fn check_call<'a>(
     if own.iter().any(|o| o == f) && !API.contains(&f) {
         return Ok(());
     }
+    if !API.contains(&f) && !engine_functions().contains(f) {
+        return Err(no_such_function(f, own));
+    }
     if is_fact && EFFECTS.contains(&f) {
         return Err((
             format!("a fact hook cannot change the game (it calls `{f}`)"),
@@ -246,4 +249,54 @@ fn check_call<'a>(
         _ => {}
     }
     Ok(())
+}
+
+/// rhai's keywords that are called like functions but registered as none.
+const KEYWORD_CALLS: &[&str] = &[
+    "print",
+    "debug",
+    "type_of",
+    "Fn",
+    "call",
+    "curry",
+    "is_shared",
+    "is_def_var",
+    "is_def_fn",
+];
+
+/// The names of every function the hooks' engine has: the script API and
+/// rhai's standard packages (`len`, `abs`, `to_string`...), and the
+/// keywords rhai calls like functions.
+fn engine_functions() -> &'static std::collections::HashSet<String> {
+    static NAMES: OnceLock<std::collections::HashSet<String>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        engine()
+            .gen_fn_signatures(true)
+            .iter()
+            .filter_map(|sig| sig.split_once('(').map(|(name, _)| name.to_string()))
+            .chain(KEYWORD_CALLS.iter().map(|k| k.to_string()))
+            .collect()
+    })
+}
+
+/// A call of a function the engine does not have (`roll_dice`): the
+/// nearest of the API's functions and the script's own, else the API's list.
+fn no_such_function(f: &str, own: &[String]) -> (String, String) {
+    let names = API.iter().copied().chain(own.iter().map(String::as_str));
+    // Near in spelling, else an API function the name starts with
+    // (`roll_dice` is `roll`).
+    let near = crate::compile::suggest(f, names).or_else(|| {
+        API.iter()
+            .filter(|a| a.len() >= 3 && f.starts_with(**a))
+            .max_by_key(|a| a.len())
+            .map(|a| a.to_string())
+    });
+    let help = match near {
+        Some(s) => format!(
+            "did you mean `{s}`? The script API's functions are: {}",
+            API.join(", ")
+        ),
+        None => format!("the script API's functions are: {}", API.join(", ")),
+    };
+    (format!("there is no function `{f}`"), help)
 }
