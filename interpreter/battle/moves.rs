@@ -256,42 +256,9 @@ impl<'r> Game<'r> {
                 out.push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
             }
         } else if m == mm.wheel {
-            for w in [-45.0, -22.5, 22.5, 45.0] {
-                let cost = b.wheel_cost(w);
-                if cost > allowance + 1e-9 {
-                    continue;
-                }
-                let wheeled = b.wheel_end(w);
-                for fr in [1.0, 0.5] {
-                    let d = (allowance - cost) * fr;
-                    let end = if d > 1e-9 {
-                        wheeled.straight_end(d)
-                    } else {
-                        wheeled
-                    };
-                    out.push((How::WheelsAndAdvances(w, d), end, Way::Wheel(w, d)));
-                }
-            }
+            self.wheels_then(b, allowance, 1.0, &mut out);
         } else if m == mm.back_wheel {
-            // A retire that wheels: the wheel `wheel` makes (about a front
-            // corner, its chord the cost), then straight back all or half
-            // of what is left.
-            for w in [-45.0, -22.5, 22.5, 45.0] {
-                let cost = b.wheel_cost(w);
-                if cost > allowance + 1e-9 {
-                    continue;
-                }
-                let wheeled = b.wheel_end(w);
-                for fr in [1.0, 0.5] {
-                    let d = (allowance - cost) * fr;
-                    let end = if d > 1e-9 {
-                        wheeled.straight_end(-d)
-                    } else {
-                        wheeled
-                    };
-                    out.push((How::WheelsAndMovesBack(w, d), end, Way::Wheel(w, -d)));
-                }
-            }
+            self.wheels_then(b, allowance, -1.0, &mut out);
         } else if m == mm.about_face {
             let turned = b.pivoted(180.0);
             let (end, way) = two(turned);
@@ -356,6 +323,34 @@ impl<'r> Game<'r> {
             }
         }
         out
+    }
+
+    /// A wheel of 22.5 or 45 degrees either way (about a front corner, its
+    /// chord the cost), then straight on all or half of what is left:
+    /// ahead (`sign` 1, manoeuvre `wheel`) or back (`sign` -1, `back_wheel`,
+    /// a retire that wheels).
+    fn wheels_then(&self, b: &Base, allowance: f64, sign: f64, out: &mut Vec<Candidate>) {
+        for w in [-45.0, -22.5, 22.5, 45.0] {
+            let cost = b.wheel_cost(w);
+            if cost > allowance + 1e-9 {
+                continue;
+            }
+            let wheeled = b.wheel_end(w);
+            for fr in [1.0, 0.5] {
+                let d = (allowance - cost) * fr;
+                let end = if d > 1e-9 {
+                    wheeled.straight_end(sign * d)
+                } else {
+                    wheeled
+                };
+                let how = if sign > 0.0 {
+                    How::WheelsAndAdvances(w, d)
+                } else {
+                    How::WheelsAndMovesBack(w, d)
+                };
+                out.push((how, end, Way::Wheel(w, sign * d)));
+            }
+        }
     }
 
     /// Candidate moves with manoeuvre `m` that end with a change of
