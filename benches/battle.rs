@@ -39,7 +39,7 @@
 
 #![allow(clippy::result_large_err)]
 
-use muster::battle::Prepared;
+use muster::battle::game::Prepared;
 use std::path::Path;
 use std::time::Instant;
 
@@ -89,7 +89,7 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let mut b = match muster::build(&path) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     };
     let sc = b.scenario(None).expect("the default scenario reads");
     let compiled = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
@@ -111,7 +111,7 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
         }
         let start = Instant::now();
         let s = pool
-            .install(|| muster::simulate::run(prep, games, 1, &|| {}))
+            .install(|| muster::cli::simulate::run(prep, games, 1, &|| {}))
             .expect("the games play");
         (start.elapsed().as_secs_f64(), s, pool.current_num_threads())
     };
@@ -181,12 +181,12 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
 fn rules_free(prep: &Prepared, games: u64) -> f64 {
     let mut secs = 0.0;
     for i in 0..games {
-        let seed = muster::simulate::game_seed(1, i);
+        let seed = muster::cli::simulate::game_seed(1, i);
         let (taped, tape) = prep.play_taped(seed, false).expect("the game plays");
         let start = Instant::now();
         let replayed = prep.replay(seed, tape, false).expect("the game replays");
         secs += start.elapsed().as_secs_f64();
-        let end = |g: &muster::battle::Game| {
+        let end = |g: &muster::battle::game::Game| {
             let f = g.world.field.as_ref().expect("a battle has a table");
             format!("{:?} {:?} {:?}", g.summary(), g.world.state, f.bases)
         };

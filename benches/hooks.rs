@@ -26,9 +26,9 @@
 //! Run with `cargo bench --bench hooks`. `MUSTER_BENCH_SAMPLES` sets the
 //! samples per repetition (default 200,000).
 
-use muster::odds::{self, Compiled, Program, Tally};
-use muster::rng::Rng;
-use muster::value::Value;
+use muster::base::rng::Rng;
+use muster::base::value::Value;
+use muster::run::odds::{self, Compiled, Program, Tally};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -71,7 +71,7 @@ const SITUATION: &str = "procedure = \"shoot\"\n[units.gun]\ntype = \"Gun\"\n";
 
 /// A ruleset's shooting, specialised to the situation and compiled.
 struct Variant {
-    ruleset: muster::ir::Ruleset,
+    ruleset: muster::compile::ir::Ruleset,
     prog: Program,
     code: Compiled,
 }
@@ -80,7 +80,7 @@ fn variant(name: &str, hook: &str) -> Variant {
     let text = format!("{RULESET_HEAD}{hook}");
     let mut b = match muster::build_text(name, &text, None) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     };
     let s = b
         .situation("s.toml", SITUATION)
@@ -137,7 +137,7 @@ fn main() {
     let trivial = variant("trivial.muster", TRIVIAL_HOOK);
     let rolling = variant("rolling.muster", ROLLING_HOOK);
     // (a') the no-hook program, forced into the general tier.
-    let general = muster::bytecode::compile(&plain.ruleset, &plain.prog);
+    let general = muster::run::bytecode::compile(&plain.ruleset, &plain.prog);
     for (what, v) in [("trivial hook", &trivial), ("rolling hook", &rolling)] {
         assert!(
             matches!(v.code, Compiled::General(_)),

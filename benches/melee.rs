@@ -25,9 +25,9 @@
 //! - `MUSTER_BENCH_ONLY=native|interp|exact|parallel|mixed|mixed_interp`: run only that loop
 //!   (best of 5, no table), for profiling one path with perf or callgrind.
 
-use muster::odds::{self, Program};
-use muster::rng::Rng;
-use muster::value::Value;
+use muster::base::rng::Rng;
+use muster::base::value::Value;
+use muster::run::odds::{self, Program};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -363,9 +363,9 @@ fn main() {
         println!(
             "  sizes: Value {} B, Ex {} B, Result<Value, EvalError> {} B, Ctx {} B",
             std::mem::size_of::<Value>(),
-            std::mem::size_of::<muster::ir::Ex>(),
-            std::mem::size_of::<Result<Value, muster::eval::EvalError>>(),
-            std::mem::size_of::<muster::eval::Ctx>(),
+            std::mem::size_of::<muster::compile::ir::Ex>(),
+            std::mem::size_of::<Result<Value, muster::run::eval::EvalError>>(),
+            std::mem::size_of::<muster::run::eval::Ctx>(),
         );
         println!();
     }

@@ -2,7 +2,7 @@
 //! builder take to read each shipped ruleset, per byte.
 //!
 //! For each file of rules/ and stdlib/ it prints the best of `REPS` parses
-//! (`muster::parse::parse_file`, text to syntax tree) in microseconds and
+//! (`muster::front::parse::parse_file`, text to syntax tree) in microseconds and
 //! nanoseconds a byte, then the total, and the ratio against the parser
 //! before issue 33 measured on the same machine kind (`BEFORE_NS_PER_BYTE`,
 //! Tilly's Very Bad Day; wall time moves with the machine, so the
@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! MUSTER_BENCH_ONLY=tillys_very_bad_day MUSTER_BENCH_REPS=1 \
-//!   valgrind --tool=callgrind --toggle-collect='muster::parse::parse_file' \
+//!   valgrind --tool=callgrind --toggle-collect='muster::front::parse::parse_file' \
 //!   --callgrind-out-file=/tmp/cg.parse target/release/deps/parse-HASH --bench
 //! ```
 //!
@@ -23,8 +23,8 @@
 //! Environment: `MUSTER_BENCH_ONLY=NAME` parses only the files whose name
 //! contains NAME; `MUSTER_BENCH_REPS=N` parses each N times (default 20).
 
-use muster::parse::parse_file;
-use muster::syntax::FileId;
+use muster::front::parse::parse_file;
+use muster::front::syntax::FileId;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};

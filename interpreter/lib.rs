@@ -1,72 +1,45 @@
 //! Muster: a rules-DSL interpreter for pike-and-shot tabletop wargames.
 //!
-//! The pipeline, one module a stage:
+//! The pipeline, one folder a stage; a stage uses only itself and the
+//! stages before it (`tests/layers.rs` holds the tree to it):
 //!
 //! ```text
-//! text --parse--> syntax --load (extends, import)--> compile --> ir::Ruleset + phase_graph
-//!                                                        |
-//!          situation (facts, units) --> odds: exact (dice distributions) or sampled (rng)
-//!                                                         |
-//!                               bytecode: typed tier -> machine code (Cranelift), else interpreted
+//! base     values and the seeded generator
+//! front    text --parse--> syntax --load (extends, import)--> one merged ruleset
+//! compile  --> ir::Ruleset + phase graph (tables, modifiers, rolls, decisions, decks)
+//! run      ir on a world: eval, closures, bytecode (typed tier -> Cranelift), hooks, field
+//! odds     situation --> specialise --> exact (convolved pools) | sampled
+//! battle   scenario --> the game loop, policies deciding
+//! cli      simulate, compare, pictures, diff, lsp, watch
 //! ```
 //!
-//! Where things happen: [`tables`] checks and compiles tables, [`modifiers`]
-//! compiles and applies modifiers, [`dice`] holds pools and their exact
-//! distributions, [`eval`] evaluates rules against a [`world::World`] of
-//! units and facts, [`odds`] answers "how often".
+//! Where things happen: [`compile::tables`] checks and compiles tables,
+//! [`compile::modifiers`] compiles and applies modifiers, [`run::dice`]
+//! holds pools and their exact distributions, [`run::eval`] evaluates rules
+//! against a [`run::world::World`] of units and facts, [`run::odds`]
+//! answers "how often", [`battle::game`] plays battles.
 
 // Diagnostics travel only on cold paths (compiling, reading a situation, a
 // failed run); the hot path's error type, eval::EvalError, boxes them.
 #![allow(clippy::result_large_err)]
 
-pub mod army;
+pub mod base;
 pub mod battle;
-pub mod battlefield;
-pub mod bytecode;
-pub mod call_graph;
-pub mod chance;
-pub mod charts;
-pub mod check_json;
-pub mod closures;
-pub mod compare;
+pub mod cli;
 pub mod compile;
-pub mod decisions;
-pub mod decks;
-pub mod diagnostic;
-pub mod dice;
-pub mod diff;
-pub mod eval;
-pub mod field;
-pub mod hands;
-pub mod hooks;
-pub mod ir;
-pub mod load;
-pub mod lsp;
-pub mod modifiers;
-pub mod nesting;
+pub mod front;
 pub mod odds;
-pub mod odds_pair;
-pub mod odds_report;
-pub mod output;
-pub mod parse;
-pub mod phase_graph;
-pub mod pictures;
-pub mod procedures;
-pub mod rng;
-pub mod rolls;
-pub mod scenario;
-pub mod simulate;
-pub mod situation;
-pub mod source;
-pub mod svg;
-pub mod syntax;
-pub mod tables;
-pub mod value;
-pub mod watch;
-pub mod world;
+pub mod run;
 
-use diagnostic::Diag;
-use source::Sources;
+use base::value;
+use battle::scenario;
+use compile::{compiler, ir};
+use front::diagnostic::Diag;
+use front::source::{self, Sources};
+use front::{load, parse, syntax};
+use odds::situation;
+use run::odds as engine;
+use run::{eval, world};
 use std::path::Path;
 
 /// A ruleset compiled from a file, with the texts its diagnostics point into.
@@ -171,7 +144,7 @@ pub fn build_loaded_with(
         Ok(l) => l,
         Err(d) => return Err((capped(d, &sources), sources)),
     };
-    match compile::compile_with(&loaded, numbers) {
+    match compiler::compile_with(&loaded, numbers) {
         Ok(ruleset) => Ok((
             Build {
                 ruleset,
@@ -195,7 +168,7 @@ pub fn build_text(
         Ok(l) => l,
         Err(d) => return Err((capped(d, &sources), sources)),
     };
-    match compile::compile(&loaded) {
+    match compiler::compile(&loaded) {
         Ok(ruleset) => Ok(Build {
             ruleset,
             sources,
@@ -293,22 +266,23 @@ impl Build {
     }
 
     /// Specialise the situation's procedure to it.
-    pub fn program(&self, s: &situation::Situation) -> Result<odds::Program, Diag> {
+    pub fn program(&self, s: &situation::Situation) -> Result<engine::Program, Diag> {
         let Some(p) = s.procedure else {
             return Err(
                 Diag::new("muster::situation", "the situation names no procedure")
                     .help("add `procedure = \"NAME\"` at the top of the situation file"),
             );
         };
-        odds::specialise(&self.ruleset, s.world.clone(), p, &s.args).map_err(|d| self.locate(s, d))
+        engine::specialise(&self.ruleset, s.world.clone(), p, &s.args)
+            .map_err(|d| self.locate(s, d))
     }
 
     /// Exact odds of a situation.
-    pub fn exact(&self, s: &situation::Situation) -> Result<odds::Odds, Diag> {
+    pub fn exact(&self, s: &situation::Situation) -> Result<engine::Odds, Diag> {
         let prog = self.program(s)?;
-        odds::exact(&self.ruleset, &prog).map_err(|e| match e {
-            odds::ExactError::Fault(d) => self.locate(s, d),
-            odds::ExactError::TooMany(why) => Diag::new("muster::exact", why.to_string())
+        engine::exact(&self.ruleset, &prog).map_err(|e| match e {
+            engine::ExactError::Fault(d) => self.locate(s, d),
+            engine::ExactError::TooMany(why) => Diag::new("muster::exact", why.to_string())
                 .help("sample it instead with `--samples N`"),
         })
     }
@@ -338,18 +312,15 @@ impl Build {
             .iter()
             .map(|u| (u.name.clone(), ir::Ty::Unit))
             .collect();
-        let mut c = compile::Compiler::from_ruleset(&self.ruleset);
+        let mut c = compiler::Compiler::from_ruleset(&self.ruleset);
         let (ex, _, slots) = c.query(&e, &locals)?;
         let mut frame: Vec<value::Value> =
             (0..s.units.len() as u16).map(value::Value::Unit).collect();
         frame.resize(frame.len().max(slots as usize), value::Value::None);
         let v = eval::Eval::new(&self.ruleset)
             .eval(eval::Ctx::new(s), &ex, &mut frame, &mut eval::NoDice)
-            .map_err(|e| match e {
-                eval::EvalError::Fault(d) => vec![*d],
-                eval::EvalError::NotStatic => {
-                    vec![Diag::new("muster::query", "the query cannot be evaluated")]
-                }
+            .map_err(|e| {
+                vec![e.diag_or(|| Diag::new("muster::query", "the query cannot be evaluated"))]
             })?;
         Ok((v, s.show(&self.ruleset, v)))
     }
@@ -360,15 +331,15 @@ impl Build {
         s: &situation::Situation,
         samples: u64,
         seed: u64,
-    ) -> Result<odds::Odds, Diag> {
+    ) -> Result<engine::Odds, Diag> {
         let prog = self.program(s)?;
-        odds::sampled(&self.ruleset, &prog, samples, seed, None).map_err(|d| self.locate(s, d))
+        engine::sampled(&self.ruleset, &prog, samples, seed, None).map_err(|d| self.locate(s, d))
     }
 
     /// Run a situation with its scripted rolls (a worked example).
-    pub fn scripted(&self, s: &situation::Situation) -> Result<odds::Odds, Diag> {
+    pub fn scripted(&self, s: &situation::Situation) -> Result<engine::Odds, Diag> {
         let prog = self.program(s)?;
         let rolls = s.rolls.clone().unwrap_or_default();
-        odds::scripted(&self.ruleset, &prog, &rolls).map_err(|d| self.locate(s, d))
+        engine::scripted(&self.ruleset, &prog, &rolls).map_err(|d| self.locate(s, d))
     }
 }

@@ -5,9 +5,9 @@
 #![allow(clippy::result_large_err)]
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use muster::diagnostic::Diag;
-use muster::odds::{self, Method, Odds};
-use muster::source::Sources;
+use muster::front::diagnostic::Diag;
+use muster::front::source::Sources;
+use muster::run::odds::{self, Method, Odds};
 use muster::Build;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -207,8 +207,8 @@ enum Command {
         /// Play only the I-th of N equal slices of the run's games (1 <= I
         /// <= N) and write a shard file (JSON) for `muster merge`, which adds
         /// the N files up to exactly this run's summary.
-        #[arg(long, value_name = "I/N", value_parser = muster::simulate::shard::Slice::parse)]
-        shard: Option<muster::simulate::shard::Slice>,
+        #[arg(long, value_name = "I/N", value_parser = muster::cli::simulate::shard::Slice::parse)]
+        shard: Option<muster::cli::simulate::shard::Slice>,
     },
     /// Add up the shard files of one run (`simulate --shard I/N` or
     /// `compare --shard I/N`, one per slice, from any machines) into what
@@ -241,8 +241,8 @@ enum Command {
         /// Play only the I-th of N equal slices of the run's games (under
         /// both rulesets) and write a shard file (JSON) for `muster merge`,
         /// which adds the N files up to exactly this comparison.
-        #[arg(long, value_name = "I/N", value_parser = muster::simulate::shard::Slice::parse)]
-        shard: Option<muster::simulate::shard::Slice>,
+        #[arg(long, value_name = "I/N", value_parser = muster::cli::simulate::shard::Slice::parse)]
+        shard: Option<muster::cli::simulate::shard::Slice>,
     },
     /// The rule-level difference of two rulesets, after `extends`: unit
     /// types and stats, table rows, modifiers, procedures and hooks, steps,
@@ -340,7 +340,7 @@ enum GraphFormat {
 }
 
 /// The stack of the thread that runs a command, and of each worker thread.
-/// Rules nest only as deep as the compiler allows (muster::nesting), and
+/// Rules nest only as deep as the compiler allows (muster::front::nesting), and
 /// the parser and compiler move to a new stack segment when one runs low;
 /// a large stack is the margin behind those bounds for evaluating rules.
 /// Only the pages used are ever taken from memory.
@@ -481,7 +481,7 @@ fn load_pair(
     b: &Path,
     options_a: &[String],
     options_b: &[String],
-) -> Result<(Build, Build, muster::diff::Diff), ExitCode> {
+) -> Result<(Build, Build, muster::cli::diff::Diff), ExitCode> {
     let one = |which: &str, path: &Path, options: &[String]| {
         muster::build_loaded_with(path, &numbers(options)).map_err(|(d, s)| {
             errln!(
@@ -494,13 +494,13 @@ fn load_pair(
     let (ba, la) = one("A", a, options_a)?;
     let (bb, lb) = one("B", b, options_b)?;
     let (fa, fb) = (a.display().to_string(), b.display().to_string());
-    let rules = muster::diff::diff(
-        muster::diff::Input {
+    let rules = muster::cli::diff::diff(
+        muster::cli::diff::Input {
             file: &fa,
             loaded: &la,
             sources: &ba.sources,
         },
-        muster::diff::Input {
+        muster::cli::diff::Input {
             file: &fb,
             loaded: &lb,
             sources: &bb.sources,
@@ -512,7 +512,7 @@ fn load_pair(
 /// A file named on the command line (a situation, a roster), read with the
 /// size cap every input has.
 fn read_input(path: &Path, sources: &Sources) -> Result<String, ExitCode> {
-    muster::source::read_text(path).map_err(|e| {
+    muster::front::source::read_text(path).map_err(|e| {
         report(
             &[e.diag("muster::io", &path.display().to_string())],
             sources,
@@ -541,7 +541,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
         } => {
             let mut print =
                 |t: &str| emit(format_args!("{t}\n")).is_ok() && std::io::stdout().flush().is_ok();
-            muster::watch::run(&rulesets, &mut print).map_err(|e| {
+            muster::cli::watch::run(&rulesets, &mut print).map_err(|e| {
                 errln!("error: check --watch: {e}");
                 ExitCode::FAILURE
             })?;
@@ -557,15 +557,17 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     let file = r.display().to_string();
                     match muster::check(r) {
                         Ok(b) => {
-                            muster::check_json::ruleset(&file, &b.ruleset.warnings, &b.sources)
+                            muster::cli::check_json::ruleset(&file, &b.ruleset.warnings, &b.sources)
                         }
-                        Err((d, s)) => muster::check_json::ruleset(&file, &d, &s),
+                        Err((d, s)) => muster::cli::check_json::ruleset(&file, &d, &s),
                     }
                 })
                 .collect();
             let failed = entries.iter().any(|e| e["ok"] == false);
-            let v =
-                muster::output::json_document("check", serde_json::json!({ "rulesets": entries }));
+            let v = muster::cli::output::json_document(
+                "check",
+                serde_json::json!({ "rulesets": entries }),
+            );
             outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             if failed {
                 return Err(ExitCode::FAILURE);
@@ -603,7 +605,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 return Err(ExitCode::FAILURE);
             }
         }
-        Command::Lsp => muster::lsp::run().map_err(|e| {
+        Command::Lsp => muster::cli::lsp::run().map_err(|e| {
             errln!("error: muster lsp: {e}");
             ExitCode::FAILURE
         })?,
@@ -615,12 +617,12 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             };
             let rs = &b.ruleset;
             let fmt = match format {
-                GraphFormat::Dot => muster::phase_graph::Format::Dot,
-                GraphFormat::Mermaid => muster::phase_graph::Format::Mermaid,
+                GraphFormat::Dot => muster::compile::phase_graph::Format::Dot,
+                GraphFormat::Mermaid => muster::compile::phase_graph::Format::Mermaid,
             };
             out!(
                 "{}",
-                g.render(fmt, |a| muster::phase_graph::describe(rs, a))
+                g.render(fmt, |a| muster::compile::phase_graph::describe(rs, a))
             );
         }
         Command::Battle {
@@ -636,7 +638,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
-            let mut prep = muster::battle::Prepared::new(&b.ruleset, &sc)
+            let mut prep = muster::battle::game::Prepared::new(&b.ruleset, &sc)
                 .map_err(|d| report(&d, &b.sources))?;
             set_options(&b.ruleset, &mut prep.world, &options)?;
             let game = prep
@@ -644,8 +646,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .map_err(|d| report(&[d], &b.sources))?;
             // Pictures first: a failure to write them stops before the log.
             if let Some(file) = &html {
-                let page = muster::pictures::page(&b.ruleset, &sc, &prep, &game, seed);
-                muster::output::write_file(file, &page, muster::pictures::is_page)
+                let page = muster::cli::pictures::page(&b.ruleset, &sc, &prep, &game, seed);
+                muster::cli::output::write_file(file, &page, muster::cli::pictures::is_page)
                     .map_err(|d| report(&[d], &b.sources))?;
             }
             if let Some(dir) = &svg {
@@ -687,7 +689,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                             })
                         })
                         .collect();
-                    let out = muster::output::json_document(
+                    let out = muster::cli::output::json_document(
                         "battle",
                         serde_json::json!({
                             "ruleset": b.ruleset.id,
@@ -725,7 +727,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let sc = b
                 .scenario(scenario.as_deref())
                 .map_err(|d| report(&d, &b.sources))?;
-            let mut prep = muster::battle::Prepared::new(&b.ruleset, &sc)
+            let mut prep = muster::battle::game::Prepared::new(&b.ruleset, &sc)
                 .map_err(|d| report(&d, &b.sources))?;
             set_options(&b.ruleset, &mut prep.world, &options)?;
             let pool = thread_pool(threads)?;
@@ -734,19 +736,19 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let start = std::time::Instant::now();
             let played = pool
                 .install(|| {
-                    muster::simulate::play_range(&prep, games.clone(), seed, &|| bar.inc(1))
+                    muster::cli::simulate::play_range(&prep, games.clone(), seed, &|| bar.inc(1))
                 })
                 .map_err(|d| report(&[d], &b.sources))?;
             bar.finish_and_clear();
             let secs = start.elapsed().as_secs_f64();
-            let frame = muster::simulate::Frame::of(&prep);
-            let tally = muster::simulate::Tally::of(&played, frame.unit_types.len());
+            let frame = muster::cli::simulate::Frame::of(&prep);
+            let tally = muster::cli::simulate::Tally::of(&played, frame.unit_types.len());
             let scenario_name = sc.description.clone().unwrap_or_else(|| "scenario".into());
             // The whole run's summary, made once for the text, the JSON and
             // the chart (a shard keeps its counts instead).
             let summary = shard.is_none().then(|| tally.summary(&frame, seed));
             if let Some(slice) = shard {
-                use muster::simulate::shard;
+                use muster::cli::simulate::shard;
                 let s = shard::Shard {
                     format: shard::FORMAT.into(),
                     version: shard::VERSION,
@@ -772,7 +774,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     out!("{summary}");
                 }
                 if let Some(file) = &svg {
-                    let chart = muster::charts::simulate(summary, &b.ruleset.title, &scenario_name);
+                    let chart =
+                        muster::cli::charts::simulate(summary, &b.ruleset.title, &scenario_name);
                     write_chart(file, &chart, &b.sources)?;
                 }
             }
@@ -789,7 +792,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             for f in &files {
                 texts.push((f.display().to_string(), read_input(f, &sources)?));
             }
-            let m = muster::simulate::shard::merge(&texts, &mut sources)
+            let m = muster::cli::simulate::shard::merge(&texts, &mut sources)
                 .map_err(|d| report(&d, &sources))?;
             if json {
                 outln!("{}", serde_json::to_string_pretty(&m.json()).unwrap());
@@ -818,16 +821,16 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 errln!("error: a shard is not the whole run: draw the chart with the comparison (`muster compare` without --shard)");
                 return Err(ExitCode::from(2));
             }
-            if runs < muster::compare::MIN_GAMES {
+            if runs < muster::cli::compare::MIN_GAMES {
                 errln!(
                     "error: --runs {runs}: compare needs at least {} paired games for an interval worth reading",
-                    muster::compare::MIN_GAMES
+                    muster::cli::compare::MIN_GAMES
                 );
                 return Err(ExitCode::from(2));
             }
             let both = |x: &[String]| [options.clone(), x.to_vec()].concat();
             let (mut ba, mut bb, rules) = load_pair(&a, &b, &both(&options_a), &both(&options_b))?;
-            if let Some(d) = muster::compare::unrelated(&ba.ruleset, &bb.ruleset) {
+            if let Some(d) = muster::cli::compare::unrelated(&ba.ruleset, &bb.ruleset) {
                 return Err(report(&[d], &bb.sources));
             }
             // Both play one file: the scenario given, else A's default.
@@ -850,9 +853,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let sb = bb
                 .scenario(Some(&file))
                 .map_err(|d| cannot("B", &b, &d, &bb.sources))?;
-            let mut pa = muster::battle::Prepared::new(&ba.ruleset, &sa)
+            let mut pa = muster::battle::game::Prepared::new(&ba.ruleset, &sa)
                 .map_err(|d| cannot("A", &a, &d, &ba.sources))?;
-            let mut pb = muster::battle::Prepared::new(&bb.ruleset, &sb)
+            let mut pb = muster::battle::game::Prepared::new(&bb.ruleset, &sb)
                 .map_err(|d| cannot("B", &b, &d, &bb.sources))?;
             set_options(&ba.ruleset, &mut pa.world, &options)?;
             set_options(&bb.ruleset, &mut pb.world, &options)?;
@@ -862,8 +865,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let games = shard.map_or(0..runs, |s| s.games(runs));
             let bar = progress_bar(2 * (games.end - games.start), json || shard.is_some());
             let tick = || bar.inc(1);
-            let play = |p: &muster::battle::Prepared| {
-                pool.install(|| muster::simulate::play_range(p, games.clone(), seed, &tick))
+            let play = |p: &muster::battle::game::Prepared| {
+                pool.install(|| muster::cli::simulate::play_range(p, games.clone(), seed, &tick))
             };
             let ga = play(&pa).map_err(|d| {
                 errln!("error: a game under ruleset A ({}) failed:", a.display());
@@ -874,12 +877,12 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 report(&[d], &bb.sources)
             })?;
             bar.finish_and_clear();
-            use muster::simulate::{shard, Frame};
+            use muster::cli::simulate::{shard, Frame};
             let (fa, fb) = (Frame::of(&pa), Frame::of(&pb));
-            let paired = muster::compare::Paired::of(&fa, &ga, &fb, &gb)
+            let paired = muster::cli::compare::Paired::of(&fa, &ga, &fb, &gb)
                 .map_err(|d| report(&[d], &bb.sources))?;
             let titles = [ba.ruleset.title.clone(), bb.ruleset.title.clone()];
-            let heading = muster::compare::Heading {
+            let heading = muster::cli::compare::Heading {
                 a: a.display().to_string(),
                 b: b.display().to_string(),
                 scenario_file: file.display().to_string(),
@@ -917,7 +920,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 out!("{}", heading.text(&cmp));
             }
             if let Some(f) = &svg {
-                let chart = muster::charts::compare(&cmp, &file.display().to_string());
+                let chart = muster::cli::charts::compare(&cmp, &file.display().to_string());
                 write_chart(f, &chart, &bb.sources)?;
             }
         }
@@ -951,7 +954,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 let report = a.report();
                 if let Some(file) = &svg {
                     let desc = a.situation.description.as_deref();
-                    let chart = muster::charts::odds(&report, &a.build.ruleset.title, desc);
+                    let chart = muster::cli::charts::odds(&report, &a.build.ruleset.title, desc);
                     write_chart(file, &chart, &a.build.sources)?;
                 }
                 if json {
@@ -967,9 +970,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             if json {
                 let ja = a.report().json(&a.build.ruleset.id);
                 let jb = b.report().json(&b.build.ruleset.id);
-                let v = muster::output::json_document(
+                let v = muster::cli::output::json_document(
                     "odds_pair",
-                    muster::odds_pair::json(ja, jb, &sa, &sb),
+                    muster::odds::pair::json(ja, jb, &sa, &sb),
                 );
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
@@ -977,7 +980,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 let read = a.report().situation_text();
                 out!(
                     "{}",
-                    muster::odds_pair::table(&pname, desc, &read, &sa, &sb)
+                    muster::odds::pair::table(&pname, desc, &read, &sa, &sb)
                 );
             }
         }
@@ -985,7 +988,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let (_, _, rules) = load_pair(&a, &b, &[], &[])?;
             if json {
                 let v = serde_json::to_value(&rules).unwrap_or_default();
-                let v = muster::output::json_document("diff", v);
+                let v = muster::cli::output::json_document("diff", v);
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 out!("{rules}");
@@ -1000,7 +1003,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let mut reports = Vec::new();
             for path in &roster {
                 let text = read_input(path, &b.sources)?;
-                let r = muster::army::check(
+                let r = muster::battle::army::check(
                     &b.ruleset,
                     &path.display().to_string(),
                     &text,
@@ -1010,12 +1013,12 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 reports.push(r);
             }
             // A rule between the armies is the later roster's problem.
-            let across = muster::army::compare_sides(&b.ruleset, &reports);
+            let across = muster::battle::army::compare_sides(&b.ruleset, &reports);
             if let Some(last) = reports.last_mut() {
                 last.problems.extend(across);
             }
             if json {
-                let one = |r: &muster::army::Report| {
+                let one = |r: &muster::battle::army::Report| {
                     serde_json::json!({
                         "army": r.army,
                         "name": r.name,
@@ -1027,14 +1030,14 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     })
                 };
                 let rosters: Vec<_> = reports.iter().map(one).collect();
-                let v = muster::output::json_document(
+                let v = muster::cli::output::json_document(
                     "army",
                     serde_json::json!({"ruleset": b.ruleset.id, "rosters": rosters}),
                 );
                 outln!("{}", serde_json::to_string_pretty(&v).unwrap());
             } else {
                 for r in &reports {
-                    out!("{}", muster::army::roster_text(r));
+                    out!("{}", muster::battle::army::roster_text(r));
                 }
             }
             let problems: Vec<_> = reports.into_iter().flat_map(|r| r.problems).collect();
@@ -1063,7 +1066,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 }
             }
             if json {
-                let v = muster::output::json_document(
+                let v = muster::cli::output::json_document(
                     "query",
                     serde_json::json!({"ruleset": b.ruleset.id, "values": out}),
                 );
@@ -1086,7 +1089,7 @@ struct OddsRun<'a> {
 /// A situation's odds under one ruleset, with what they were worked out from.
 struct OddsOf {
     build: Build,
-    situation: muster::situation::Situation,
+    situation: muster::odds::situation::Situation,
     prog: odds::Program,
     odds: Odds,
 }
@@ -1131,9 +1134,9 @@ impl OddsRun<'_> {
 
 impl OddsOf {
     /// The odds as `muster odds` shows them.
-    fn report(&self) -> muster::odds_report::Report {
+    fn report(&self) -> muster::cli::odds_report::Report {
         let rs = &self.build.ruleset;
-        muster::odds_report::Report::new(rs, &self.prog.world, &self.procedure(), &self.odds)
+        muster::cli::odds_report::Report::new(rs, &self.prog.world, &self.procedure(), &self.odds)
             .with_situation(self.situation.readings(rs, &self.build.sources))
     }
 
@@ -1145,15 +1148,15 @@ impl OddsOf {
     }
 
     /// The odds with their values shown, to set beside another ruleset's.
-    fn shown(&self, path: &Path) -> muster::odds_pair::Shown {
+    fn shown(&self, path: &Path) -> muster::odds::pair::Shown {
         let rs = &self.build.ruleset;
         let name = format!("{} ({})", path.display(), rs.title);
-        muster::odds_pair::Shown::new(&name, &self.odds, |v| self.prog.world.show(rs, v))
+        muster::odds::pair::Shown::new(&name, &self.odds, |v| self.prog.world.show(rs, v))
     }
 }
 
 fn sample(
-    rs: &muster::ir::Ruleset,
+    rs: &muster::compile::ir::Ruleset,
     prog: &odds::Program,
     n: u64,
     seed: u64,
@@ -1180,19 +1183,19 @@ fn sample(
 }
 
 /// Draw the table after every turn into the folder `dir` as
-/// `turn-NN.svg` (see muster::output: nothing else there is touched).
+/// `turn-NN.svg` (see muster::cli::output: nothing else there is touched).
 fn write_svgs(
     dir: &Path,
-    rs: &muster::ir::Ruleset,
-    sc: &muster::scenario::Scenario,
-    prep: &muster::battle::Prepared,
-    game: &muster::battle::Game,
-) -> Result<muster::output::Written, Diag> {
-    let files: Vec<(String, String)> = muster::pictures::turn_pictures(rs, sc, prep, game)
+    rs: &muster::compile::ir::Ruleset,
+    sc: &muster::battle::scenario::Scenario,
+    prep: &muster::battle::game::Prepared,
+    game: &muster::battle::game::Game,
+) -> Result<muster::cli::output::Written, Diag> {
+    let files: Vec<(String, String)> = muster::cli::pictures::turn_pictures(rs, sc, prep, game)
         .into_iter()
         .map(|p| (format!("turn-{:02}.svg", p.turn), p.svg))
         .collect();
-    muster::output::write_into(dir, &files, is_turn_picture)
+    muster::cli::output::write_into(dir, &files, is_turn_picture)
 }
 
 /// A name `write_svgs` writes: `turn-` and digits, `.svg`.
@@ -1234,7 +1237,7 @@ fn pool_builder(threads: Option<usize>) -> rayon::ThreadPoolBuilder {
 
 /// Write a chart to `file`, replacing only a chart this program wrote.
 fn write_chart(file: &Path, chart: &str, sources: &Sources) -> Result<(), ExitCode> {
-    muster::output::write_file(file, chart, muster::charts::is_chart)
+    muster::cli::output::write_file(file, chart, muster::cli::charts::is_chart)
         .map_err(|d| report(&[d], sources))
 }
 
@@ -1258,8 +1261,8 @@ fn progress_bar(games: u64, json: bool) -> indicatif::ProgressBar {
 
 /// Apply `--option NAME=on|off` switches to a world.
 fn set_options(
-    rs: &muster::ir::Ruleset,
-    world: &mut muster::world::World,
+    rs: &muster::compile::ir::Ruleset,
+    world: &mut muster::run::world::World,
     options: &[String],
 ) -> Result<(), ExitCode> {
     for o in options {

@@ -29,6 +29,7 @@ mod guide;
 mod highlight;
 mod hooks;
 mod json_schema;
+mod layers;
 mod lsp;
 mod matchlocks;
 mod matchlocks_battle;

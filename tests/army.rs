@@ -9,7 +9,7 @@ use std::path::Path;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// Each command's (name, units, points).
-fn totals(r: &muster::army::Report) -> Vec<(String, i64, i64)> {
+fn totals(r: &muster::battle::army::Report) -> Vec<(String, i64, i64)> {
     r.commands
         .iter()
         .map(|c| (c.name.clone(), c.units, c.points))
@@ -53,7 +53,7 @@ fn the_roster_shows_each_units_cost() {
     let text =
         std::fs::read_to_string(Path::new(ROOT).join("rules/rosters/tvbd_cavalry_heavy.toml"))
             .unwrap();
-    let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
+    let r = muster::battle::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
     for c in &r.commands {
         assert_eq!(
             c.entries.iter().map(|l| l.points).sum::<i64>(),
@@ -112,7 +112,7 @@ fn the_shipped_roster_is_legal() {
     let text =
         std::fs::read_to_string(Path::new(ROOT).join("rules/rosters/tvbd_cavalry_heavy.toml"))
             .unwrap();
-    let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
+    let r = muster::battle::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
     assert_eq!((r.units, r.points), (24, 74));
     assert_eq!(
         totals(&r),
@@ -159,10 +159,10 @@ units = [
   { type = "Rabble", count = 3 },
 ]
 "#;
-    let r = muster::army::check(&b.ruleset, "bad.toml", text, &mut b.sources).unwrap();
+    let r = muster::battle::army::check(&b.ruleset, "bad.toml", text, &mut b.sources).unwrap();
     // 15 units; 5*3 + 5*4 + 2*3 + 3*3 = 50 points.
     assert_eq!((r.units, r.points), (15, 50));
-    let shown = muster::diagnostic::render_plain(&r.problems, &b.sources);
+    let shown = muster::front::diagnostic::render_plain(&r.problems, &b.sources);
     insta::assert_snapshot!("tvbd_broken_roster", shown);
     let messages: Vec<&str> = r.problems.iter().map(|d| d.message.as_str()).collect();
     assert!(
@@ -199,7 +199,7 @@ units = [
 }
 
 /// The text a diagnostic's span covers.
-fn spanned<'a>(b: &'a muster::Build, d: &muster::diagnostic::Diag) -> &'a str {
+fn spanned<'a>(b: &'a muster::Build, d: &muster::front::diagnostic::Diag) -> &'a str {
     let sp = d.span.expect("a span");
     &b.sources.get(sp.file).text[sp.start as usize..sp.end as usize]
 }
@@ -237,7 +237,7 @@ units = [
 fn commanders_and_cannons_are_always_ordinary() {
     let mut b = tvbd();
     let text = roster_with(r#", quality = "superior""#, r#", quality = "inferior""#);
-    let r = muster::army::check(&b.ruleset, "quality.toml", &text, &mut b.sources).unwrap();
+    let r = muster::battle::army::check(&b.ruleset, "quality.toml", &text, &mut b.sources).unwrap();
     assert_eq!((r.units, r.points), (15, 3 * 13 + 4 + 2));
     let messages: Vec<&str> = r.problems.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
@@ -256,7 +256,7 @@ fn commanders_and_cannons_are_always_ordinary() {
         r#"{ type = "Cannons", quality = "inferior" }"#
     );
     assert_eq!(r.problems[0].label, "superior Commander");
-    let shown = muster::diagnostic::render_plain(&r.problems, &b.sources);
+    let shown = muster::front::diagnostic::render_plain(&r.problems, &b.sources);
     assert!(
         shown.contains("make it ordinary, or leave its quality out (the default)"),
         "{shown}"
@@ -265,7 +265,7 @@ fn commanders_and_cannons_are_always_ordinary() {
         roster_with("", ""),
         roster_with(r#", quality = "ordinary""#, r#", quality = "ordinary""#),
     ] {
-        let r = muster::army::check(&b.ruleset, "ok.toml", &ok, &mut b.sources).unwrap();
+        let r = muster::battle::army::check(&b.ruleset, "ok.toml", &ok, &mut b.sources).unwrap();
         assert!(r.problems.is_empty(), "{:?}", r.problems);
     }
 }
@@ -284,12 +284,12 @@ fn both_sides_have_the_same_number_of_units() {
         r#"{ type = "Pike+Shot", count = 6 }"#,
         r#"{ type = "Pike+Shot", count = 6 }, { type = "Shot" }"#,
     );
-    let rb = muster::army::check(&b.ruleset, "blue.toml", &blue, &mut b.sources).unwrap();
-    let rr = muster::army::check(&b.ruleset, "red.toml", &red, &mut b.sources).unwrap();
+    let rb = muster::battle::army::check(&b.ruleset, "blue.toml", &blue, &mut b.sources).unwrap();
+    let rr = muster::battle::army::check(&b.ruleset, "red.toml", &red, &mut b.sources).unwrap();
     assert_eq!((rb.units, rr.units), (15, 16));
     assert!(rb.problems.is_empty() && rr.problems.is_empty());
-    assert!(muster::army::compare_sides(&b.ruleset, std::slice::from_ref(&rb)).is_empty());
-    let d = muster::army::compare_sides(&b.ruleset, &[rb, rr]);
+    assert!(muster::battle::army::compare_sides(&b.ruleset, std::slice::from_ref(&rb)).is_empty());
+    let d = muster::battle::army::compare_sides(&b.ruleset, &[rb, rr]);
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(
         d[0].message,
@@ -302,14 +302,15 @@ fn both_sides_have_the_same_number_of_units() {
         d[0].help.as_deref(),
         Some("army list `standard` gives every side the same number of units; this roster has 1 more")
     );
-    let shown = muster::diagnostic::render_plain(&d, &b.sources);
+    let shown = muster::front::diagnostic::render_plain(&d, &b.sources);
     assert!(
         shown.contains("the first roster: 15 units (see blue.toml:2)"),
         "{shown}"
     );
-    let rb = muster::army::check(&b.ruleset, "blue.toml", &blue, &mut b.sources).unwrap();
-    let again = muster::army::check(&b.ruleset, "blue2.toml", &blue, &mut b.sources).unwrap();
-    assert!(muster::army::compare_sides(&b.ruleset, &[rb, again]).is_empty());
+    let rb = muster::battle::army::check(&b.ruleset, "blue.toml", &blue, &mut b.sources).unwrap();
+    let again =
+        muster::battle::army::check(&b.ruleset, "blue2.toml", &blue, &mut b.sources).unwrap();
+    assert!(muster::battle::army::compare_sides(&b.ruleset, &[rb, again]).is_empty());
 }
 
 /// `same points for every side` compares the armies' points: priced by
@@ -330,11 +331,11 @@ army match {
 "#;
     let mut b = match muster::build_text("t.muster", text, None) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     };
     let a = "[[command]]\nname = \"H\"\nunits = [\n  { type = \"Horse\", quality = \"superior\", count = 2 },\n  { type = \"Horse\", count = 3 },\n]\n";
-    let a = muster::army::check(&b.ruleset, "a.toml", a, &mut b.sources).unwrap();
-    let z = muster::army::check(
+    let a = muster::battle::army::check(&b.ruleset, "a.toml", a, &mut b.sources).unwrap();
+    let z = muster::battle::army::check(
         &b.ruleset,
         "z.toml",
         "[[command]]\nname = \"H\"\nunits = [{ type = \"Horse\", count = 5 }]\n",
@@ -342,7 +343,7 @@ army match {
     )
     .unwrap();
     assert_eq!((a.units, a.points, z.units, z.points), (5, 17, 5, 15));
-    let d = muster::army::compare_sides(&b.ruleset, &[a, z]);
+    let d = muster::battle::army::compare_sides(&b.ruleset, &[a, z]);
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(
         d[0].message,
@@ -398,8 +399,9 @@ fn an_unknown_unit_type_in_a_roster() {
     let mut b = tvbd();
     let text =
         "army = \"standard\"\n[[command]]\nname = \"Wing\"\nunits = [{ type = \"Hrose\" }]\n";
-    let err = muster::army::check(&b.ruleset, "typo.toml", text, &mut b.sources).unwrap_err();
-    let shown = muster::diagnostic::render_plain(&err, &b.sources);
+    let err =
+        muster::battle::army::check(&b.ruleset, "typo.toml", text, &mut b.sources).unwrap_err();
+    let shown = muster::front::diagnostic::render_plain(&err, &b.sources);
     assert!(shown.contains("did you mean \"Horse\"?"), "{shown}");
 }
 
@@ -419,7 +421,7 @@ fn a_matchlocks_roster_is_priced_per_figure() {
     let text =
         std::fs::read_to_string(Path::new(ROOT).join("rules/rosters/matchlocks_kings_army.toml"))
             .unwrap();
-    let r = muster::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
+    let r = muster::battle::army::check(&b.ruleset, "roster.toml", &text, &mut b.sources).unwrap();
     assert_eq!((r.units, r.points), (15, 192));
     assert_eq!(
         totals(&r),
@@ -449,10 +451,10 @@ units = [
   { type = "Dragoons", quality = "veteran" },
 ]
 "#;
-    let r = muster::army::check(&b.ruleset, "light.toml", text, &mut b.sources).unwrap();
+    let r = muster::battle::army::check(&b.ruleset, "light.toml", text, &mut b.sources).unwrap();
     assert_eq!(r.points, 5 + 24 + 12 + 6 + 15);
     assert_eq!(r.problems.len(), 1);
-    let shown = muster::diagnostic::render_plain(&r.problems, &b.sources);
+    let shown = muster::front::diagnostic::render_plain(&r.problems, &b.sources);
     assert!(
         shown.contains("the army breaks a rule: §III Army Troop Restrictions"),
         "{shown}"
@@ -481,8 +483,8 @@ units = [
   { type = "Musketeer Detachment", quality = "veteran" },
 ]
 "#;
-    let r = muster::army::check(&b.ruleset, "raw.toml", text, &mut b.sources).unwrap();
-    let shown = muster::diagnostic::render_plain(&r.problems, &b.sources);
+    let r = muster::battle::army::check(&b.ruleset, "raw.toml", text, &mut b.sources).unwrap();
+    let shown = muster::front::diagnostic::render_plain(&r.problems, &b.sources);
     assert_eq!(r.problems.len(), 2, "{shown}");
     let messages: Vec<&str> = r.problems.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
@@ -512,7 +514,7 @@ army standard {
         Ok(_) => panic!("a price over a side was accepted"),
         Err(e) => e,
     };
-    let shown = muster::diagnostic::render_plain(&d, &s);
+    let shown = muster::front::diagnostic::render_plain(&d, &s);
     assert!(
         shown.contains("`price wrong` needs a define of one unit giving a number"),
         "{shown}"
@@ -529,16 +531,16 @@ army standard {
 fn huge_rosters_are_refused() {
     let mut b = tvbd();
     let text = "[[command]]\nname = \"H\"\nunits = [ { type = \"Horse\", count = 9000000000000000000 } ]\n";
-    let d = muster::army::check(&b.ruleset, "huge.toml", text, &mut b.sources).unwrap_err();
-    let shown = muster::diagnostic::render_plain(&d, &b.sources);
+    let d = muster::battle::army::check(&b.ruleset, "huge.toml", text, &mut b.sources).unwrap_err();
+    let shown = muster::front::diagnostic::render_plain(&d, &b.sources);
     assert!(
         shown.contains("a count of 9000000000000000000 units"),
         "{shown}"
     );
     let mut b = matchlocks();
     let text = "[[command]]\nname = \"H\"\nunits = [\n  { type = \"Battalia\", count = 6000 },\n  { type = \"Battalia\", count = 6000 },\n]\n";
-    let d = muster::army::check(&b.ruleset, "huge.toml", text, &mut b.sources).unwrap_err();
-    let shown = muster::diagnostic::render_plain(&d, &b.sources);
+    let d = muster::battle::army::check(&b.ruleset, "huge.toml", text, &mut b.sources).unwrap_err();
+    let shown = muster::front::diagnostic::render_plain(&d, &b.sources);
     assert!(
         shown.contains("a roster of 12000 units is more than army list `any_army` can price"),
         "{shown}"

@@ -7,8 +7,8 @@
 
 use crate::common;
 
-use muster::battle::{Event, Prepared, Result_};
-use muster::diagnostic::render_plain;
+use muster::battle::game::{Event, Prepared, Result_};
+use muster::front::diagnostic::render_plain;
 use muster::Build;
 use std::path::Path;
 
@@ -76,7 +76,7 @@ fn simulate_is_the_same_on_any_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| muster::simulate::run(&prep, 12, 42, &|| {}))
+            .install(|| muster::cli::simulate::run(&prep, 12, 42, &|| {}))
             .unwrap()
     };
     let one = run(1);
@@ -91,7 +91,7 @@ fn simulate_is_the_same_on_any_thread_count() {
         .num_threads(2)
         .build()
         .unwrap()
-        .install(|| muster::simulate::run(&prep, 12, 43, &|| {}))
+        .install(|| muster::cli::simulate::run(&prep, 12, 43, &|| {}))
         .unwrap();
     assert_ne!(one.length, other.length);
 }
@@ -149,7 +149,7 @@ fn openings_from_the_book_change_nothing() {
         let shared = Prepared::new(&b.ruleset, &sc).unwrap();
         let mut alone = Prepared::new(&b.ruleset, &sc).unwrap();
         alone.openings = None;
-        let end = |g: &muster::battle::Game| {
+        let end = |g: &muster::battle::game::Game| {
             let f = g.world.field.as_ref().unwrap();
             let facts: Vec<Vec<_>> = g
                 .world
@@ -171,7 +171,7 @@ fn openings_from_the_book_change_nothing() {
             )
         };
         for i in 0..games {
-            let seed = muster::simulate::game_seed(3, i);
+            let seed = muster::cli::simulate::game_seed(3, i);
             let with = shared.play(seed, false).unwrap();
             let without = alone.play(seed, false).unwrap();
             assert_eq!(end(&with), end(&without), "{rules} game {i}");
@@ -180,7 +180,7 @@ fn openings_from_the_book_change_nothing() {
         assert!(book.taken() >= least, "{rules}: taken {}", book.taken());
         let before = book.taken();
         let logged = shared
-            .play(muster::simulate::game_seed(3, 0), true)
+            .play(muster::cli::simulate::game_seed(3, 0), true)
             .unwrap();
         assert_eq!(
             book.taken(),
@@ -249,7 +249,8 @@ fn a_game_ends_by_army_morale() {
 fn the_turn_limit_ends_a_game() {
     let mut b = tvbd();
     let text = default_scenario_text().replace("turn_limit = 20", "turn_limit = 1");
-    let sc = muster::scenario::read(&b.ruleset, "short.toml", &text, &mut b.sources).unwrap();
+    let sc =
+        muster::battle::scenario::read(&b.ruleset, "short.toml", &text, &mut b.sources).unwrap();
     let prep = Prepared::new(&b.ruleset, &sc).unwrap();
     let game = prep.play(7, true).unwrap();
     let s = game.summary();
@@ -276,7 +277,7 @@ fn superior_pike_at(t: String, at: &str) -> String {
 fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
     let mut b = tvbd();
     let text = edit(default_scenario_text());
-    let mut diags = match muster::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
+    let mut diags = match muster::battle::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
         Err(d) => d,
         Ok(sc) => match Prepared::new(&b.ruleset, &sc) {
             Err(d) => d,

@@ -22,10 +22,10 @@
 use crate::common;
 
 use common::scene::{Scene, Tally};
-use muster::battle::{Event, Game};
-use muster::battlefield::{bearing, norm_angle, Base, Pt};
-use muster::diagnostic::render_plain;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::{Event, Game};
+use muster::front::diagnostic::render_plain;
+use muster::run::battlefield::{bearing, norm_angle, Base, Pt};
 use muster::Build;
 
 const RULES: &str = "rules/tillys_very_bad_day.muster";

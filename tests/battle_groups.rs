@@ -4,11 +4,11 @@
 //! own (tests/scenarios/groups_*.toml). Positions are asserted from the
 //! table, not from the narrative.
 
-use muster::battle::{Event, Game, MovedWith, Prepared};
-use muster::battlefield::{Base, Pt};
-use muster::diagnostic::render_plain;
-use muster::ir::Ruleset;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::{Event, Game, MovedWith, Prepared};
+use muster::compile::ir::Ruleset;
+use muster::front::diagnostic::render_plain;
+use muster::run::battlefield::{Base, Pt};
 use muster::Build;
 use std::path::Path;
 

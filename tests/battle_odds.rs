@@ -21,9 +21,9 @@
 use crate::common;
 
 use common::scene::{play, runs, Run, Scene, Tally};
-use muster::battle::Game;
-use muster::battlefield::{Base, Pt};
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::Game;
+use muster::run::battlefield::{Base, Pt};
 
 const TVBD: &str = "rules/tillys_very_bad_day.muster";
 const THISTLE: &str = "rules/thistle_lily_and_rose.muster";
@@ -50,7 +50,7 @@ fn holds(scene: &mut Scene, game: &Game, expr: &str) {
         Ok((v, _)) => panic!("{expr} is {v:?}"),
         Err(d) => panic!(
             "{expr}: {}",
-            muster::diagnostic::render_plain(&d, &scene.build.sources)
+            muster::front::diagnostic::render_plain(&d, &scene.build.sources)
         ),
     }
 }
@@ -629,7 +629,7 @@ fn command_checks_match_the_exact_odds() {
                 // A unit that failed its check stays.
                 if run.outcome("passed") == "false" {
                     let stayed = g.log.iter().any(|e| {
-                        matches!(e, muster::battle::Event::Stays { unit, .. } if *unit == run.args[0])
+                        matches!(e, muster::battle::game::Event::Stays { unit, .. } if *unit == run.args[0])
                     });
                     assert!(stayed, "{case}, seed {seed}: {} moved", run.args[0]);
                 }

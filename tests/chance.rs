@@ -3,9 +3,9 @@
 //! changes the player too.
 
 use crate::common;
-use muster::battle::Prepared;
-use muster::diagnostic::render_plain;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::Prepared;
+use muster::front::diagnostic::render_plain;
 use muster::Build;
 use std::path::Path;
 

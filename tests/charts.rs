@@ -48,7 +48,7 @@ fn odds_chart_bars_are_the_exact_chances() {
     let file = dir.join("charge.svg");
     let (_, svg) = chart(&["odds", TVBD, "--situation", CHARGE], &file);
     let doc = roxmltree::Document::parse(&svg).unwrap();
-    assert!(muster::charts::is_chart(&svg));
+    assert!(muster::cli::charts::is_chart(&svg));
     // The JSON says which outcomes and values there are.
     let json = json_of(&["odds", TVBD, "--situation", CHARGE]);
     let outcomes = json["details"].as_array().unwrap();

@@ -7,8 +7,8 @@
 //! face counts changed through the number options and a house rule.
 
 use crate::common;
-use muster::odds::Odds;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::run::odds::Odds;
 use muster::Build;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -555,7 +555,7 @@ fn odds_table(b: &mut Build) -> String {
                 .iter()
                 .map(|(v, p)| {
                     let (n, d) = p.fraction().unwrap();
-                    format!("{} {n}/{d}", b.ruleset.show_typed(&s.world, &oc.ty, *v))
+                    format!("{} {n}/{d}", s.world.show_typed(&b.ruleset, &oc.ty, *v))
                 })
                 .collect();
             out.push_str(&format!("{}: {}\n", oc.name, vals.join("; ")));
@@ -578,10 +578,10 @@ fn claims_odds_tables() {
 fn changing_a_face_count_changes_the_odds_as_the_arithmetic_says() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RULESET);
     let by_option = muster::build_with(&path, &[("white_blank".into(), 4)])
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
     let house = "extends \"claims_and_colours.muster\"\noverride option white_blank \"my WHITE dice\" = 4\n";
     let by_house_rule = muster::build_text("my_dice.muster", house, path.parent())
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
     let wide = Colour([4, 1, 2, 0]);
     for mut b in [by_option, by_house_rule] {
         let o = common::exact(&mut b, &situation("claims_horse_charge_pike_and_shot.toml"));
@@ -643,15 +643,19 @@ fn the_sampling_tiers_agree() {
         let prog = b.program(&s).unwrap();
         assert!(
             matches!(
-                muster::odds::compile_for_sampling(&b.ruleset, &prog),
-                muster::odds::Compiled::Typed(_)
+                muster::run::odds::compile_for_sampling(&b.ruleset, &prog),
+                muster::run::odds::Compiled::Typed(_)
             ),
             "{name} fits the fast tier"
         );
-        let general = muster::bytecode::compile(&b.ruleset, &prog);
-        let (mut r1, mut r2) = (muster::rng::Rng::new(3), muster::rng::Rng::new(3));
-        let fast = muster::odds::tally(&b.ruleset, &prog, 30_000, &mut r1).unwrap();
-        let slow = muster::odds::tally_code(&b.ruleset, &prog, &general, 30_000, &mut r2).unwrap();
+        let general = muster::run::bytecode::compile(&b.ruleset, &prog);
+        let (mut r1, mut r2) = (
+            muster::base::rng::Rng::new(3),
+            muster::base::rng::Rng::new(3),
+        );
+        let fast = muster::run::odds::tally(&b.ruleset, &prog, 30_000, &mut r1).unwrap();
+        let slow =
+            muster::run::odds::tally_code(&b.ruleset, &prog, &general, 30_000, &mut r2).unwrap();
         for (f, s) in fast.iter().zip(&slow) {
             let (mut f, mut s) = (f.clone(), s.clone());
             f.sort();
@@ -665,13 +669,13 @@ fn the_sampling_tiers_agree() {
 
 /// A house rule on top of the port, which must be rejected: its one
 /// diagnostic, with a place, a label and a help line.
-fn refused(extra: &str) -> muster::diagnostic::Diag {
+fn refused(extra: &str) -> muster::front::diagnostic::Diag {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
     let text = format!("extends \"claims_and_colours.muster\"\n{extra}\n");
     match muster::build_text("house.muster", &text, Some(&dir)) {
         Ok(_) => panic!("compiled, but it has a mistake:\n{extra}"),
         Err((d, s)) => {
-            let shown = muster::diagnostic::render_plain(&d, &s);
+            let shown = muster::front::diagnostic::render_plain(&d, &s);
             assert_eq!(d.len(), 1, "{shown}");
             assert!(d[0].span.is_some() && !d[0].label.is_empty(), "{shown}");
             assert!(
@@ -727,7 +731,7 @@ fn a_negative_face_count_is_refused() {
     let Err((d, s)) = muster::build_with(&path, &[("red_w2".into(), -1)]) else {
         panic!("a RED die with -1 faces of 2 wounds was accepted");
     };
-    let shown = muster::diagnostic::render_plain(&d, &s);
+    let shown = muster::front::diagnostic::render_plain(&d, &s);
     assert_eq!(d.len(), 1, "{shown}");
     assert_eq!(d[0].message, "option `red_w2` counts -1 faces of `W2`");
     assert_eq!(d[0].label, "from 0 to 1,000 faces");
@@ -753,7 +757,7 @@ fn a_ladder_step_past_the_end_is_refused() {
         procedure short_volley(rung: int) outcomes { w: int } {\n  \
         let r = roll 2 * short_ladder(rung) as fire(false)\n  outcome w = r.wounds\n}\n";
     let mut b = muster::build_text("house.muster", house, Some(&dir))
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
     // On the ladder: 2 WHITE dice, each wounding on 2 faces of 6.
     let s = common::situation(&mut b, "procedure = \"short_volley\"\n[args]\nrung = 2\n");
     let o = b.exact(&s).unwrap();
@@ -776,7 +780,7 @@ fn a_ladder_step_past_the_end_is_refused() {
             d.help.as_deref().unwrap().contains("`..0 => none`"),
             "{d:?}"
         );
-        let shown = muster::diagnostic::render_plain(&[d], &b.sources);
+        let shown = muster::front::diagnostic::render_plain(&[d], &b.sources);
         assert!(
             shown.contains("roll 2 * short_ladder(rung) as fire(false)"),
             "{shown}"
@@ -801,7 +805,7 @@ fn casualties_keep_the_formation_on_every_odds_tier() {
         outcome bases_left = formation_bases(t.formation)\n  \
         outcome deepest = formation_ranks(t.formation)\n}\n";
     let mut b = muster::build_text("house.muster", house, Some(&dir))
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
     let text = "procedure = \"hit\"\n[args]\nt = \"foot\"\n[units.foot]\ntype = \"Pike & Shot\"\nside = \"far\"\n";
     let s = common::situation(&mut b, text);
     let exact = b.exact(&s).unwrap();
@@ -823,13 +827,16 @@ fn casualties_keep_the_formation_on_every_odds_tier() {
     );
     let prog = b.program(&s).unwrap();
     assert!(matches!(
-        muster::odds::compile_for_sampling(&b.ruleset, &prog),
-        muster::odds::Compiled::Typed(_)
+        muster::run::odds::compile_for_sampling(&b.ruleset, &prog),
+        muster::run::odds::Compiled::Typed(_)
     ));
-    let general = muster::bytecode::compile(&b.ruleset, &prog);
-    let (mut r1, mut r2) = (muster::rng::Rng::new(5), muster::rng::Rng::new(5));
-    let fast = muster::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
-    let slow = muster::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
+    let general = muster::run::bytecode::compile(&b.ruleset, &prog);
+    let (mut r1, mut r2) = (
+        muster::base::rng::Rng::new(5),
+        muster::base::rng::Rng::new(5),
+    );
+    let fast = muster::run::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
+    let slow = muster::run::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
     for (f, s) in fast.iter().zip(&slow) {
         let (mut f, mut s) = (f.clone(), s.clone());
         f.sort();

@@ -12,10 +12,10 @@
 use crate::common;
 use crate::common::scene::{play, runs, Scene, Tally};
 
-use muster::battle::{Game, Prepared};
-use muster::diagnostic::render_plain;
-use muster::scenario::Scenario;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::{Game, Prepared};
+use muster::battle::scenario::Scenario;
+use muster::front::diagnostic::render_plain;
 use muster::Build;
 use serde_json::Value as Json;
 
@@ -83,7 +83,7 @@ fn tiny(rules: &str) -> Build {
 }
 
 fn tiny_scenario(b: &mut Build) -> Scenario {
-    muster::scenario::read(&b.ruleset, "hands.toml", TINY_SCENARIO, &mut b.sources)
+    muster::battle::scenario::read(&b.ruleset, "hands.toml", TINY_SCENARIO, &mut b.sources)
         .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)))
 }
 
@@ -1001,7 +1001,7 @@ fn the_compiled_rules_play_the_games_the_tree_plays() {
     let prep = Prepared::new(&b.ruleset, &sc).unwrap();
     let walked = Prepared::new(&b.ruleset, &sc).unwrap().walking_the_tree();
     for i in 0..64 {
-        let seed = muster::simulate::game_seed(1, i);
+        let seed = muster::cli::simulate::game_seed(1, i);
         if format!("{:?}", prep.play(seed, false).unwrap().summary())
             == format!("{:?}", walked.play(seed, false).unwrap().summary())
         {
@@ -1126,7 +1126,7 @@ fn a_formation_narrowing_is_a_change_of_the_table() {
         Ok(b) => b,
         Err((d, s)) => panic!("{}", render_plain(&d, &s)),
     };
-    let sc = muster::scenario::read(
+    let sc = muster::battle::scenario::read(
         &b.ruleset,
         "narrowing.toml",
         NARROWING_SCENARIO,

@@ -4,10 +4,10 @@
 
 use crate::common;
 
-use muster::battle::{GameSummary, Prepared, Result_};
-use muster::compare::{compare, Comparison, Kind};
-use muster::scenario::Scenario;
-use muster::simulate::Summary;
+use muster::battle::game::{GameSummary, Prepared, Result_};
+use muster::battle::scenario::Scenario;
+use muster::cli::compare::{compare, Comparison, Kind};
+use muster::cli::simulate::Summary;
 use muster::Build;
 use std::path::Path;
 
@@ -23,7 +23,7 @@ fn with_scenario(rel: &str) -> (Build, Scenario) {
 }
 
 fn play(p: &Prepared) -> Vec<GameSummary> {
-    muster::simulate::play(p, GAMES, SEED, &|| {}).unwrap()
+    muster::cli::simulate::play(p, GAMES, SEED, &|| {}).unwrap()
 }
 
 /// The book (A) against ruleset `rel` (B): the comparison, and each
@@ -35,7 +35,7 @@ fn book_against(rel: &str) -> (Comparison, [(Vec<GameSummary>, Summary); 2]) {
     let pb = Prepared::new(&bb.ruleset, &sb).unwrap();
     let (ga, gb) = (play(&pa), play(&pb));
     let cmp = compare(&pa, &ga, &pb, &gb, SEED).unwrap();
-    let run = |p: &Prepared| muster::simulate::run(p, GAMES, SEED, &|| {}).unwrap();
+    let run = |p: &Prepared| muster::cli::simulate::run(p, GAMES, SEED, &|| {}).unwrap();
     let (ra, rb) = (run(&pa), run(&pb));
     (cmp, [(ga, ra), (gb, rb)])
 }
@@ -50,7 +50,7 @@ fn binary_interval(a: &[bool], b: &[bool]) -> (f64, f64, f64) {
     let down = a.iter().zip(b).filter(|(x, y)| **x && !**y).count() as f64;
     let mean = (up - down) / n;
     let var = (up + down - n * mean * mean) / (n - 1.0);
-    let half = muster::compare::t95(a.len() as u64 - 1) * (var / n).sqrt();
+    let half = muster::cli::compare::t95(a.len() as u64 - 1) * (var / n).sqrt();
     (mean, mean - half, mean + half)
 }
 
@@ -162,7 +162,7 @@ fn the_book_against_itself_moves_nothing() {
 fn runs_of_different_lengths_are_refused() {
     let (b, sc) = with_scenario("rules/tillys_very_bad_day.muster");
     let p = Prepared::new(&b.ruleset, &sc).unwrap();
-    let g = muster::simulate::play(&p, 3, SEED, &|| {}).unwrap();
+    let g = muster::cli::simulate::play(&p, 3, SEED, &|| {}).unwrap();
     let err = compare(&p, &g, &p, &g[..2], SEED).unwrap_err();
     assert!(
         err.message.contains("3 games under A but 2 under B"),

@@ -11,10 +11,10 @@
 
 use crate::common;
 
-use muster::battle::{Event, Game, Prepared};
-use muster::diagnostic::render_plain;
-use muster::scenario::Scenario;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::{Event, Game, Prepared};
+use muster::battle::scenario::Scenario;
+use muster::front::diagnostic::render_plain;
 use muster::Build;
 use serde_json::Value as Json;
 
@@ -87,7 +87,7 @@ fn build(rules: &str) -> Build {
 /// The scenario, `turns` turns long.
 fn scenario(b: &mut Build, turns: u32) -> Scenario {
     let text = SCENARIO.replace("TURNS", &turns.to_string());
-    muster::scenario::read(&b.ruleset, "decks.toml", &text, &mut b.sources)
+    muster::battle::scenario::read(&b.ruleset, "decks.toml", &text, &mut b.sources)
         .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)))
 }
 
@@ -618,7 +618,7 @@ fn the_same_seed_turns_the_same_cards_and_the_shuffle_is_fisher_yates() {
     // Nothing else draws from the generator before the shuffle, so the
     // order is Fisher–Yates on the seed's stream, computed here.
     for seed in 0..200 {
-        let mut rng = muster::rng::Rng::new(seed);
+        let mut rng = muster::base::rng::Rng::new(seed);
         let mut deck = vec!["a", "b", "c"];
         for i in (1..deck.len()).rev() {
             let j = rng.below(i as u64 + 1) as usize;

@@ -6,8 +6,8 @@
 //! with a label and carries a help line, and snapshots the rendered text
 //! (plain, no colour) under `tests/snapshots/`.
 
-use muster::diagnostic::{render_plain, Diag};
-use muster::source::Sources;
+use muster::front::diagnostic::{render_plain, Diag};
+use muster::front::source::Sources;
 use muster::Build;
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! where the command line is part of it, through `muster`.
 
 use crate::common;
-use muster::diagnostic::{render_plain, Diag, Severity};
+use muster::front::diagnostic::{render_plain, Diag, Severity};
 use muster::Build;
 
 /// A small ruleset each test adds to: two unit types, a number fact and a
@@ -31,13 +31,13 @@ fn with(more: &str) -> String {
 }
 
 /// The text a diagnostic's span covers.
-fn spanned<'a>(b: &'a muster::source::Sources, d: &Diag) -> &'a str {
+fn spanned<'a>(b: &'a muster::front::source::Sources, d: &Diag) -> &'a str {
     let s = d.span.expect("the diagnostic has a place");
     &b.get(s.file).text[s.start as usize..s.end as usize]
 }
 
 /// Compile text that must be rejected: its diagnostics and the sources.
-fn rejected(text: &str) -> (Vec<Diag>, muster::source::Sources) {
+fn rejected(text: &str) -> (Vec<Diag>, muster::front::source::Sources) {
     match muster::build_text("t.muster", text, None) {
         Ok(_) => panic!("compiled, but it has a mistake:\n{text}"),
         Err((d, s)) => (d, s),
@@ -114,7 +114,7 @@ fn empty_constant_pool_is_a_warning_and_check_succeeds() {
     assert_eq!(r["diagnostics"][0]["code"], "muster::empty_pool");
     assert_eq!(r["diagnostics"][0]["place"]["line"], 16);
     // The language server's analysis publishes it (as a warning).
-    let a = muster::lsp::analysis::analyse(std::path::Path::new("/tmp/r.muster"), &text);
+    let a = muster::cli::lsp::analysis::analyse(std::path::Path::new("/tmp/r.muster"), &text);
     assert!(a.ruleset.is_some());
     assert_eq!(a.diags.len(), 1);
     assert_eq!(a.diags[0].severity, Severity::Warning);
@@ -195,7 +195,7 @@ fn a_number_fact_is_given_with_is_or_equals() {
     for facts in ["\"overlaps(attacker) is 2\"", "\"overlaps(attacker) == 2\""] {
         let s = b.situation("s.toml", &melee_with(facts)).unwrap();
         let o = b.exact(&s).unwrap();
-        let p0 = o.get("hits").unwrap().p(muster::value::Value::Int(0));
+        let p0 = o.get("hits").unwrap().p(muster::base::value::Value::Int(0));
         assert_eq!(p0.to_string(), "16/81", "{facts}");
     }
     // A number that is not one is still the parser's to report.

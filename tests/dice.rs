@@ -1,7 +1,7 @@
 //! Dice constructs through the whole pipeline (parse, compile, specialise,
 //! exact and sampled): custom dice with named faces, rerolls, sums.
 
-use muster::value::Value;
+use muster::base::value::Value;
 
 const RULES: &str = r#"
 import core
@@ -25,9 +25,9 @@ procedure pools() outcomes {
 }
 "#;
 
-fn odds(samples: Option<u64>) -> muster::odds::Odds {
+fn odds(samples: Option<u64>) -> muster::run::odds::Odds {
     let mut b = muster::build_text("dice.muster", RULES, None)
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
     let s = b.situation("s.toml", "procedure = \"pools\"\n").unwrap();
     match samples {
         None => b.exact(&s).unwrap(),
@@ -35,7 +35,7 @@ fn odds(samples: Option<u64>) -> muster::odds::Odds {
     }
 }
 
-fn p(o: &muster::odds::Odds, outcome: &str, v: i64) -> (f64, Option<(u128, u128)>) {
+fn p(o: &muster::run::odds::Odds, outcome: &str, v: i64) -> (f64, Option<(u128, u128)>) {
     let x = o.get(outcome).unwrap().p(Value::Int(v));
     (x.to_f64(), x.fraction())
 }
@@ -104,7 +104,7 @@ procedure per_figure(figures: int) outcomes { dice: int, best: int, worst: int, 
         "{rules}\nprocedure five() outcomes {{ dice: int, best: int, worst: int, halves: int }} {{\n  call per_figure(5)\n}}\n"
     );
     let mut b = muster::build_text("builtins.muster", &wrapper, None)
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
     let s = b.situation("s.toml", "procedure = \"five\"\n").unwrap();
     let o = b.exact(&s).unwrap();
     // 5 figures at 1.5 dice each: 7.5, rounded up to 8; halved and rounded down: 2.
@@ -127,7 +127,7 @@ procedure per_figure(figures: int) outcomes { dice: int, best: int, worst: int, 
 fn roll_off_with_uneven_dice() {
     let rules = "import core\ndie d4 = 1..4\nprocedure off() outcomes { first: bool } {\n  outcome first = roll_off(d6, d4) == 1\n}\n";
     let mut b = muster::build_text("off.muster", rules, None)
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
     let s = b.situation("s.toml", "procedure = \"off\"\n").unwrap();
     let o = b.exact(&s).unwrap();
     assert_eq!(

@@ -6,8 +6,8 @@
 
 use crate::common;
 
-use muster::dice::Prob;
-use muster::odds_pair::{difference, Signed};
+use muster::odds::pair::{difference, Signed};
+use muster::run::dice::Prob;
 use std::path::Path;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");

@@ -5,7 +5,7 @@
 
 use crate::common;
 use crate::common::scene::{Scene, Tally};
-use muster::value::Value;
+use muster::base::value::Value;
 
 const RULES: &str = "tests/rulesets/files_melee.muster";
 
@@ -21,7 +21,7 @@ fn situation(ty_a: &str, ty_d: &str, facts: &[&str], d_state: &str) -> String {
 }
 
 /// An expression of the game's world, as `muster query` shows it.
-fn query(scene: &mut Scene, g: &muster::battle::Game, expr: &str) -> String {
+fn query(scene: &mut Scene, g: &muster::battle::game::Game, expr: &str) -> String {
     scene.build.query_world(&g.world, expr).unwrap().1
 }
 
@@ -34,7 +34,7 @@ fn casualties_keep_the_width_and_front_rank_bases_go_first() {
     let mut scene = Scene::open(RULES, "files_front.toml", &[], 0.0);
     let mut g = scene.start(0, false);
     let pikes = scene.unit(&g, "far_pikes") as u16;
-    let files = |scene: &mut Scene, g: &muster::battle::Game| {
+    let files = |scene: &mut Scene, g: &muster::battle::game::Game| {
         (1..=4)
             .map(|i| query(scene, g, &format!("file_bases(far_pikes.formation, {i})")))
             .collect::<Vec<_>>()
@@ -54,7 +54,7 @@ fn casualties_keep_the_width_and_front_rank_bases_go_first() {
 
     // Columns: 2 files of 4, each headed by a front-rank base.
     let cols = scene.unit(&g, "far_columns") as u16;
-    let show = |scene: &mut Scene, g: &muster::battle::Game| {
+    let show = |scene: &mut Scene, g: &muster::battle::game::Game| {
         [
             "file_bases(far_columns.formation, 1)",
             "file_bases(far_columns.formation, 2)",
@@ -88,7 +88,7 @@ fn a_formation_expands_and_contracts_on_the_table() {
     let mut scene = Scene::open(RULES, "files_front.toml", &[], 0.0);
     let mut g = scene.start(0, false);
     let u = scene.unit(&g, "far_columns");
-    let base = |g: &muster::battle::Game| {
+    let base = |g: &muster::battle::game::Game| {
         let b = g.world.field.as_ref().unwrap().bases[u];
         (b.width, b.centre.x)
     };

@@ -26,9 +26,9 @@
 //! review its diff.
 
 use crate::fuzz::gen;
-use muster::diagnostic::Diag;
-use muster::parse::{parse_expr, parse_file};
-use muster::syntax::FileId;
+use muster::front::diagnostic::Diag;
+use muster::front::parse::{parse_expr, parse_file};
+use muster::front::syntax::FileId;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};

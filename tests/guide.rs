@@ -148,10 +148,10 @@ fn every_muster_block_of_the_guide_parses() {
             Some(f) => f.to_string(),
             None => body.clone(),
         };
-        if let Err(d) = muster::parse::parse_file(&text, muster::syntax::FileId(0)) {
-            let mut s = muster::source::Sources::default();
+        if let Err(d) = muster::front::parse::parse_file(&text, muster::front::syntax::FileId(0)) {
+            let mut s = muster::front::source::Sources::default();
             s.add("docs/GUIDE.md block", text.as_str());
-            panic!("{}", muster::diagnostic::render_plain(&[d], &s));
+            panic!("{}", muster::front::diagnostic::render_plain(&[d], &s));
         }
     }
     assert!(n >= 12, "only {n} muster blocks");

@@ -6,9 +6,9 @@
 
 use crate::common;
 
-use muster::battle::Prepared;
-use muster::diagnostic::render_plain;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::Prepared;
+use muster::front::diagnostic::render_plain;
 use muster::Build;
 use std::path::Path;
 
@@ -63,7 +63,7 @@ fn rejected(text: &str) -> String {
     }
 }
 
-fn frac(o: &muster::odds::Odds, outcome: &str, v: Value) -> Option<(u128, u128)> {
+fn frac(o: &muster::run::odds::Odds, outcome: &str, v: Value) -> Option<(u128, u128)> {
     o.get(outcome).unwrap().p(v).fraction()
 }
 
@@ -352,7 +352,7 @@ fn a_hook_that_rolls_dice_gives_the_same_battle_for_a_seed() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| muster::simulate::run(&prep, 12, 3, &|| {}))
+            .install(|| muster::cli::simulate::run(&prep, 12, 3, &|| {}))
             .unwrap()
     };
     assert_eq!(run(1), run(2));
@@ -422,8 +422,8 @@ hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move
 /// a quarter at a time, stopping short of other units and the table edge.
 #[test]
 fn falling_back_stops_short_of_units_and_the_edge() {
-    use muster::battlefield::{Base, Pt};
-    use muster::field::Field;
+    use muster::run::battlefield::{Base, Pt};
+    use muster::run::field::Field;
     use std::sync::Arc;
     let start = Base::new(Pt { x: 10.0, y: 10.0 }, 0.0, 2.0, 1.0);
     // Where 1.6 straight back would put it: a friend's base just beyond.
@@ -507,8 +507,8 @@ fn exact_stops(
     text: &str,
 ) -> (
     Build,
-    muster::situation::Situation,
-    muster::diagnostic::Diag,
+    muster::odds::situation::Situation,
+    muster::front::diagnostic::Diag,
 ) {
     let mut b = built(text);
     let s = b.situation("s.toml", SITUATION).unwrap();

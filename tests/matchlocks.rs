@@ -9,8 +9,8 @@
 use crate::common;
 
 use common::{binomial, exact, p, sampled, situation, sym};
-use muster::odds::Odds;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::run::odds::Odds;
 use muster::Build;
 
 fn matchlocks() -> Build {
@@ -21,7 +21,10 @@ fn query(b: &mut Build, text: &str, e: &str) -> Value {
     let s = situation(b, text);
     match b.query(&s, e) {
         Ok((v, _)) => v,
-        Err(d) => panic!("{e}: {}", muster::diagnostic::render_plain(&d, &b.sources)),
+        Err(d) => panic!(
+            "{e}: {}",
+            muster::front::diagnostic::render_plain(&d, &b.sources)
+        ),
     }
 }
 

@@ -10,9 +10,9 @@ use crate::common;
 
 use common::table::Table;
 use common::{binomial, exact, p, sampled};
-use muster::battle::{Event, Prepared};
-use muster::diagnostic::render_plain;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::{Event, Prepared};
+use muster::front::diagnostic::render_plain;
 
 const RULES: &str = "rules/never_mind_the_matchlocks.muster";
 
@@ -109,8 +109,8 @@ fn the_nearest_enemy_is_the_target_unless_a_leader_chooses() {
         _ => unreachable!(),
     };
     let b = t.game.world.field.as_ref().unwrap().bases[idx];
-    let moved = muster::battlefield::Base::new(
-        muster::battlefield::Pt { x: 30.0, y: 6.25 },
+    let moved = muster::run::battlefield::Base::new(
+        muster::run::battlefield::Pt { x: 30.0, y: 6.25 },
         b.facing,
         b.width,
         b.depth,
@@ -921,7 +921,7 @@ fn simulate_is_the_same_on_any_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| muster::simulate::run(&prep, 8, seed, &|| {}))
+            .install(|| muster::cli::simulate::run(&prep, 8, seed, &|| {}))
             .unwrap()
     };
     let one = run(1, 42);

@@ -9,8 +9,8 @@
 use crate::common;
 
 use common::table::{last_outcomes, place, unit, Scene, Table, Tally};
-use muster::battle::Game;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::Game;
 
 const RULES: &str = "rules/never_mind_the_matchlocks.muster";
 const SCENARIO: &str = "tests/scenarios/matchlocks_fidelity.toml";
@@ -86,7 +86,7 @@ fn guns_return_fire_at_skirmishers_with_halved_dice() {
     t.perform("initiative", &[blue]);
     t.decide("shooting", &[blue]);
     let shot = t.game.log.iter().find_map(|e| match e {
-        muster::battle::Event::Procedure {
+        muster::battle::game::Event::Procedure {
             name,
             args,
             outcomes,
@@ -398,7 +398,7 @@ fn falling_back_into_an_enemy_is_a_new_combat() {
         let (_, y, _) = t.at("red_battalia");
         assert!((y - 8.75).abs() < 1e-9, "{y}");
         let melee = t.game.log.iter().find_map(|e| match e {
-            muster::battle::Event::Procedure {
+            muster::battle::game::Event::Procedure {
                 name,
                 args,
                 outcomes,
@@ -608,7 +608,7 @@ fn a_group_retire_meets_no_enemy() {
     let Err((d, s)) = muster::build_text("house.muster", &text, Some(&dir)) else {
         panic!("a retire together with meeting compiles");
     };
-    let shown = muster::diagnostic::render_plain(&d, &s);
+    let shown = muster::front::diagnostic::render_plain(&d, &s);
     assert!(
         shown.contains("a retire `together` has no `meeting` clause"),
         "{shown}"
@@ -635,7 +635,7 @@ fn against_the_odds(
     scene: &mut Scene,
     what: &str,
     setup: &dyn Fn(&Scene, &mut Game),
-    play: &dyn Fn(&mut Game) -> Result<(), muster::diagnostic::Diag>,
+    play: &dyn Fn(&mut Game) -> Result<(), muster::front::diagnostic::Diag>,
     logged: &str,
     situation: &str,
     names: &[&str],
@@ -647,7 +647,7 @@ fn against_the_odds(
         if let Err(d) = play(&mut g) {
             panic!(
                 "{what}: {}",
-                muster::diagnostic::render_plain(&[d], &scene.build.sources)
+                muster::front::diagnostic::render_plain(&[d], &scene.build.sources)
             );
         }
         tally.add(&last_outcomes(&g, logged));
@@ -1163,7 +1163,7 @@ fn the_special_events_do_what_their_cards_say() {
     t.decide("powder_explosion", &[red]);
     assert!(t.holds("blue_battalia.exploded"));
     assert!(t.game.log.iter().any(
-        |e| matches!(e, muster::battle::Event::Procedure { name, args, .. }
+        |e| matches!(e, muster::battle::game::Event::Procedure { name, args, .. }
             if name == "blow_up" && args[0] == "blue_battalia")
     ));
     assert!(t.holds("blue_horse.disarray == 1 and blue_cuirassiers.disarray == 0"));

@@ -6,8 +6,8 @@
 
 use crate::common;
 
-use muster::nesting::{MAX_EXPANDED_DEPTH, MAX_EXPR_DEPTH, MAX_NESTING};
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::front::nesting::{MAX_EXPANDED_DEPTH, MAX_EXPR_DEPTH, MAX_NESTING};
 use std::path::Path;
 
 const DEEP: usize = 100_000;
@@ -18,14 +18,14 @@ fn rules(extra: &str) -> String {
 }
 
 /// The ruleset's diagnostics, which must be refused.
-fn refused(text: &str) -> Vec<muster::diagnostic::Diag> {
+fn refused(text: &str) -> Vec<muster::front::diagnostic::Diag> {
     match muster::build_text("deep.muster", text, None) {
         Ok(_) => panic!("accepted"),
         Err((d, _)) => d,
     }
 }
 
-/// Refused with exactly one `muster::nesting` diagnostic, whose message is
+/// Refused with exactly one `muster::front::nesting` diagnostic, whose message is
 /// returned.
 fn too_deep(text: &str) -> String {
     let d = refused(text);
@@ -38,7 +38,7 @@ fn too_deep(text: &str) -> String {
 fn built(text: &str) -> muster::Build {
     match muster::build_text("deep.muster", text, None) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     }
 }
 

@@ -4,8 +4,8 @@
 
 #![allow(clippy::result_large_err)]
 
-use muster::diagnostic::render_plain;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::front::diagnostic::render_plain;
 use muster::Build;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");

@@ -16,9 +16,9 @@
 
 use crate::common;
 
-use muster::battle::Prepared;
-use muster::diagnostic::Diag;
-use muster::rng::Rng;
+use muster::base::rng::Rng;
+use muster::battle::game::Prepared;
+use muster::front::diagnostic::Diag;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -307,7 +307,7 @@ fn a_huge_group_retire_goes_as_far_as_the_table_allows() {
 /// The first diagnostic of a scenario read for shipped ruleset `file`.
 fn scenario_refused(file: &str, text: &str) -> Diag {
     let mut b = common::ruleset(&format!("rules/{file}"));
-    match muster::scenario::read(&b.ruleset, "test.toml", text, &mut b.sources) {
+    match muster::battle::scenario::read(&b.ruleset, "test.toml", text, &mut b.sources) {
         Ok(_) => panic!("the scenario was read"),
         Err(d) => d.into_iter().next().unwrap(),
     }
@@ -351,7 +351,8 @@ fn a_scenario_of_more_than_1000_units_is_refused() {
     let mut b = common::ruleset("rules/tillys_very_bad_day.muster");
     let text = tvbd_scenario((45, 30), "").replace("count = 1000", "count = 999");
     let text = text.replace("units = []", "units = [{ type = \"Shot\" }]");
-    let sc = muster::scenario::read(&b.ruleset, "test.toml", &text, &mut b.sources).unwrap();
+    let sc =
+        muster::battle::scenario::read(&b.ruleset, "test.toml", &text, &mut b.sources).unwrap();
     assert_eq!(sc.units().count(), 1000);
 }
 
@@ -376,7 +377,8 @@ fn a_stack_of_bases_is_one_problem_a_unit() {
         army("H", 5),
         army("R", 25)
     );
-    let sc = muster::scenario::read(&b.ruleset, "stack.toml", &text, &mut b.sources).unwrap();
+    let sc =
+        muster::battle::scenario::read(&b.ruleset, "stack.toml", &text, &mut b.sources).unwrap();
     let d = match Prepared::new(&b.ruleset, &sc) {
         Ok(_) => panic!("the stack was set up"),
         Err(d) => d,
@@ -463,7 +465,7 @@ fn a_deployment_of_too_many_spots_is_a_diagnostic() {
     let mut b = common::ruleset("rules/tillys_very_bad_day.muster");
     let text = shipped("scenarios/tvbd_book_deployment.toml")
         .replace("width = 45\ndepth = 30", "width = 1000\ndepth = 1000");
-    let sc = muster::scenario::read(&b.ruleset, "big.toml", &text, &mut b.sources).unwrap();
+    let sc = muster::battle::scenario::read(&b.ruleset, "big.toml", &text, &mut b.sources).unwrap();
     let prep = Prepared::new(&b.ruleset, &sc).unwrap();
     let d = prep.play(1, false).map(|_| ()).unwrap_err();
     assert_eq!(d.code, "muster::battle");
@@ -535,7 +537,7 @@ procedure drill(u: unit) { u.drilled += 1 }
 "#;
 
 /// [`DRILL`] with `rest`, on its scenario of `turns` turns.
-fn drill(rest: &str, turns: u32) -> (muster::Build, muster::scenario::Scenario) {
+fn drill(rest: &str, turns: u32) -> (muster::Build, muster::battle::scenario::Scenario) {
     let army = |name: &str, y: u32| {
         let units: Vec<String> = (0..10)
             .map(|i| format!("{{ type = \"Foot\", at = [{}, {y}] }}", 2 + 4 * i))
@@ -551,8 +553,9 @@ fn drill(rest: &str, turns: u32) -> (muster::Build, muster::scenario::Scenario) 
         army("Blue", 28)
     );
     let mut b = muster::build_text("drill.muster", &format!("{DRILL}{rest}"), None)
-        .unwrap_or_else(|(d, s)| panic!("{}", muster::diagnostic::render_plain(&d, &s)));
-    let sc = muster::scenario::read(&b.ruleset, "drill.toml", &scenario, &mut b.sources).unwrap();
+        .unwrap_or_else(|(d, s)| panic!("{}", muster::front::diagnostic::render_plain(&d, &s)));
+    let sc = muster::battle::scenario::read(&b.ruleset, "drill.toml", &scenario, &mut b.sources)
+        .unwrap();
     (b, sc)
 }
 
@@ -958,7 +961,8 @@ fn tally_toml_mutants(
 fn mutated_scenarios_never_panic() {
     let n = if cfg!(debug_assertions) { 3 } else { 30 };
     let tallies = tally_toml_mutants("scenarios", n, 11, |b, t| {
-        let Ok(sc) = muster::scenario::read(&b.ruleset, "mutant.toml", t, &mut b.sources) else {
+        let Ok(sc) = muster::battle::scenario::read(&b.ruleset, "mutant.toml", t, &mut b.sources)
+        else {
             return Fate::NotBuilt;
         };
         match Prepared::new(&b.ruleset, &sc) {

@@ -5,8 +5,8 @@
 //! independently of the engine, and the sampled tiers against the exact.
 
 use crate::common;
-use muster::odds::Odds;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::run::odds::Odds;
 use muster::Build;
 use std::collections::BTreeMap;
 
@@ -71,7 +71,7 @@ fn build(numbers: &[(&str, i64)]) -> Build {
     let numbers: Vec<(String, i64)> = numbers.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     match muster::build_with(&path, &numbers) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     }
 }
 
@@ -144,7 +144,7 @@ fn white() -> Faces {
 fn joint(b: &Build, o: &Odds, outcome: &str, tallies: [i64; 2]) -> Option<(u128, u128)> {
     let oc = o.get(outcome).unwrap();
     let fx = &b.ruleset.effects[match oc.ty {
-        muster::ir::Ty::Tallies(e) => e as usize,
+        muster::compile::ir::Ty::Tallies(e) => e as usize,
         _ => panic!("{outcome} is not a roll"),
     }];
     oc.values
@@ -245,14 +245,19 @@ fn a_table_returns_the_dice_to_roll() {
     let s = common::situation(&mut b, &volley(0, false));
     let w = &s.world;
     assert_eq!(
-        b.ruleset
-            .show_typed(w, &muster::ir::Ty::Dice, o.get("dice").unwrap().values[0].0),
+        w.show_typed(
+            &b.ruleset,
+            &muster::compile::ir::Ty::Dice,
+            o.get("dice").unwrap().values[0].0
+        ),
         "no dice"
     );
     let o = common::exact(&mut b, &volley(5, false));
-    let shown = b
-        .ruleset
-        .show_typed(w, &muster::ir::Ty::Dice, o.get("dice").unwrap().values[0].0);
+    let shown = w.show_typed(
+        &b.ruleset,
+        &muster::compile::ir::Ty::Dice,
+        o.get("dice").unwrap().values[0].0,
+    );
     assert_eq!(shown, "red + white");
     // 2 files of red + white: four dice.
     let fire_red = faces(&[(1, [0, 0]), (1, [0, 1]), (2, [1, 1]), (2, [2, 1])]);
@@ -293,18 +298,24 @@ fn sampled_rolls_match_the_exact_ones() {
         }
         let s = common::situation(&mut b, &text);
         let prog = b.program(&s).unwrap();
-        match muster::odds::compile_for_sampling(&b.ruleset, &prog) {
-            muster::odds::Compiled::Typed(t) => assert_eq!(
+        match muster::run::odds::compile_for_sampling(&b.ruleset, &prog) {
+            muster::run::odds::Compiled::Typed(t) => assert_eq!(
                 t.is_native(),
                 std::env::var_os("MUSTER_NO_JIT").is_none(),
                 "a fixed roll runs as machine code"
             ),
-            muster::odds::Compiled::General(_) => panic!("a fixed roll fits the typed tier"),
+            muster::run::odds::Compiled::General(_) => {
+                panic!("a fixed roll fits the typed tier")
+            }
         }
-        let general = muster::bytecode::compile(&b.ruleset, &prog);
-        let (mut r1, mut r2) = (muster::rng::Rng::new(7), muster::rng::Rng::new(7));
-        let fast = muster::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
-        let slow = muster::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
+        let general = muster::run::bytecode::compile(&b.ruleset, &prog);
+        let (mut r1, mut r2) = (
+            muster::base::rng::Rng::new(7),
+            muster::base::rng::Rng::new(7),
+        );
+        let fast = muster::run::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
+        let slow =
+            muster::run::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
         for (f, s) in fast.iter().zip(&slow) {
             let (mut f, mut s) = (f.clone(), s.clone());
             f.sort();
@@ -322,27 +333,27 @@ fn a_roll_performed_as_a_battle_performs_it() {
     let s = common::situation(&mut b, &volley(3, true));
     let rs = &b.ruleset;
     let proc = rs.procedure("volley").unwrap();
-    let mut code = muster::closures::Compiled::default();
-    code.add_procedure(&mut muster::closures::Lower::new(rs), proc);
-    let compiled = muster::eval::Eval::new(rs).with_code(std::sync::Arc::new(code));
-    let tree = muster::eval::Eval::new(rs);
+    let mut code = muster::run::closures::Compiled::default();
+    code.add_procedure(&mut muster::run::closures::Lower::new(rs), proc);
+    let compiled = muster::run::eval::Eval::new(rs).with_code(std::sync::Arc::new(code));
+    let tree = muster::run::eval::Eval::new(rs);
     let args = [Value::Unit(0), Value::Int(3), Value::Bool(true)];
     for seed in 0..50 {
         let (mut w1, mut w2) = (s.world.clone(), s.world.clone());
-        let a = muster::procedures::perform(
+        let a = muster::run::procedures::perform(
             &compiled,
             &mut w1,
             proc,
             &args,
-            &mut muster::rng::Rng::new(seed),
+            &mut muster::base::rng::Rng::new(seed),
         )
         .unwrap();
-        let t = muster::procedures::perform(
+        let t = muster::run::procedures::perform(
             &tree,
             &mut w2,
             proc,
             &args,
-            &mut muster::rng::Rng::new(seed),
+            &mut muster::base::rng::Rng::new(seed),
         )
         .unwrap();
         assert_eq!(a.outcomes, t.outcomes);
@@ -354,12 +365,12 @@ fn a_roll_performed_as_a_battle_performs_it() {
 
 /// A ruleset that must be rejected: its diagnostics, each with a span, a
 /// label and a help line, rendered.
-fn rejected(extra: &str) -> (Vec<muster::diagnostic::Diag>, String) {
+fn rejected(extra: &str) -> (Vec<muster::front::diagnostic::Diag>, String) {
     let text = format!("{RULES}\n{extra}");
     match muster::build_text("bad.muster", &text, None) {
         Ok(_) => panic!("compiled, but it has a mistake:\n{extra}"),
         Err((diags, sources)) => {
-            let shown = muster::diagnostic::render_plain(&diags, &sources);
+            let shown = muster::front::diagnostic::render_plain(&diags, &sources);
             for d in &diags {
                 assert!(d.span.is_some(), "{shown}");
                 assert!(!d.label.is_empty(), "{shown}");
@@ -487,7 +498,7 @@ procedure heavy_roll(n: int) outcomes { h: int } { outcome h = (roll n red as he
     let text = format!("{RULES}\n{extra}");
     let mut b = match muster::build_text("limits.muster", &text, None) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     };
     for (proc, n, want) in [
         ("big", 10_001, "a pool of 10001 dice: more than the 10000 one roll may have"),

@@ -1,7 +1,7 @@
 //! Every ruleset in rules/ compiles; the house rule changes what it says it
 //! changes and nothing else; every example in docs/LANGUAGE.md parses.
 
-use muster::value::Value;
+use muster::base::value::Value;
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -27,7 +27,7 @@ fn every_ruleset_in_rules_checks() {
             panic!(
                 "{}: {}",
                 f.display(),
-                muster::diagnostic::render_plain(&d, &s)
+                muster::front::diagnostic::render_plain(&d, &s)
             );
         }
     }
@@ -36,7 +36,7 @@ fn every_ruleset_in_rules_checks() {
 fn build(rel: &str) -> muster::Build {
     match muster::build(&Path::new(ROOT).join(rel)) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     }
 }
 
@@ -162,10 +162,10 @@ fn language_reference_examples_parse() {
             continue;
         }
         n += 1;
-        if let Err(d) = muster::parse::parse_file(block, muster::syntax::FileId(0)) {
-            let mut s = muster::source::Sources::default();
+        if let Err(d) = muster::front::parse::parse_file(block, muster::front::syntax::FileId(0)) {
+            let mut s = muster::front::source::Sources::default();
             s.add("docs/LANGUAGE.md block", block);
-            panic!("{}", muster::diagnostic::render_plain(&[d], &s));
+            panic!("{}", muster::front::diagnostic::render_plain(&[d], &s));
         }
     }
     assert!(n >= 10, "only {n} examples found");

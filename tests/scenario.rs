@@ -3,11 +3,11 @@
 //! text under `tests/snapshots/`), and the shipped default scenario of
 //! Tilly's Very Bad Day reads against its ruleset and is legally deployed.
 
-use muster::battlefield::{Base, Pt, Shape};
-use muster::diagnostic::{render_plain, Diag};
-use muster::scenario::Scenario;
-use muster::source::Sources;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::scenario::Scenario;
+use muster::front::diagnostic::{render_plain, Diag};
+use muster::front::source::Sources;
+use muster::run::battlefield::{Base, Pt, Shape};
 use muster::Build;
 use std::path::Path;
 
@@ -115,7 +115,7 @@ fn ruleset() -> Build {
 
 /// Read a scenario that must be accepted.
 fn good(b: &mut Build, text: &str) -> Scenario {
-    match muster::scenario::read(&b.ruleset, "scenario.toml", text, &mut b.sources) {
+    match muster::battle::scenario::read(&b.ruleset, "scenario.toml", text, &mut b.sources) {
         Ok(s) => s,
         Err(d) => panic!("the scenario should read:\n{}", render(&d, &b.sources)),
     }
@@ -124,7 +124,7 @@ fn good(b: &mut Build, text: &str) -> Scenario {
 /// Read a scenario that must be rejected; its diagnostics, rendered.
 fn rejected(text: &str) -> (Vec<Diag>, String) {
     let mut b = ruleset();
-    match muster::scenario::read(&b.ruleset, "bad.toml", text, &mut b.sources) {
+    match muster::battle::scenario::read(&b.ruleset, "bad.toml", text, &mut b.sources) {
         Ok(_) => panic!("the scenario was accepted, but it has a mistake:\n{text}"),
         Err(diags) => {
             let rendered = render(&diags, &b.sources);
@@ -367,7 +367,9 @@ fn no_input_makes_the_reader_panic() {
         texts.push(t.join("\n"));
     }
     for t in &texts {
-        if let Err(diags) = muster::scenario::read(&b.ruleset, "cut.toml", t, &mut b.sources) {
+        if let Err(diags) =
+            muster::battle::scenario::read(&b.ruleset, "cut.toml", t, &mut b.sources)
+        {
             assert!(!diags.is_empty());
             for d in &diags {
                 assert!(d.span.is_some(), "{}: no span for\n{t}", d.message);
@@ -525,7 +527,7 @@ fn a_reserve_that_could_never_arrive() {
     assert!(text.contains("Late pikes"));
     let sc = good(&mut b, &text);
     let rs = b.ruleset.clone();
-    let d = match muster::battle::Prepared::new(&rs, &sc) {
+    let d = match muster::battle::game::Prepared::new(&rs, &sc) {
         Ok(_) => panic!("a reserve with no way to arrive was accepted"),
         Err(d) => d,
     };
@@ -577,7 +579,12 @@ units = [{ type = \"Shot\", count = 0 }]
 
 /// Commanders and cannons stand on 1 x 1 TUM bases, every other unit on
 /// 2 x 1 (§Base Width and Tilly Unit of Measure).
-fn tvbd_base(rs: &muster::ir::Ruleset, ty: muster::ir::Id, at: Pt, facing: f64) -> Base {
+fn tvbd_base(
+    rs: &muster::compile::ir::Ruleset,
+    ty: muster::compile::ir::Id,
+    at: Pt,
+    facing: f64,
+) -> Base {
     match rs.unit_types[ty as usize].name.as_str() {
         "Commander" | "Cannons" => Base::new(at, facing, 1.0, 1.0),
         _ => Base::new(at, facing, 2.0, 1.0),
@@ -595,7 +602,7 @@ fn tvbd_default_scenario_reads_and_is_deployed_legally() {
 
 fn check_default(mut b: Build) {
     let text = std::fs::read_to_string(TVBD_DEFAULT).unwrap();
-    let s = match muster::scenario::read(&b.ruleset, TVBD_DEFAULT, &text, &mut b.sources) {
+    let s = match muster::battle::scenario::read(&b.ruleset, TVBD_DEFAULT, &text, &mut b.sources) {
         Ok(s) => s,
         Err(d) => panic!(
             "the default scenario should read:\n{}",
@@ -685,7 +692,7 @@ fn check_default(mut b: Build) {
         }
         // §Army Lists: limits per type and on superior units; the same
         // points (56) on both sides.
-        let units: Vec<&muster::scenario::UnitSpec> =
+        let units: Vec<&muster::battle::scenario::UnitSpec> =
             army.commands.iter().flat_map(|c| &c.units).collect();
         let of = |ty: &str| {
             units
@@ -701,7 +708,7 @@ fn check_default(mut b: Build) {
         assert!(units.iter().filter(|u| u.quality == superior).count() <= 4);
         let points: i64 = units
             .iter()
-            .map(|u| muster::army::unit_points(rs, u.quality))
+            .map(|u| muster::battle::army::unit_points(rs, u.quality))
             .sum();
         assert_eq!(points, 56, "{}", army.name);
     }

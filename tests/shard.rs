@@ -5,8 +5,8 @@
 
 use crate::common;
 
-use muster::simulate::shard;
-use muster::source::Sources;
+use muster::cli::simulate::shard;
+use muster::front::source::Sources;
 use std::path::Path;
 
 const TVBD: &str = concat!(
@@ -171,7 +171,7 @@ fn a_damaged_shard_file_is_refused_at_the_place() {
         "{}",
         d[0].message
     );
-    let rendered = muster::diagnostic::render_plain(&d, &sources);
+    let rendered = muster::front::diagnostic::render_plain(&d, &sources);
     assert!(rendered.contains("s1.json"), "{rendered}");
     // A count changed by hand no longer adds up to the shard's games.
     let mut forged = f.clone();

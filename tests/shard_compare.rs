@@ -7,8 +7,8 @@
 
 use crate::common;
 
-use muster::simulate::shard;
-use muster::source::Sources;
+use muster::cli::simulate::shard;
+use muster::front::source::Sources;
 use std::path::Path;
 
 const TVBD: &str = concat!(
@@ -98,7 +98,7 @@ fn merged(files: &[(String, String)]) -> Result<u64, (Vec<String>, String)> {
     shard::merge(files, &mut sources)
         .map(|m| m.games())
         .map_err(|d| {
-            let rendered = muster::diagnostic::render_plain(&d, &sources);
+            let rendered = muster::front::diagnostic::render_plain(&d, &sources);
             (d.into_iter().map(|d| d.message).collect(), rendered)
         })
 }

@@ -8,8 +8,8 @@
 use crate::common;
 
 use common::{exact, p, sampled, sym};
-use muster::dice::Prob;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::run::dice::Prob;
 use muster::Build;
 use std::path::Path;
 
@@ -462,9 +462,9 @@ fn artillery_rolls_against_every_unit_in_the_line_of_fire() {
 
 // ------------------------------------------------------------------ on the table
 
-use muster::battle::{Game, Prepared};
-use muster::battlefield::Base;
-use muster::ir::Ruleset;
+use muster::battle::game::{Game, Prepared};
+use muster::compile::ir::Ruleset;
+use muster::run::battlefield::Base;
 
 const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios/");
 
@@ -480,12 +480,18 @@ impl Table {
         let path = format!("{SCENARIOS}{file}");
         let sc = match build.scenario(Some(Path::new(&path))) {
             Ok(s) => s,
-            Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &build.sources)),
+            Err(d) => panic!(
+                "{}",
+                muster::front::diagnostic::render_plain(&d, &build.sources)
+            ),
         };
         let rs: &'static Ruleset = Box::leak(Box::new(build.ruleset.clone()));
         let prep = match Prepared::new(rs, &sc) {
             Ok(p) => p,
-            Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &build.sources)),
+            Err(d) => panic!(
+                "{}",
+                muster::front::diagnostic::render_plain(&d, &build.sources)
+            ),
         };
         let game = prep.start(1, true);
         Table { build, game }
@@ -501,7 +507,7 @@ impl Table {
             Ok(v) => v.0,
             Err(d) => panic!(
                 "{expr}: {}",
-                muster::diagnostic::render_plain(&d, &self.build.sources)
+                muster::front::diagnostic::render_plain(&d, &self.build.sources)
             ),
         }
     }
@@ -541,7 +547,7 @@ impl Table {
         if let Err(d) = self.game.perform_named(proc, args) {
             panic!(
                 "{}",
-                muster::diagnostic::render_plain(&[d], &self.build.sources)
+                muster::front::diagnostic::render_plain(&[d], &self.build.sources)
             );
         }
     }
@@ -550,7 +556,7 @@ impl Table {
         if let Err(d) = self.game.decide_named(decision, args) {
             panic!(
                 "{}",
-                muster::diagnostic::render_plain(&[d], &self.build.sources)
+                muster::front::diagnostic::render_plain(&[d], &self.build.sources)
             );
         }
     }
@@ -644,7 +650,7 @@ fn thistle_simulate_is_the_same_on_any_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| muster::simulate::run(prep, 6, 42, &|| {}))
+            .install(|| muster::cli::simulate::run(prep, 6, 42, &|| {}))
             .unwrap()
     };
     let one = run(&prep, 1);

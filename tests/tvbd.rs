@@ -1,9 +1,9 @@
 //! Tilly's Very Bad Day v1: the book's worked examples, exact odds checked
 //! against closed forms and against sampling, and snapshots of odds tables.
 
-use muster::dice::Prob;
-use muster::odds::Odds;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::run::dice::Prob;
+use muster::run::odds::Odds;
 use muster::Build;
 use std::path::Path;
 
@@ -15,14 +15,17 @@ const RULES: &str = concat!(
 fn tvbd() -> Build {
     match muster::build(Path::new(RULES)) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     }
 }
 
-fn situation(b: &mut Build, text: &str) -> muster::situation::Situation {
+fn situation(b: &mut Build, text: &str) -> muster::odds::situation::Situation {
     match b.situation("test.toml", text) {
         Ok(s) => s,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &b.sources)),
+        Err(d) => panic!(
+            "{}",
+            muster::front::diagnostic::render_plain(&d, &b.sources)
+        ),
     }
 }
 
@@ -30,7 +33,10 @@ fn exact(b: &mut Build, text: &str) -> Odds {
     let s = situation(b, text);
     match b.exact(&s) {
         Ok(o) => o,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
+        Err(d) => panic!(
+            "{}",
+            muster::front::diagnostic::render_plain(&[d], &b.sources)
+        ),
     }
 }
 
@@ -42,10 +48,13 @@ fn frac(p: Prob) -> (u128, u128) {
     p.fraction().expect("exact odds stay exact fractions")
 }
 
-fn query(b: &mut Build, s: &muster::situation::Situation, e: &str) -> String {
+fn query(b: &mut Build, s: &muster::odds::situation::Situation, e: &str) -> String {
     match b.query(s, e) {
         Ok((_, shown)) => shown,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &b.sources)),
+        Err(d) => panic!(
+            "{}",
+            muster::front::diagnostic::render_plain(&d, &b.sources)
+        ),
     }
 }
 
@@ -956,20 +965,23 @@ fn both_bytecode_tiers_agree() {
     ] {
         let s = situation(&mut b, &melee_situation(a, d, pos, diff));
         let prog = b.program(&s).unwrap();
-        match muster::odds::compile_for_sampling(&b.ruleset, &prog) {
+        match muster::run::odds::compile_for_sampling(&b.ruleset, &prog) {
             // MUSTER_NO_JIT=1 asks for the interpreted typed tier instead.
-            muster::odds::Compiled::Typed(t) => assert_eq!(
+            muster::run::odds::Compiled::Typed(t) => assert_eq!(
                 t.is_native(),
                 std::env::var_os("MUSTER_NO_JIT").is_none(),
                 "the melee should run as machine code unless MUSTER_NO_JIT is set"
             ),
-            muster::odds::Compiled::General(_) => panic!("the melee should fit the typed tier"),
+            muster::run::odds::Compiled::General(_) => {
+                panic!("the melee should fit the typed tier")
+            }
         }
-        let general = muster::bytecode::compile(&b.ruleset, &prog);
-        let mut r1 = muster::rng::Rng::new(99);
-        let mut r2 = muster::rng::Rng::new(99);
-        let fast = muster::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
-        let slow = muster::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
+        let general = muster::run::bytecode::compile(&b.ruleset, &prog);
+        let mut r1 = muster::base::rng::Rng::new(99);
+        let mut r2 = muster::base::rng::Rng::new(99);
+        let fast = muster::run::odds::tally(&b.ruleset, &prog, 20_000, &mut r1).unwrap();
+        let slow =
+            muster::run::odds::tally_code(&b.ruleset, &prog, &general, 20_000, &mut r2).unwrap();
         for (f, s) in fast.iter().zip(&slow) {
             let mut f = f.clone();
             let mut s = s.clone();

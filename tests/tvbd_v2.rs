@@ -5,7 +5,7 @@
 //! closed forms and played.
 
 use crate::common;
-use muster::value::Value;
+use muster::base::value::Value;
 use muster::Build;
 use std::path::Path;
 
@@ -163,7 +163,7 @@ fn step_args(b: &Build, step: &str) -> Vec<String> {
     node.actions
         .iter()
         .map(|a| match a {
-            muster::phase_graph::StepAction::Do { args, .. } => format!("{args:?}"),
+            muster::compile::phase_graph::StepAction::Do { args, .. } => format!("{args:?}"),
             other => format!("{other:?}"),
         })
         .collect()

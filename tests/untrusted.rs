@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use muster::diagnostic::{render_plain, Diag};
+use muster::front::diagnostic::{render_plain, Diag};
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -266,7 +266,7 @@ fn dev_zero_stops_at_once() {
     );
     // A regular file over the cap (sparse: it takes no room on disk).
     let big = std::fs::File::create(dir.join("big.muster")).unwrap();
-    big.set_len(muster::source::MAX_FILE_BYTES as u64 + 1)
+    big.set_len(muster::front::source::MAX_FILE_BYTES as u64 + 1)
         .unwrap();
     let d = rejected("house.muster", "extends \"big.muster\"\n", Some(&dir));
     assert_eq!(
@@ -370,7 +370,7 @@ fn a_huge_house_rule_merges() {
         };
     }
     // Rows added to one table: a table has at most 1,024 rows
-    // (muster::nesting::MAX_EXPANDED_DEPTH).
+    // (muster::front::nesting::MAX_EXPANDED_DEPTH).
     let added = n / 40;
     for i in 1..=added {
         house += &format!("table t += {{ when false => {i} }}\n");
@@ -400,13 +400,14 @@ fn a_huge_house_rule_merges() {
     let differ = defines.iter().zip(&expected).position(|(a, b)| a != b);
     assert_eq!((defines.len(), differ), (expected.len(), None));
     // The added rows come first, the newest first.
-    let mut sources = muster::source::Sources::default();
-    let loaded = muster::load::load_text("house.muster", &house, Some(&dir), &mut sources).unwrap();
+    let mut sources = muster::front::source::Sources::default();
+    let loaded =
+        muster::front::load::load_text("house.muster", &house, Some(&dir), &mut sources).unwrap();
     let table = loaded
         .items
         .iter()
         .find_map(|i| match &i.kind {
-            muster::syntax::ItemKind::Table(t) if t.name.text == "t" => Some(t),
+            muster::front::syntax::ItemKind::Table(t) if t.name.text == "t" => Some(t),
             _ => None,
         })
         .unwrap();
@@ -471,7 +472,7 @@ fn did_you_mean_is_bounded_on_long_names() {
 /// first 100 diagnostics and a count of the rest.
 #[test]
 fn many_overlapping_rows_are_checked_and_reported_within_bounds() {
-    // A table has at most 1,024 rows (muster::nesting::MAX_EXPANDED_DEPTH):
+    // A table has at most 1,024 rows (muster::front::nesting::MAX_EXPANDED_DEPTH):
     // many tables of a thousand.
     let (tables, rows) = (size(12, 120), 1_000);
     let mut text = String::from("import core\n");

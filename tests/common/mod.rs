@@ -6,8 +6,8 @@
 
 pub mod scene;
 
-use muster::odds::Odds;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::run::odds::Odds;
 use muster::Build;
 use std::path::Path;
 
@@ -16,14 +16,17 @@ pub fn ruleset(rel: &str) -> Build {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     match muster::build(&path) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", muster::diagnostic::render_plain(&d, &s)),
+        Err((d, s)) => panic!("{}", muster::front::diagnostic::render_plain(&d, &s)),
     }
 }
 
-pub fn situation(b: &mut Build, text: &str) -> muster::situation::Situation {
+pub fn situation(b: &mut Build, text: &str) -> muster::odds::situation::Situation {
     match b.situation("test.toml", text) {
         Ok(s) => s,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&d, &b.sources)),
+        Err(d) => panic!(
+            "{}",
+            muster::front::diagnostic::render_plain(&d, &b.sources)
+        ),
     }
 }
 
@@ -31,7 +34,10 @@ pub fn exact(b: &mut Build, text: &str) -> Odds {
     let s = situation(b, text);
     match b.exact(&s) {
         Ok(o) => o,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
+        Err(d) => panic!(
+            "{}",
+            muster::front::diagnostic::render_plain(&[d], &b.sources)
+        ),
     }
 }
 
@@ -39,7 +45,10 @@ pub fn sampled(b: &mut Build, text: &str, n: u64, seed: u64) -> Odds {
     let s = situation(b, text);
     match b.sampled(&s, n, seed) {
         Ok(o) => o,
-        Err(d) => panic!("{}", muster::diagnostic::render_plain(&[d], &b.sources)),
+        Err(d) => panic!(
+            "{}",
+            muster::front::diagnostic::render_plain(&[d], &b.sources)
+        ),
     }
 }
 
@@ -98,7 +107,7 @@ pub fn draft(text: &str) -> Build {
         Ok(b) => b,
         Err((d, s)) => panic!(
             "the draft should compile:\n{}",
-            muster::diagnostic::render_plain(&d, &s)
+            muster::front::diagnostic::render_plain(&d, &s)
         ),
     }
 }
@@ -111,7 +120,7 @@ pub fn draft_refused(text: &str) -> (Vec<&'static str>, String) {
         Ok(_) => panic!("the draft compiled, but it has a mistake the compiler should catch"),
         Err((d, s)) => (
             d.iter().map(|d| d.code).collect(),
-            muster::diagnostic::render_plain(&d, &s),
+            muster::front::diagnostic::render_plain(&d, &s),
         ),
     }
 }

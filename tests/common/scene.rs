@@ -10,11 +10,11 @@
 //! that states the facts of each seed.
 
 use super::exact;
-use muster::battle::{Event, Game, Prepared};
-use muster::diagnostic::render_plain;
-use muster::ir::Ruleset;
-use muster::odds::Odds;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::{Event, Game, Prepared};
+use muster::compile::ir::Ruleset;
+use muster::front::diagnostic::render_plain;
+use muster::run::odds::Odds;
 use muster::Build;
 use std::collections::HashMap;
 use std::path::Path;

@@ -5,11 +5,11 @@
 
 #![allow(dead_code)]
 
-use muster::battle::{Event, Game, Prepared};
-use muster::battlefield::{Base, Pt};
-use muster::diagnostic::render_plain;
-use muster::ir::Ruleset;
-use muster::value::Value;
+use muster::base::value::Value;
+use muster::battle::game::{Event, Game, Prepared};
+use muster::compile::ir::Ruleset;
+use muster::front::diagnostic::render_plain;
+use muster::run::battlefield::{Base, Pt};
 use muster::Build;
 use std::path::Path;
 
@@ -94,7 +94,7 @@ impl Scene {
     }
 
     /// `muster odds`' exact distribution of the situation `text`.
-    pub fn exact(&mut self, text: &str) -> muster::odds::Odds {
+    pub fn exact(&mut self, text: &str) -> muster::run::odds::Odds {
         super::exact(&mut self.build, text)
     }
 }
@@ -293,7 +293,7 @@ impl Tally {
     pub fn assert_matches(
         &self,
         what: &str,
-        exact: &muster::odds::Odds,
+        exact: &muster::run::odds::Odds,
         show: impl Fn(Value) -> String,
         names: &[&str],
     ) -> usize {

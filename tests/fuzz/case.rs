@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use super::gen::Gen;
-use muster::battle::Prepared;
+use muster::battle::game::Prepared;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -167,8 +167,8 @@ pub fn case(seed: u64) -> Case {
 
 /// Render every diagnostic as the command line does (this is where a
 /// renderer's panic on a strange span would show), and count them.
-fn render(d: &[muster::diagnostic::Diag], s: &muster::source::Sources) -> usize {
-    let text = muster::diagnostic::render_plain(d, s);
+fn render(d: &[muster::front::diagnostic::Diag], s: &muster::front::source::Sources) -> usize {
+    let text = muster::front::diagnostic::render_plain(d, s);
     for x in d {
         let _ = format!("{:?}", miette::Report::new(x.report(s)));
     }

@@ -4,13 +4,13 @@
 //! hold: nesting a hundred thousand deep, lines of a million characters,
 //! numbers past 64 bits, non-ASCII text, CRLF line ends, huge counts.
 //!
-//! Every draw comes from one seeded `muster::rng::Rng`, so a case is
+//! Every draw comes from one seeded `muster::base::rng::Rng`, so a case is
 //! reproduced by its seed. Used by tests/fuzz.rs (a bounded run in CI) and
 //! examples/soak.rs (a long run).
 
 #![allow(dead_code)]
 
-use muster::rng::Rng;
+use muster::base::rng::Rng;
 
 /// The generator of one case.
 pub struct Gen {

@@ -1,0 +1,1198 @@
+//! `move`: the moves the rules offer one unit, and the policy's choice
+//! among them.
+//!
+//! The engine makes a handful of candidate moves per manoeuvre the rules
+//! allow (straight, wheel, about face, oblique, turn, sideways, backwards,
+//! pivot, free) and keeps those that pass the rules' checks: the table's
+//! edge, the enemy buffer zone, an enemy's zone of control, the units in
+//! the way (passed only where `through` allows) and the allowance over the
+//! path actually taken. A group's moves are in [`super::groups`].
+
+use super::{place, Event, Game, How, Prefer};
+use crate::base::value::Value;
+use crate::compile::ir::{ChoiceDef, Id};
+use crate::front::diagnostic::Diag;
+use crate::run::battlefield::{self, Base, Pt};
+use crate::run::field::{to_len, Field};
+
+/// A candidate move before the rules' checks: how the log tells it, where
+/// it ends, the way there.
+pub(super) type Candidate = (How, Base, Way);
+
+/// A legal move: how the log tells it, the change of direction that ends it
+/// (if any), where it ends, and its manoeuvre.
+pub(super) type Legal = (How, Option<Finish>, Base, u32);
+
+impl<'r> Game<'r> {
+    pub(super) fn on_table(&self, b: &Base) -> bool {
+        self.field().holds(b)
+    }
+
+    /// Is the path (start excluded) clear for unit `u`: on the table, not
+    /// through enemies, through friends only where `through` allows, ending
+    /// on nobody.
+    pub(super) fn path_clear(
+        &self,
+        ch: &ChoiceDef,
+        u: u16,
+        path: &[Base],
+        frame: &mut [Value],
+    ) -> Result<bool, Diag> {
+        self.path_clear_near(ch, u, path, frame, &self.code.everyone)
+    }
+
+    /// Does a base of unit `u` at `end` overlap one of the units `near`
+    /// that are on the table? Then no path there is clear
+    /// ([`Game::path_clear_near`] turns down a path that ends on anyone).
+    pub(super) fn ends_on_someone(&self, u: u16, end: &Base, near: &[usize]) -> bool {
+        let f = self.field();
+        near.iter()
+            .any(|&o| o != u as usize && f.on_table[o] && end.overlaps(&f.bases[o]))
+    }
+
+    /// [`Game::path_clear`], looking only at the units `near` (in order):
+    /// every other unit is too far from the path to matter.
+    pub(super) fn path_clear_near(
+        &self,
+        ch: &ChoiceDef,
+        u: u16,
+        path: &[Base],
+        frame: &mut [Value],
+        near: &[usize],
+    ) -> Result<bool, Diag> {
+        let f = self.field();
+        let end = path.last().expect("a path has an end");
+        // Most paths are well inside the table: no base to look at.
+        let bounds = battlefield::Bounds::of(path);
+        if !bounds.within(f.width, f.depth) && !path.iter().all(|b| self.on_table(b)) {
+            return Ok(false);
+        }
+        // Most bases are far from the whole path: no overlap to look for.
+        for &o in near {
+            let ob = &f.bases[o];
+            if o == u as usize || !f.on_table[o] || bounds.clear_of(ob, 0.0) {
+                continue;
+            }
+            if end.overlaps(ob) {
+                return Ok(false);
+            }
+            if path.iter().skip(1).any(|b| b.overlaps(ob)) {
+                let friend = self.world.units[o].side == self.world.units[u as usize].side;
+                let allowed = match (&ch.through, friend) {
+                    (Some((slot, e)), true) => {
+                        frame[*slot as usize] = Value::Unit(o as u16);
+                        self.eval(e, frame)?.as_bool()
+                    }
+                    _ => false,
+                };
+                if !allowed {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Per mover, the units outside `movers` on the table whose bases its
+    /// path (its start left out) goes through: the friends a `retire`
+    /// passed (`retired_through`). `paths[i]` is `movers[i]`'s.
+    pub(super) fn gone_through(&self, movers: &[u16], paths: &[Vec<Base>]) -> Vec<Vec<u16>> {
+        let f = self.field();
+        paths
+            .iter()
+            .map(|path| {
+                let bounds = battlefield::Bounds::of(path);
+                (0..f.bases.len())
+                    .filter(|&o| {
+                        let ob = &f.bases[o];
+                        f.on_table[o]
+                            && !movers.contains(&(o as u16))
+                            && !bounds.clear_of(ob, 0.0)
+                            && path.iter().skip(1).any(|b| b.overlaps(ob))
+                    })
+                    .map(|o| o as u16)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `meeting e: COND` of a `retire` of unit `u` from `start`, `d` straight
+    /// back: the nearest enemy on the table in its way (as `room_behind`
+    /// measures), when the retire would reach it and COND holds for it
+    /// (with `e` bound to it and `u` where it stands); with how far back
+    /// `u`'s base touches it. None when no enemy is in the way within `d`,
+    /// or COND holds for none of the nearest: the retire then stops short
+    /// of it, as without the clause.
+    pub(super) fn enemy_behind(
+        &self,
+        u: u16,
+        start: &Base,
+        d: f64,
+        e_slot: u16,
+        cond: &crate::compile::ir::Ex,
+        frame: &mut [Value],
+    ) -> Result<Option<(u16, f64)>, Diag> {
+        let f = self.field();
+        let side = self.world.units[u as usize].side;
+        let behind: Vec<(u16, f64)> = (0..f.bases.len())
+            .filter(|&o| o != u as usize && f.on_table[o] && self.world.units[o].side != side)
+            .filter_map(|o| {
+                // The room left before contact; the gap itself, 0 within contact.
+                let r = start.room_behind_to(&f.bases[o])?;
+                Some((
+                    o as u16,
+                    if r > 0.0 {
+                        r + battlefield::CONTACT
+                    } else {
+                        0.0
+                    },
+                ))
+            })
+            .collect();
+        let Some(nearest) = behind.iter().map(|x| x.1).reduce(f64::min) else {
+            return Ok(None);
+        };
+        let furthest = retreats(d, f.longest_move()).next().unwrap_or(0.0);
+        if nearest > furthest + 1e-9 {
+            return Ok(None);
+        }
+        for &(o, gap) in behind.iter().filter(|x| x.1 <= nearest + 1e-9) {
+            frame[e_slot as usize] = Value::Unit(o);
+            if self.eval(cond, frame)?.as_bool() {
+                return Ok(Some((o, gap)));
+            }
+        }
+        frame[e_slot as usize] = Value::None;
+        Ok(None)
+    }
+
+    /// The enemies of unit `u` among `near` that are on the table, in
+    /// `near`'s order, each with whether it is certainly further than
+    /// `buffer` from where `u` stands ([`Field::apart`]): what
+    /// [`Game::buffer_shortfall_near`] looks at. While `u` stands where it
+    /// is, a caller may keep them for all its candidate ends: a distance
+    /// remembered later only confirms what the bound said.
+    pub(super) fn buffer_enemies<'a>(
+        &'a self,
+        u: u16,
+        buffer: f64,
+        near: &'a [usize],
+    ) -> impl Iterator<Item = (usize, bool)> + 'a {
+        let f = self.field();
+        let side = self.world.units[u as usize].side;
+        near.iter()
+            .filter(move |&&o| f.on_table[o] && self.world.units[o].side != side)
+            .map(move |&o| (o, f.apart(u as usize, o, buffer - 1e-9)))
+    }
+
+    /// By how much unit `u`, moving from `start` to `end`, breaks the enemy
+    /// buffer zone (the end no closer than `buffer` to any enemy, or, for a
+    /// unit already closer, no closer than it was), looking only at the
+    /// `enemies` ([`Game::buffer_enemies`]: every other enemy is too far
+    /// from the start and the end to matter): None when it does not; else
+    /// how much nearer than allowed it comes to the first of them it comes
+    /// too near. A base moved `x` comes at most `x` nearer to anything, so
+    /// an end moved less than that from this one breaks the zone too.
+    pub(super) fn buffer_shortfall_near(
+        &self,
+        u: u16,
+        start: &Base,
+        end: &Base,
+        buffer: f64,
+        enemies: impl IntoIterator<Item = (usize, bool)>,
+    ) -> Option<f64> {
+        let f = self.field();
+        for (o, apart) in enemies {
+            let ob = &f.bases[o];
+            // No point of a base is further than its radius from its
+            // centre: far apart at the end and at the start, no exact
+            // distance is needed.
+            let far_at_end = end.centre.dist(ob.centre) - end.radius() - ob.radius() >= buffer;
+            if far_at_end && apart {
+                continue;
+            }
+            // The start is where the unit stands: its distances are known.
+            let before = f.dist(u as usize, o);
+            if before >= buffer - 1e-9 && far_at_end {
+                continue;
+            }
+            let before = if start == &f.bases[u as usize] {
+                before
+            } else {
+                start.distance(ob)
+            };
+            let after = end.distance(ob);
+            // No nearer than the buffer, or, already nearer, than before.
+            let least = if before >= buffer - 1e-9 {
+                buffer - 1e-9
+            } else {
+                before - 1e-9
+            };
+            if after < least {
+                return Some(least - after);
+            }
+        }
+        None
+    }
+
+    /// Candidate moves of one unit with one manoeuvre, before the rules'
+    /// checks: (description, where it ends, the way there).
+    pub(super) fn candidates(
+        &self,
+        m: u32,
+        b: &Base,
+        allowance: f64,
+        target: Option<Pt>,
+    ) -> Vec<Candidate> {
+        let mm = self.m;
+        let mut out = Vec::new();
+        let two = |to: Base| (to, Way::Two(to));
+        // A handful of moves per manoeuvre: the whole allowance and half of
+        // it (the policy picks among them; a finer grid costs time).
+        let fractions = [1.0, 0.5];
+        if m == mm.straight {
+            for fr in fractions {
+                let d = allowance * fr;
+                out.push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
+            }
+        } else if m == mm.wheel {
+            self.wheels_then(b, allowance, 1.0, &mut out);
+        } else if m == mm.back_wheel {
+            self.wheels_then(b, allowance, -1.0, &mut out);
+        } else if m == mm.about_face {
+            let turned = b.pivoted(180.0);
+            let (end, way) = two(turned);
+            out.push((How::AboutFaces, end, way));
+            for fr in [1.0, 0.5] {
+                let d = allowance * fr;
+                out.push((
+                    How::AboutFacesAndAdvances(d),
+                    turned.straight_end(d),
+                    Way::AboutFace(d),
+                ));
+            }
+        } else if m == mm.oblique {
+            for a in [-45.0, 45.0] {
+                let d = allowance;
+                out.push((
+                    How::Obliquely(a, d),
+                    b.oblique_end(a, d),
+                    Way::Oblique(a, d),
+                ));
+            }
+        } else if m == mm.turn {
+            for a in [-90.0, 90.0] {
+                let (end, way) = two(b.pivoted(a));
+                out.push((How::Turns(a), end, way));
+            }
+        } else if m == mm.sideways {
+            for s in [-allowance, allowance] {
+                let (end, way) = two(b.shifted(s));
+                out.push((How::Shifts(s), end, way));
+            }
+        } else if m == mm.backwards {
+            for fr in [1.0, 0.5] {
+                let d = allowance * fr;
+                out.push((How::MovesBack(d), b.straight_end(-d), Way::Straight(-d)));
+            }
+        } else if m == mm.pivot {
+            if let Some(t) = target {
+                let a = battlefield::norm_angle(battlefield::bearing(b.centre, t) - b.facing);
+                if a.abs() > 1.0 {
+                    let (end, way) = two(b.pivoted(a));
+                    out.push((How::Pivots(a), end, way));
+                }
+            }
+        } else if m == mm.free {
+            if let Some(t) = target {
+                let (dx, dy) = (t.x - b.centre.x, t.y - b.centre.y);
+                let len = (dx * dx + dy * dy).sqrt();
+                if len > 1e-9 {
+                    let go = len.min(allowance);
+                    let (end, way) = two(Base::new(
+                        Pt {
+                            x: b.centre.x + dx / len * go,
+                            y: b.centre.y + dy / len * go,
+                        },
+                        b.facing,
+                        b.width,
+                        b.depth,
+                    ));
+                    out.push((How::Rides(go), end, way));
+                }
+            }
+        }
+        out
+    }
+
+    /// A wheel of 22.5 or 45 degrees either way (about a front corner, its
+    /// chord the cost), then straight on all or half of what is left:
+    /// ahead (`sign` 1, manoeuvre `wheel`) or back (`sign` -1, `back_wheel`,
+    /// a retire that wheels).
+    fn wheels_then(&self, b: &Base, allowance: f64, sign: f64, out: &mut Vec<Candidate>) {
+        for w in [-45.0, -22.5, 22.5, 45.0] {
+            let cost = b.wheel_cost(w);
+            if cost > allowance + 1e-9 {
+                continue;
+            }
+            let wheeled = b.wheel_end(w);
+            for fr in [1.0, 0.5] {
+                let d = (allowance - cost) * fr;
+                let end = if d > 1e-9 {
+                    wheeled.straight_end(sign * d)
+                } else {
+                    wheeled
+                };
+                let how = if sign > 0.0 {
+                    How::WheelsAndAdvances(w, d)
+                } else {
+                    How::WheelsAndMovesBack(w, d)
+                };
+                out.push((how, end, Way::Wheel(w, sign * d)));
+            }
+        }
+    }
+
+    /// Candidate moves with manoeuvre `m` that end with a change of
+    /// direction (`finishes`): each of [`Game::candidates`]' moves, then an
+    /// about face or a turn in place; and the same moves made within what
+    /// the allowance leaves after a finishing wheel's cost, then the wheel.
+    pub(super) fn finished(
+        &self,
+        m: u32,
+        b: &Base,
+        allowance: f64,
+        target: Option<Pt>,
+        finishes: Finishes,
+    ) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        let mut firsts: Vec<(f64, Vec<Candidate>)> = Vec::new();
+        for finish in Finish::all(finishes) {
+            let cost = finish.cost(b);
+            let spare = allowance - cost;
+            if cost > 0.0 && spare <= 1e-9 {
+                continue;
+            }
+            let i = match firsts.iter().position(|(s, _)| *s == spare) {
+                Some(i) => i,
+                None => {
+                    firsts.push((spare, self.candidates(m, b, spare, target)));
+                    firsts.len() - 1
+                }
+            };
+            for (how, end, way) in &firsts[i].1 {
+                let way = Way::Finished(Box::new(way.clone()), finish);
+                out.push((*how, finish.end(end), way));
+            }
+        }
+        out
+    }
+
+    /// Where a unit heads with a pivot (to face the nearest enemy) or a free
+    /// move (just behind the rear edge of the wider friendly base nearest
+    /// the enemy). Known limit: this target is the engine's choice, not the
+    /// policy's; a policy only accepts or refuses the move. A group's move
+    /// passes the other members (`skip`): none of them is the friend.
+    pub(super) fn target_for(&self, u: u16, skip: &[u16], m: u32) -> Option<Pt> {
+        // Only a pivot and a free move head for a point.
+        if m != self.m.pivot && m != self.m.free {
+            return None;
+        }
+        let f = self.field();
+        let me = &f.bases[u as usize];
+        let side = self.world.units[u as usize].side;
+        if m == self.m.pivot {
+            return match f.nearest(&self.world, u as usize, true) {
+                Value::Unit(e) => Some(f.bases[e as usize].centre),
+                _ => None,
+            };
+        }
+        let enemies: Vec<&Base> = f
+            .bases
+            .iter()
+            .enumerate()
+            .filter(|(o, _)| f.on_table[*o] && self.world.units[*o].side != side)
+            .map(|(_, b)| b)
+            .collect();
+        let nearest = |p: Pt| {
+            enemies
+                .iter()
+                .map(|e| e.distance_to_point(p))
+                .fold(f64::INFINITY, f64::min)
+        };
+        // Free move: behind the friend (of the same army, not a commander-sized base) nearest the enemy.
+        let mut best: Option<(f64, Pt)> = None;
+        for (o, b) in f.bases.iter().enumerate() {
+            if o == u as usize
+                || skip.contains(&(o as u16))
+                || !f.on_table[o]
+                || self.world.units[o].side != side
+                || b.width <= me.width
+            {
+                continue;
+            }
+            let d = nearest(b.centre);
+            let spot = b.advanced(-(b.depth + me.depth) / 2.0 - 0.01).centre;
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, spot));
+            }
+        }
+        best.map(|(_, p)| p)
+    }
+
+    /// How far the mover may go with manoeuvre `m` (bound in `frame`), and
+    /// which changes of direction may finish the move; or None when the
+    /// rules refuse it: the `manoeuvre` clause does not hold, or the
+    /// allowance is 0 for anything but a turn in place.
+    pub(super) fn manoeuvre_allowance(
+        &mut self,
+        ch: &ChoiceDef,
+        d: Id,
+        m: u32,
+        frame: &mut [Value],
+    ) -> Result<Option<(f64, Finishes)>, Diag> {
+        let Some((m_slot, m_ok)) = &ch.manoeuvre else {
+            return Ok(None);
+        };
+        frame[*m_slot as usize] = Value::Sym(m);
+        let fixed = self.code.fixed_manoeuvres.get(d as usize) == Some(&true);
+        let key = match frame[ch.vars[0] as usize] {
+            Value::Unit(u) if fixed => Some((d, u, m)),
+            _ => None,
+        };
+        let known = match key.and_then(|k| self.manoeuvres_known.get(&k)) {
+            Some(known) => *known,
+            None => {
+                let known = if self.eval(m_ok, frame)?.as_bool() {
+                    Some(self.finishes(ch, frame)?)
+                } else {
+                    None
+                };
+                if let Some(k) = key {
+                    self.manoeuvres_known.insert(k, known);
+                }
+                known
+            }
+        };
+        let Some(finishes) = known else {
+            return Ok(None);
+        };
+        let Some(allowance) = ch
+            .allowance
+            .as_ref()
+            .map(|e| self.eval(e, frame))
+            .transpose()?
+            .and_then(to_len)
+        else {
+            return Ok(None);
+        };
+        let turns_only = m == self.m.pivot || m == self.m.turn || m == self.m.about_face;
+        if allowance <= 1e-9 && !turns_only {
+            return Ok(None);
+        }
+        Ok(Some((allowance, finishes)))
+    }
+
+    /// Which changes of direction the `finish n:` condition lets end a move
+    /// (the manoeuvre already bound in `frame`): none without the clause.
+    fn finishes(&mut self, ch: &ChoiceDef, frame: &mut [Value]) -> Result<Finishes, Diag> {
+        let Some((n_slot, ok)) = &ch.finish else {
+            return Ok(Finishes::default());
+        };
+        let mut may = |n: u32, game: &mut Self| -> Result<bool, Diag> {
+            frame[*n_slot as usize] = Value::Sym(n);
+            Ok(game.eval(ok, frame)?.as_bool())
+        };
+        Ok(Finishes {
+            wheel: may(self.m.wheel, self)?,
+            about_face: may(self.m.about_face, self)?,
+            turn: may(self.m.turn, self)?,
+        })
+    }
+
+    /// Every move the rules allow unit `u` (with `frame` holding the
+    /// decision's arguments). Each has been checked against the table's
+    /// edges, other units (friends only where `through` allows), the enemy
+    /// buffer zone, an enemy zone of control holding the unit (stand,
+    /// close, or move directly away) and the allowance over its actual path.
+    #[inline(never)]
+    pub(super) fn legal_moves(
+        &mut self,
+        ch: &ChoiceDef,
+        d: Id,
+        u: u16,
+        frame: &mut [Value],
+    ) -> Result<Vec<Legal>, Diag> {
+        let mut out = Vec::new();
+        if ch.manoeuvre.is_none() {
+            return Ok(out);
+        }
+        let all = self.m.all();
+        let start = self.field().bases[u as usize];
+        // Which enemy holds the unit in its zone of control (the closest).
+        let mut zoc: Option<(u16, f64)> = None;
+        if let Some((e_slot, cond)) = &ch.control {
+            let reach = self.control_reach(d, u);
+            for e in self.units_on_table() {
+                if self.world.units[e as usize].side == self.world.units[u as usize].side {
+                    continue;
+                }
+                if self.controls(cond, *e_slot, reach.as_ref(), e, u, frame)? {
+                    let gap = self.field().dist(u as usize, e as usize);
+                    if zoc.is_none_or(|(_, least)| gap < least) {
+                        zoc = Some((e, gap));
+                    }
+                }
+            }
+        }
+        let buffer = match &ch.buffer {
+            Some(e) => to_len(self.eval(e, frame)?).unwrap_or(0.0),
+            None => 0.0,
+        };
+        let mut allowed = Vec::new();
+        for m in all {
+            if let Some((allowance, finishes)) = self.manoeuvre_allowance(ch, d, m, frame)? {
+                allowed.push((m, allowance, finishes));
+            }
+        }
+        // No centre of any path below moves further than the allowance and
+        // a wheel about a corner (twice the base's radius): the units further
+        // than that, the bases' sizes and the buffer zone, with room to
+        // spare, can neither block a path nor be too close at its end.
+        // (A finishing change of direction stays within the same bound: a
+        // wheel's cost comes out of the allowance, a turn is in place.)
+        let reach = allowed.iter().fold(0.0f64, |r, (_, a, _)| r.max(*a)) + 2.0 * start.radius();
+        let near = self
+            .field()
+            .near(u as usize, &start, reach, buffer.max(0.0));
+        let enemies: Vec<(usize, bool)> = self.buffer_enemies(u, buffer, &near).collect();
+        // Lent a path, the table's answers change only for
+        // `touches_terrain` of the unit: not for a path clear of all
+        // terrain when the unit standing is.
+        let terrain = self.field().terrain_within(&start, reach);
+        let mut path = Vec::new();
+        // The moves that end with a second change of direction come after
+        // every other (a second pass): a policy that scores two moves the
+        // same takes the first, so a unit makes the second change only when
+        // it gains something by it.
+        let finishing: Vec<_> = allowed
+            .iter()
+            .filter(|(_, _, fins)| fins.any())
+            .map(|&(m, allowance, fins)| (m, allowance, Some(fins)))
+            .collect();
+        let passes = allowed
+            .into_iter()
+            .map(|(m, a, _)| (m, a, None))
+            .chain(finishing);
+        for (m, allowance, finishes) in passes {
+            let Some((m_slot, _)) = &ch.manoeuvre else {
+                unreachable!("a manoeuvre was allowed")
+            };
+            frame[*m_slot as usize] = Value::Sym(m);
+            let target = self.target_for(u, &[], m);
+            let mut cands = match finishes {
+                None => self.candidates(m, &start, allowance, target),
+                Some(fins) => self.finished(m, &start, allowance, target, fins),
+            };
+            if m == self.m.straight && finishes.is_none() {
+                // As far ahead as the unit may go (up to the enemy buffer
+                // zone, a friend, the table's edge), in quarters of the measure.
+                cands.extend(advance_as_far(
+                    &start,
+                    allowance,
+                    self.field().longest_move(),
+                    |d| {
+                        let end = start.advanced(d);
+                        self.buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
+                    },
+                    |end| self.on_table(end),
+                    |path| self.path_clear_near(ch, u, path, frame, &near),
+                )?);
+            }
+            for (how, end, way) in cands {
+                // The checks that need only the end come first: most
+                // candidates fail one of them, and then no path is laid.
+                // (Each check is a question about the move alone, so which
+                // fails first changes nothing but the time it takes.)
+                if self
+                    .buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
+                    .is_some()
+                {
+                    continue;
+                }
+                if let Some((e, before)) = zoc {
+                    if !zoc_allows(&start, &end, &self.field().bases[e as usize], before) {
+                        continue;
+                    }
+                }
+                if self.ends_on_someone(u, &end, &near) {
+                    continue;
+                }
+                // A path that ends off the table is not clear: turned away
+                // before it is laid (a rule's huge allowance would lay one
+                // of millions of bases).
+                if !self.on_table(&end) {
+                    continue;
+                }
+                let finish = way.finish();
+                let first = way.lay(&start, &mut path);
+                debug_assert!(path.last() == Some(&end), "{how:?}");
+                debug_assert!(path
+                    .iter()
+                    .all(|b| b.centre.dist(start.centre) <= reach + 1e-9));
+                if !self.path_clear_near(ch, u, &path, frame, &near)? {
+                    continue;
+                }
+                // A finishing change of direction passes through nobody,
+                // friend or not (a unit passes through a friend only moving
+                // straight: `through` speaks for the move before it).
+                if path[first..]
+                    .iter()
+                    .any(|b| self.ends_on_someone(u, b, &near))
+                {
+                    continue;
+                }
+                // The allowance again, now that the path is known (the
+                // path lent to the field for `touches_terrain`, then taken
+                // back), unless the path reads as the unit standing: then
+                // it is the allowance worked out above.
+                let allowed_now = if Field::path_clear_of_terrain(&path, &terrain) {
+                    allowance
+                } else {
+                    self.field_path_mut().path = Some((u, std::mem::take(&mut path)));
+                    let allowed_now = ch
+                        .allowance
+                        .as_ref()
+                        .map(|e| self.eval(e, frame))
+                        .transpose();
+                    path = match self.field_path_mut().path.take() {
+                        Some((_, p)) => p,
+                        None => unreachable!("the path was just lent"),
+                    };
+                    allowed_now?.and_then(to_len).unwrap_or(0.0)
+                };
+                let cost = path_cost(&path[..first], self.m.wheels(m))
+                    + finish.map_or(0.0, |f| f.cost(&start));
+                if cost > allowed_now + 1e-6 && cost > 1e-9 {
+                    continue;
+                }
+                out.push((how, finish, end, m));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `move`: every legal unit of the side may move; the policy scores
+    /// where each legal move would leave it against staying put.
+    #[inline(never)]
+    pub(super) fn move_units(
+        &mut self,
+        ch: &ChoiceDef,
+        prefer: Prefer,
+        mut frame: Vec<Value>,
+    ) -> Result<(), Diag> {
+        let u_slot = ch.vars[0] as usize;
+        let Some((m_slot, _)) = &ch.manoeuvre else {
+            return Ok(());
+        };
+        // One army's policy answers, and it has no line for the decision:
+        // every move scores 0, as staying does, so none is made. Finding
+        // the moves would only cost time (Thistle's `regroup`, which the
+        // shipped policies leave alone, is asked every turn).
+        if self.policy_is_silent(prefer) {
+            return Ok(());
+        }
+        // Units that have had their turn: moved or stayed, alone or with
+        // a group (kept only with `together`).
+        let mut had_turn = vec![false; self.world.units.len()];
+        for u in self.units_on_table() {
+            if !self.field().on_table[u as usize] || had_turn[u as usize] {
+                continue;
+            }
+            frame[u_slot] = Value::Unit(u);
+            if !self.eval(&ch.legal, &mut frame)?.as_bool() {
+                continue;
+            }
+            if ch.together.is_some() {
+                let others = self.together_with(ch, u, None, &had_turn, &mut frame)?;
+                had_turn[u as usize] = true;
+                for o in &others {
+                    had_turn[*o as usize] = true;
+                }
+                if !others.is_empty() {
+                    self.move_group(ch, prefer, u, &others, &mut frame)?;
+                    continue;
+                }
+            }
+            // A unit with no legal move stays without being scored (about
+            // two units in five of those asked, in TVBD). A policy's score
+            // reads only the decision's arguments and the unit, which
+            // finding the moves leaves as they were.
+            let moves = self.legal_moves(ch, prefer.d, u, &mut frame)?;
+            if moves.is_empty() {
+                continue;
+            }
+            let start = self.field().bases[u as usize];
+            let stand = self.field().stand(u as usize);
+            let stay = self.score(prefer, &mut frame)?;
+            let mut best: Option<(Value, How, Option<Finish>, Base, u32)> = None;
+            for (how, finish, end, m) in moves {
+                frame[*m_slot as usize] = Value::Sym(m);
+                self.set_base(u as usize, end);
+                let s = self.score(prefer, &mut frame);
+                self.field_mut().put_back(&stand);
+                let s = s?;
+                if best
+                    .as_ref()
+                    .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
+                {
+                    best = Some((s, how, finish, end, m));
+                }
+            }
+            let Some((s, how, finish, end, m)) = best else {
+                continue;
+            };
+            if s.num_cmp(stay) != Some(std::cmp::Ordering::Greater) {
+                continue;
+            }
+            frame[*m_slot as usize] = Value::Sym(m);
+            if !self.passes_check(ch, u, &mut frame)? {
+                continue;
+            }
+            self.set_base(u as usize, end);
+            let unit = self.world.units[u as usize].name.clone();
+            self.note(|_| Event::Move {
+                unit,
+                how: told(how, finish),
+                from: place(&start),
+                to: place(&end),
+                with: Vec::new(),
+            });
+            self.run_then(ch, &mut frame)?;
+        }
+        Ok(())
+    }
+
+    /// The moves the rules offer unit `u` under decision `name` (called
+    /// with `args`), as (description, where it would end): what a policy
+    /// chooses among. For tests and tools; a game does this itself.
+    pub fn offered_moves(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        u: u16,
+    ) -> Result<Vec<(String, Base)>, Diag> {
+        let rs = self.rs;
+        let Some(d) = rs.decisions.iter().position(|d| d.name == name) else {
+            return Err(Diag::new("muster::battle", format!("no decision `{name}`")));
+        };
+        let Some(ch) = &rs.decisions[d].choice else {
+            return Ok(Vec::new());
+        };
+        let mut frame = vec![Value::None; (ch.slots as usize).max(args.len() + 4)];
+        frame[..args.len()].copy_from_slice(args);
+        frame[ch.vars[0] as usize] = Value::Unit(u);
+        if !self.eval(&ch.legal, &mut frame)?.as_bool() {
+            return Ok(Vec::new());
+        }
+        if ch.together.is_some() {
+            let done = vec![false; self.world.units.len()];
+            let others = self.together_with(ch, u, None, &done, &mut frame)?;
+            if !others.is_empty() {
+                let mut group = vec![u];
+                group.extend(others);
+                return Ok(self
+                    .group_moves(ch, d as Id, &group, &mut frame)?
+                    .into_iter()
+                    .map(|mv| {
+                        let end = *mv.paths[0].last().expect("a path has an end");
+                        (mv.how.to_string(), end)
+                    })
+                    .collect());
+            }
+        }
+        Ok(self
+            .legal_moves(ch, d as Id, u, &mut frame)?
+            .into_iter()
+            .map(|(how, finish, end, _)| (told(how, finish), end))
+            .collect())
+    }
+}
+
+/// A move as the log tells it: how, then the change of direction that
+/// finishes it, if any ("advances 4.5, then wheels +45").
+fn told(how: How, finish: Option<Finish>) -> String {
+    match finish {
+        Some(f) => format!("{how}, {f}"),
+        None => how.to_string(),
+    }
+}
+
+/// The way a candidate move goes from its start (laid out as a path only
+/// for a move whose end passes the first checks: most are turned down by
+/// the end alone).
+#[derive(Clone)]
+pub(super) enum Way {
+    /// Straight to this end.
+    Two(Base),
+    /// Straight ahead `d` (back, when negative), a base every half measure.
+    Straight(f64),
+    /// A wheel of `w` degrees about a front corner, then ahead `d` (back,
+    /// when negative).
+    Wheel(f64, f64),
+    /// An about face, then ahead `d`.
+    AboutFace(f64),
+    /// Obliquely: `d` along the bearing `a` off the facing, facing kept.
+    Oblique(f64, f64),
+    /// A path already laid out.
+    Laid(Vec<Base>),
+    /// A way, then a change of direction at its end.
+    Finished(Box<Way>, Finish),
+}
+
+impl Way {
+    /// The path from `b`, start first, laid into `out` (emptied first: one
+    /// buffer serves every candidate of a move). Its last base is the end
+    /// [`Game::candidates`] gave, bit for bit. Returns where the finishing
+    /// change of direction starts in `out` (its length when there is none).
+    pub(super) fn lay(&self, b: &Base, out: &mut Vec<Base>) -> usize {
+        out.clear();
+        match self {
+            Way::Two(end) => out.extend([*b, *end]),
+            Way::Straight(d) => out.extend(b.straight_bases(*d)),
+            Way::Wheel(w, d) => {
+                out.extend(b.wheel_bases(*w));
+                if d.abs() > 1e-9 {
+                    let end = *out.last().expect("a path has an end");
+                    out.extend(end.straight_bases(*d).skip(1));
+                }
+            }
+            Way::AboutFace(d) => {
+                out.push(*b);
+                out.extend(b.pivoted(180.0).straight_bases(*d));
+            }
+            Way::Oblique(a, d) => out.extend(b.oblique_bases(*a, *d)),
+            Way::Laid(path) => out.extend_from_slice(path),
+            Way::Finished(way, finish) => {
+                let first = way.lay(b, out);
+                finish.lay(out);
+                return first;
+            }
+        }
+        out.len()
+    }
+
+    /// The change of direction that ends this way, if any.
+    fn finish(&self) -> Option<Finish> {
+        match self {
+            Way::Finished(_, f) => Some(*f),
+            _ => None,
+        }
+    }
+}
+
+/// A change of direction at the end of a move, after its straight part
+/// (a `move` decision's `finish n:` clause): TVBD's superior units
+/// (§Optional Rule: Unit Quality).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Finish {
+    /// A wheel of this many degrees about a front corner, costing what its
+    /// outside corner travels.
+    Wheel(f64),
+    /// An about face in place, costing nothing.
+    AboutFace,
+    /// A turn of this many degrees (+-90) in place, costing nothing.
+    Turn(f64),
+}
+
+impl Finish {
+    /// Every finish the engine offers of the kinds `fins` allows: wheels of
+    /// 22.5 and 45 degrees either way, the about face, turns either way.
+    fn all(fins: Finishes) -> impl Iterator<Item = Finish> {
+        let wheels = [-45.0, -22.5, 22.5, 45.0].map(Finish::Wheel);
+        let turns = [-90.0, 90.0].map(Finish::Turn);
+        (wheels.into_iter().filter(move |_| fins.wheel))
+            .chain(
+                [Finish::AboutFace]
+                    .into_iter()
+                    .filter(move |_| fins.about_face),
+            )
+            .chain(turns.into_iter().filter(move |_| fins.turn))
+    }
+
+    /// The base a unit standing at `b` ends at.
+    fn end(self, b: &Base) -> Base {
+        match self {
+            Finish::Wheel(w) => b.wheel_end(w),
+            Finish::AboutFace => b.pivoted(180.0),
+            Finish::Turn(a) => b.pivoted(a),
+        }
+    }
+
+    /// The bases it passes through after the last of `out`, laid onto it.
+    fn lay(self, out: &mut Vec<Base>) {
+        let from = *out.last().expect("a path has an end");
+        match self {
+            Finish::Wheel(w) => out.extend(from.wheel_bases(w).skip(1)),
+            _ => out.push(self.end(&from)),
+        }
+    }
+
+    /// What it costs a base the size of `b` against the allowance.
+    pub(super) fn cost(self, b: &Base) -> f64 {
+        match self {
+            Finish::Wheel(w) => b.wheel_cost(w),
+            _ => 0.0,
+        }
+    }
+}
+
+impl std::fmt::Display for Finish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Finish::Wheel(w) => write!(f, "then wheels {w:+.0}"),
+            Finish::AboutFace => write!(f, "then about faces"),
+            Finish::Turn(a) => write!(f, "then turns {a:+.0}"),
+        }
+    }
+}
+
+/// Which changes of direction may end a move (`finish n:`), found once
+/// per unit and manoeuvre.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Finishes {
+    pub wheel: bool,
+    pub about_face: bool,
+    pub turn: bool,
+}
+
+impl Finishes {
+    /// Whether any change of direction may end the move.
+    pub(super) fn any(self) -> bool {
+        self.wheel || self.about_face || self.turn
+    }
+}
+
+/// The furthest straight advance from `start` ([`furthest_advance`], its
+/// path `clear`) as a candidate move, when it is neither the whole nor half
+/// the allowance, which [`Game::candidates`] offers already. `on_table`
+/// says whether the mover, standing at an end, is wholly on the table: a
+/// path is laid only to an end that is (no other path is clear).
+pub(super) fn advance_as_far<E>(
+    start: &Base,
+    allowance: f64,
+    longest: f64,
+    shortfall: impl FnMut(f64) -> Option<f64>,
+    on_table: impl Fn(&Base) -> bool,
+    mut clear: impl FnMut(&[Base]) -> Result<bool, E>,
+) -> Result<Option<Candidate>, E> {
+    // No advance longer than `longest` ends on the table, so the search
+    // starts there: the same quarters, without the millions a rule's huge
+    // allowance would have it try first.
+    let found = furthest_advance(allowance.min(longest), shortfall, |d| {
+        if !on_table(&start.straight_end(d)) {
+            return Ok(None);
+        }
+        let path = start.straight_path(d);
+        Ok(clear(&path)?.then_some(path))
+    })?;
+    Ok(found.and_then(|(d, path)| {
+        let new =
+            d < allowance * 0.5 - 1e-9 || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9);
+        let end = *path.last().expect("a path has an end");
+        new.then_some((How::AdvancesAsFar(d), end, Way::Laid(path)))
+    }))
+}
+
+/// The distances a `retire` of `d` tries, longest first: `d` to the
+/// nearest quarter of the measure, then a quarter less each time, down to
+/// a quarter. None is longer than `longest` (a longer move from anywhere
+/// on the table ends off it, where no path is clear): a rule's huge `d`
+/// would otherwise have millions tried, the first with a path of billions
+/// of bases.
+pub(super) fn retreats(d: f64, longest: f64) -> impl Iterator<Item = f64> {
+    let top = (longest / 0.25).ceil();
+    let k = (d / 0.25).round();
+    // (A `d` that is not a number tries nothing, as `k as i64` makes it.)
+    let k = if k > top { top } else { k };
+    (1..=k as i64).rev().map(|k| k as f64 * 0.25)
+}
+
+/// The furthest advance, in quarters of the measure down from `allowance`,
+/// whose end keeps the enemy buffer zone and whose path is `clear` (which
+/// gives what it found), or None. `shortfall` says by how much an end
+/// breaks the zone (see [`Game::buffer_shortfall_near`]): the quarters that
+/// would move it less than that are skipped, since a base moved `x` comes
+/// at most `x` nearer to anything (less a margin for rounding). The buffer
+/// comes first: it needs only the end, and it is what usually stops an
+/// advance.
+pub(super) fn furthest_advance<T, E>(
+    allowance: f64,
+    mut shortfall: impl FnMut(f64) -> Option<f64>,
+    mut clear: impl FnMut(f64) -> Result<Option<T>, E>,
+) -> Result<Option<(f64, T)>, E> {
+    let mut d = (allowance * 4.0).floor() / 4.0;
+    while d > 0.0 {
+        if let Some(short) = shortfall(d) {
+            let mut back = 0.25;
+            d -= 0.25;
+            while d > 0.0 && back < short - 1e-6 {
+                back += 0.25;
+                d -= 0.25;
+            }
+            continue;
+        }
+        if let Some(found) = clear(d)? {
+            return Ok(Some((d, found)));
+        }
+        d -= 0.25;
+    }
+    Ok(None)
+}
+
+/// May a unit held in an enemy's zone of control (the enemy's base `eb`,
+/// `before` away at the start) move from `start` to `end`? Only if it ends
+/// closer to that enemy, or goes directly away from it (within 15 degrees
+/// of the line from the enemy's centre through the unit's).
+///
+/// The direction is asked first: it needs two bearings, where closing
+/// needs an exact distance between the bases.
+pub(super) fn zoc_allows(start: &Base, end: &Base, eb: &Base, before: f64) -> bool {
+    let moved = end.centre.dist(start.centre);
+    let directly_away = moved > 1e-6 && {
+        let away = battlefield::bearing(eb.centre, start.centre);
+        let dir = battlefield::bearing(start.centre, end.centre);
+        battlefield::norm_angle(dir - away).abs() <= 15.0
+    };
+    directly_away || end.distance(eb) < before - 1e-6
+}
+
+/// What a path costs against the allowance: the distance the centre
+/// travels, except that a wheel costs what its outside corner travels
+/// (the first part of a wheel path turns in place about a corner).
+pub(super) fn path_cost(path: &[Base], wheel: bool) -> f64 {
+    let mut cost = 0.0;
+    let mut i = 0;
+    if wheel {
+        // The wheel: consecutive bases whose facing changes.
+        while i + 1 < path.len() && (path[i + 1].facing - path[i].facing).abs() > 1e-9 {
+            i += 1;
+        }
+        if i > 0 {
+            cost += path[0].wheel_cost(battlefield::norm_angle(path[i].facing - path[0].facing));
+        }
+    }
+    for w in path[i..].windows(2) {
+        cost += w[0].centre.dist(w[1].centre);
+    }
+    cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{furthest_advance, retreats};
+    use crate::run::battlefield::tests::Rng;
+    use crate::run::battlefield::{Base, Pt};
+
+    /// A retire tries its distance to the nearest quarter, then a quarter
+    /// less each time; never more than the table's diagonal allows (the
+    /// next quarter up from it), however far the rule says.
+    #[test]
+    fn retreats_start_no_further_than_the_table_allows() {
+        let tried = |d: f64, longest: f64| retreats(d, longest).collect::<Vec<_>>();
+        assert_eq!(tried(1.1, 54.08), [1.0, 0.75, 0.5, 0.25]);
+        assert_eq!(tried(1.2, 54.08), [1.25, 1.0, 0.75, 0.5, 0.25]);
+        for huge in [54.2, 1e6, 2147483647.0, 9.2e18, f64::INFINITY] {
+            let t = tried(huge, 54.08);
+            assert_eq!((t.len(), t[0], t[216]), (217, 54.25, 0.25), "{huge}");
+        }
+        for none in [0.0, 0.1, -3.0, f64::NAN] {
+            assert!(tried(none, 54.08).is_empty(), "{none}");
+        }
+    }
+
+    /// The buffer rule for enemies `es` (as the game applies it): an end
+    /// no nearer than `buffer` to each, or, for one already nearer at the
+    /// start, no nearer than it was; by how much it falls short.
+    fn shortfall(start: &Base, end: &Base, es: &[Base], buffer: f64) -> Option<f64> {
+        es.iter().find_map(|e| {
+            let before = start.distance(e);
+            let after = end.distance(e);
+            let least = if before >= buffer - 1e-9 {
+                buffer - 1e-9
+            } else {
+                before - 1e-9
+            };
+            (after < least).then_some(least - after)
+        })
+    }
+
+    /// Skipping the quarters a shortfall rules out finds the advance that
+    /// trying every quarter finds, over random starts, enemies around the
+    /// line of advance, and paths blocked at random; and it skips.
+    #[test]
+    fn furthest_advance_skips_only_what_the_buffer_rules_out() {
+        let mut r = Rng(7);
+        let (mut asked, mut asked_each, mut found, mut none) = (0, 0, 0, 0);
+        for _ in 0..20_000 {
+            let start = Base::new(
+                Pt::new(r.range(0.0, 40.0), r.range(0.0, 40.0)),
+                r.range(0.0, 360.0),
+                r.range(1.0, 4.0),
+                r.range(0.5, 2.0),
+            );
+            let allowance = r.range(0.0, 12.0);
+            let buffer = [1.0, 2.0, 0.5][(r.next() % 3) as usize];
+            let es: Vec<Base> = (0..(r.next() % 4))
+                .map(|_| {
+                    let ahead = start.advanced(r.range(-2.0, 14.0));
+                    let off = ahead.shifted(r.range(-4.0, 4.0));
+                    Base::new(
+                        off.centre,
+                        r.range(0.0, 360.0),
+                        r.range(1.0, 4.0),
+                        r.range(0.5, 2.0),
+                    )
+                })
+                .collect();
+            let blocked: Vec<bool> = (0..64).map(|_| r.next().is_multiple_of(3)).collect();
+            let clear = |d: f64| -> Result<Option<f64>, ()> {
+                Ok((!blocked[(d * 4.0) as usize % 64]).then_some(d))
+            };
+            let mut calls = 0;
+            let got = furthest_advance(
+                allowance,
+                |d| {
+                    calls += 1;
+                    shortfall(&start, &start.advanced(d), &es, buffer)
+                },
+                clear,
+            )
+            .unwrap();
+            // Every quarter tried in turn.
+            let mut want = None;
+            let mut d = (allowance * 4.0).floor() / 4.0;
+            while d > 0.0 {
+                asked_each += 1;
+                if shortfall(&start, &start.advanced(d), &es, buffer).is_none() {
+                    if let Some(x) = clear(d).unwrap() {
+                        want = Some((d, x));
+                        break;
+                    }
+                }
+                d -= 0.25;
+            }
+            assert_eq!(got, want, "{start:?} {allowance} {buffer} {es:?}");
+            asked += calls;
+            match got {
+                Some(_) => found += 1,
+                None => none += 1,
+            }
+        }
+        assert!(found > 5_000 && none > 1_000, "{found} found, {none} none");
+        assert!(
+            asked * 10 < asked_each * 8,
+            "{asked} asked, {asked_each} each"
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! The front: from text to syntax trees. Reading files
+//! ([`source`]: the files a ruleset may read, and only those), the nesting
+//! scan that refuses too-deep texts before the grammar runs ([`nesting`]),
+//! the pest grammar and the tree builder ([`parse`]), the trees
+//! ([`syntax`]), following `extends` and `import` into one merged ruleset
+//! ([`load`]), and the diagnostics every stage reports with
+//! ([`diagnostic`]).
+//!
+//! Uses [`crate::base`] only.
+
+pub mod diagnostic;
+pub mod load;
+pub mod nesting;
+pub mod parse;
+pub mod source;
+pub mod syntax;
