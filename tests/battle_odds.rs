@@ -1222,7 +1222,7 @@ fn thistle_a_charge_counts_only_in_the_melee_of_its_part() {
         let removed = ["gensdarmes", "pike_1", "pike_2"]
             .iter()
             .any(|u| scene.bool(&g, u, "removed"));
-        if removed || !["none", "fights_on"].contains(&first.outcome("morale").as_str()) {
+        if removed || !["untested", "fights_on"].contains(&first.outcome("morale").as_str()) {
             continue;
         }
         let hits: Vec<i64> = ["pike_1", "pike_2", "gensdarmes"]

@@ -553,3 +553,60 @@ fn morale_odds_table() {
 }
 
 // The doctrine dice and whole melee rounds: tests/matchlocks_melee.rs.
+
+// ------------------------------------------------------------------ outcomes
+
+/// Issue 34 (an outcome left unset reads `none`, none of its values): every
+/// path through both books' procedures sets its listed outcomes, so both
+/// check with no `muster::unset_outcome`. The paths the books leave
+/// without one read the values the ports state: Harquebusiers in line
+/// meeting Cuirassiers fight no melee when both Doctrine dice give Fire
+/// and they only exchange pistol shots (the situation's 7/1296): `winner`
+/// reads `unfought` then, and `result` reads `untested` whenever nobody
+/// tests (the draws, the pistol shots, and a loser wiped out by the round),
+/// so the four results add up to 1 with no `none` left.
+#[test]
+fn every_path_sets_the_books_outcomes() {
+    for book in [
+        "rules/never_mind_the_matchlocks.muster",
+        "rules/thistle_lily_and_rose.muster",
+    ] {
+        let b = common::ruleset(book);
+        let unset: Vec<&str> = b
+            .ruleset
+            .warnings
+            .iter()
+            .filter(|d| d.code == "muster::unset_outcome")
+            .map(|d| d.message.as_str())
+            .collect();
+        assert!(unset.is_empty(), "{book}: {unset:#?}");
+    }
+    let mut b = matchlocks();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules/situations/matchlocks_horse_meet_horse.toml"),
+    )
+    .unwrap();
+    let o = exact(&mut b, &text);
+    let winner = o.get("winner").unwrap();
+    assert_eq!(winner.p(sym(&b, "unfought")).fraction(), Some((7, 1296)));
+    assert_eq!(winner.p(Value::None).fraction(), Some((0, 1)));
+    let result = o.get("result").unwrap();
+    assert_eq!(result.p(Value::None).fraction(), Some((0, 1)));
+    let draw = p(&o, "winner", sym(&b, "draw"));
+    let unfought = p(&o, "winner", sym(&b, "unfought"));
+    let untested = p(&o, "result", sym(&b, "untested"));
+    // Untested: every draw and pistol exchange, and a few wipe-outs.
+    assert!(
+        untested >= draw + unfought - 1e-12,
+        "{untested} {draw} {unfought}"
+    );
+    let tested: f64 = ["passed", "daunted", "broken"]
+        .iter()
+        .map(|r| p(&o, "result", sym(&b, r)))
+        .sum();
+    assert!(
+        (tested + untested - 1.0).abs() < 1e-12,
+        "{tested} {untested}"
+    );
+}

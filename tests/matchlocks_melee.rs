@@ -865,7 +865,7 @@ fn horse_against_horse_first_round() {
         exchange,
         "pistols only",
     );
-    close(p(&o, "winner", Value::None), exchange, "no winner");
+    close(p(&o, "winner", sym(&b, "unfought")), exchange, "no winner");
     // The pursuit: 28" after a charge in line, else 10".
     let (mut p28, mut p10) = (0.0, 0.0);
     for (e, charged) in evs.iter().zip(&by_charge) {

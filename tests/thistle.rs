@@ -89,7 +89,10 @@ fn gensdarmes_charging_two_pike_units() {
         frac(o.get("morale").unwrap().p(sym(&b, "fights_on"))),
         (7, 48)
     );
-    assert_eq!(frac(o.get("morale").unwrap().p(Value::None)), (13, 72));
+    assert_eq!(
+        frac(o.get("morale").unwrap().p(sym(&b, "untested"))),
+        (13, 72)
+    );
 }
 
 #[test]
