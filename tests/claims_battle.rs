@@ -94,6 +94,15 @@ fn play_game<'r>(b: &'r Build, sc: &Scenario, seed: u64) -> Game<'r> {
         .unwrap_or_else(|d| panic!("{}", render_plain(&[d], &b.sources)))
 }
 
+/// The narrative of the game of the port's default scenario on `seed`.
+fn default_game(seed: u64) -> String {
+    let mut b = common::ruleset(RULES);
+    let sc = b
+        .scenario(None)
+        .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
+    play_game(&b, &sc, seed).narrative()
+}
+
 fn events(g: &Game) -> Vec<Json> {
     serde_json::to_value(&g.log)
         .unwrap()
@@ -362,12 +371,7 @@ fn a_hand_is_replenished_and_gifted_in_range_and_not_out_of_range() {
 /// turn limit, as about one game in eight then did.)
 #[test]
 fn a_seeded_battle_of_the_default_scenario() {
-    let mut b = common::ruleset(RULES);
-    let sc = b
-        .scenario(None)
-        .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
-    let g = play_game(&b, &sc, 3);
-    let text = g.narrative();
+    let text = default_game(3);
     for what in [
         " is dealt ",
         " gives ",
@@ -1195,12 +1199,7 @@ fn tugs_touching_askew_align_and_fight() {
 /// beaten before the turn limit.
 #[test]
 fn seed_1_of_the_default_scenario_fights_to_a_decision() {
-    let mut b = common::ruleset(RULES);
-    let sc = b
-        .scenario(None)
-        .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
-    let g = play_game(&b, &sc, 1);
-    let text = g.narrative();
+    let text = default_game(1);
     assert!(
         text.contains("Imperial harquebusiers turns to face Yellow Brigade")
             || text.contains("Yellow Brigade turns to face Imperial harquebusiers"),
@@ -1343,4 +1342,40 @@ fn m9_a_tug_threatened_from_behind_turns_on_the_spot() {
         turned[1] > 0 && refused[1] > 0,
         "tercio {turned:?} {refused:?}"
     );
+}
+
+/// §M14 Interpenetrate a TUG (8.SP4.3): the rear Pike & Shot, a friend
+/// 1BW ahead of it across its path and the enemy 9BW off, pays II (its M2
+/// move's I and one colour more) and advances its whole 3BW straight
+/// through the front one, ending clear beyond it (y 5..6, the friend at
+/// 4..5). Without a II in Baner's hand (3 cards, all I: a few seeds in a
+/// hundred) the prompt is refused; an M2 move (I) then takes it only up
+/// to the friend.
+#[test]
+fn m14_a_tug_passes_through_a_friend_in_its_way() {
+    let mut scene = Scene::open(RULES, "claims_pass.toml", &[], 0.0);
+    let (mut passed, mut refused) = (0, 0);
+    for seed in 0..96 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let rear = scene.unit(&g, "rear");
+        assert_eq!(query(&mut scene, &g, "friend_in_the_way(rear)"), "true");
+        assert_eq!(query(&mut scene, &g, "friend_in_the_way(front)"), "false");
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        let (_, x, y, facing) = base_of(&g, rear);
+        if text.contains("rear refused: Baner holds no II or better") {
+            refused += 1;
+            assert!(runs(&g, "interpenetrate").is_empty(), "seed {seed}");
+            assert!(y <= 3.5, "seed {seed}: {y} {text}");
+            continue;
+        }
+        passed += 1;
+        assert_eq!(runs(&g, "interpenetrate").len(), 1, "seed {seed}: {text}");
+        assert!(text.contains("rear advances 3.0: (10.0, 2.5) facing 0 -> (10.0, 5.5) facing 0"));
+        assert_eq!((x, y, facing), (10.0, 5.5, 0.0), "seed {seed}");
+        // It made no other move (no M2 paid for it).
+        assert!(!text.contains("order_move(rear)"), "seed {seed}");
+    }
+    assert!(passed > 0 && refused > 0, "{passed} {refused}");
 }
