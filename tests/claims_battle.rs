@@ -94,6 +94,15 @@ fn play_game<'r>(b: &'r Build, sc: &Scenario, seed: u64) -> Game<'r> {
         .unwrap_or_else(|d| panic!("{}", render_plain(&[d], &b.sources)))
 }
 
+/// The narrative of the game of the port's default scenario on `seed`.
+fn default_game(seed: u64) -> String {
+    let mut b = common::ruleset(RULES);
+    let sc = b
+        .scenario(None)
+        .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
+    play_game(&b, &sc, seed).narrative()
+}
+
 fn events(g: &Game) -> Vec<Json> {
     serde_json::to_value(&g.log)
         .unwrap()
@@ -357,17 +366,12 @@ fn a_hand_is_replenished_and_gifted_in_range_and_not_out_of_range() {
 /// The seeded game of the default scenario, as a reader of the sheet sees
 /// it: hands dealt, gifts, charge and move prompts paid and refused, the
 /// sides passing in turn, double moves, a fall back, charge combats,
-/// shooting, drive backs, KABs, melee. (Seed 3: since M13, seed 1's armies
-/// stand off until the turn limit, as the shipped policies let about one
-/// game in eight do, and never fight a melee.)
+/// shooting, drive backs, KABs, melee. (Seed 3: from M13 until the
+/// alignment of 8.SP2.7 and 8.SP5.1, seed 1's armies stood off until the
+/// turn limit, as about one game in eight then did.)
 #[test]
 fn a_seeded_battle_of_the_default_scenario() {
-    let mut b = common::ruleset(RULES);
-    let sc = b
-        .scenario(None)
-        .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
-    let g = play_game(&b, &sc, 3);
-    let text = g.narrative();
+    let text = default_game(3);
     for what in [
         " is dealt ",
         " gives ",
@@ -1149,4 +1153,229 @@ fn a_formation_narrowing_is_a_change_of_the_table() {
             "{how}"
         );
     }
+}
+
+/// 8.SP5.1 optional alignment: a tercio touching a brigade's front at a
+/// corner, turned 10 degrees off square, has no file along the brigade's
+/// front and the brigade none along its (`facing_files` 0 both ways):
+/// neither could fight, nor move (both are engaged), and before alignment
+/// such pairs stood so to the turn limit (seed 1 of the default scenario).
+/// The narrower TUG (the tercio) turns and closes up square on the
+/// brigade's front, and the melee is fought by the files now in contact.
+#[test]
+fn tugs_touching_askew_align_and_fight() {
+    let mut scene = Scene::open(RULES, "claims_askew.toml", &[], 0.0);
+    for seed in 0..4 {
+        let mut g = scene.start(seed, true);
+        assert_eq!(query(&mut scene, &g, "in_contact(brigade, tercio)"), "true");
+        for (a, d) in [("brigade", "tercio"), ("tercio", "brigade")] {
+            let q = format!("facing_files({a}, {d})");
+            assert_eq!(query(&mut scene, &g, &q), "0", "seed {seed}: {q}");
+        }
+        play(&mut g, "8.SP5.1 Alignment");
+        play(&mut g, "8.SP5.2 Melee");
+        let text = g.narrative();
+        assert!(
+            text.contains("tercio turns to face brigade: "),
+            "seed {seed}: {text}"
+        );
+        let t = scene.unit(&g, "tercio");
+        let (_, _, y, facing) = base_of(&g, t);
+        // Square to the brigade (facing south), its front on the
+        // brigade's front edge (y 10.5; the tercio is 2 BW deep).
+        assert_eq!(facing, 180.0, "seed {seed}");
+        assert!((y - 11.5).abs() < 1e-9, "seed {seed}: {y}");
+        let m = runs(&g, "fight");
+        assert_eq!(m.len(), 1, "seed {seed}: {text}");
+        let files: i64 = m[0].outcome("files_fought").parse().unwrap();
+        assert!(files >= 3, "seed {seed}: {files} files fought");
+    }
+}
+
+/// Seed 1 of the default scenario stood off to the turn limit before
+/// alignment (its charges ended askew: Yellow Brigade on the Imperial
+/// harquebusiers, Tilly's tercio on Yellow Brigade; nobody fought or
+/// moved again). It now aligns and fights its charges, and an army is
+/// beaten before the turn limit.
+#[test]
+fn seed_1_of_the_default_scenario_fights_to_a_decision() {
+    let text = default_game(1);
+    assert!(
+        text.contains("Imperial harquebusiers turns to face Yellow Brigade")
+            || text.contains("Yellow Brigade turns to face Imperial harquebusiers"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fight_charge(Yellow Brigade, Imperial harquebusiers)"),
+        "{text}"
+    );
+    let last = text.trim_end().lines().last().unwrap();
+    assert!(!last.contains("turn limit"), "{last}");
+}
+
+/// A house rule giving charging horse three more claims.
+const HORSE_HOUSE_RULE: &str = r#"
+ruleset claims_horse_house "Claims with charging horse +3"
+extends "claims_and_colours.muster"
+modifier house_horse "house rule: charging horse +3"
+  : charge_claims += 3 when me is mounted and charging
+"#;
+
+/// The default policy charges by the rules' own odds (issue 33 item 4):
+/// `charge_prospect` is `expect`/`chance` of the one-file `charge_combat`.
+/// Cuirassiers 3BW in front of a stationary Pike & Shot, in reach: by the
+/// sheet the foot out-claim them (stationary vs mounted +3 against sword
+/// & pistol +1 and shock +1), the prospect is negative and they never
+/// charge. Under a house rule giving charging horse +3 the same player
+/// charges whenever Horn holds a II or better (C2; else the prompt is
+/// refused), with no change to the policy. (Before, the policy charged anything it could reach: the book's
+/// cuirassiers charged too.)
+#[test]
+fn the_default_policy_charges_by_the_rules_odds() {
+    // The prospect before the prompts, and over 12 seeds the charges
+    // declared and those the policy wanted but Horn could not pay.
+    let plays = |b: &mut Build| -> (i64, usize, usize) {
+        let path = format!("{ROOT}tests/scenarios/claims_charge_odds.toml");
+        let sc = b
+            .scenario(Some(std::path::Path::new(&path)))
+            .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
+        let rs: &'static muster::ir::Ruleset = Box::leak(Box::new(b.ruleset.clone()));
+        let prep = Prepared::new(rs, &sc).unwrap();
+        let (mut declared, mut refused, mut prospect) = (0, 0, 0);
+        for seed in 0..12 {
+            let mut g = prep.start(seed, true);
+            play(&mut g, "8.SP1.1 Replenish hands");
+            prospect = b
+                .query_world(&g.world, "charge_prospect(cuirassiers, foot)")
+                .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)))
+                .1
+                .parse()
+                .unwrap();
+            play(&mut g, "8.SP2.2 Charge prompts");
+            let text = g.narrative();
+            declared += runs(&g, "declare_charge").len();
+            if text.contains("cuirassiers, foot refused: Horn holds no II or better") {
+                refused += 1;
+            }
+            // The foot never charge the horse (horse +3 against foot
+            // that are not stationary).
+            assert!(!text.contains("foot, cuirassiers"), "seed {seed}: {text}");
+        }
+        (prospect, declared, refused)
+    };
+    let (p, declared, refused) = plays(&mut common::ruleset(RULES));
+    assert!(p < 0, "book prospect {p}");
+    assert_eq!((declared, refused), (0, 0));
+    let (p, declared, refused) = plays(&mut common::draft(HORSE_HOUSE_RULE));
+    assert!(p > 0, "house prospect {p}");
+    assert!(
+        declared > 0 && declared + refused == 12,
+        "{declared} {refused}"
+    );
+}
+
+/// §M9 Turn 90 or 180 degrees on the spot (8.SP4.3): the Pike & Shot,
+/// cuirassiers 3BW behind it, pays III (formed) and turns about in place
+/// (same centre, facing south, the horse now in its front zone); the
+/// tercio, horse 2.5BW behind it, pays IV (formed, one higher as a deep
+/// formation) and turns about too. A hand without the colour is refused
+/// (the TUG may still be prompted an M2/M3 move); a TUG that turned makes
+/// no other move that turn.
+#[test]
+fn m9_a_tug_threatened_from_behind_turns_on_the_spot() {
+    let mut scene = Scene::open(RULES, "claims_turn.toml", &[], 0.0);
+    let (mut turned, mut refused) = ([0, 0], [0, 0]);
+    for seed in 0..16 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let foot = scene.unit(&g, "foot");
+        let tercio = scene.unit(&g, "tercio");
+        assert_eq!(
+            query(&mut scene, &g, "position(foot, cuirassiers)"),
+            "to_rear"
+        );
+        assert_eq!(query(&mut scene, &g, "position(tercio, horse)"), "to_rear");
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        for (i, (u, name, cost, enemy)) in [
+            (foot, "foot", "III", "cuirassiers"),
+            (tercio, "tercio", "IV", "horse"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (_, x, y, f) = base_of(&g, u);
+            if text.contains(&format!("{name} refused: Tilly holds no {cost} or better")) {
+                refused[i] += 1;
+                assert!(!text.contains(&format!("turn_on_the_spot({name})")));
+                // It may still be prompted an M2/M3 move (a wheel).
+                if !text.contains(&format!("order_move({name})")) {
+                    assert_eq!(f, 0.0, "seed {seed}: {name}");
+                }
+                continue;
+            }
+            turned[i] += 1;
+            let at = if name == "foot" {
+                (10.0, 6.5)
+            } else {
+                (17.0, 6.5)
+            };
+            assert_eq!((x, y), at, "seed {seed}: {name} {text}");
+            assert!(
+                text.contains(&format!("turn_on_the_spot({name})")),
+                "seed {seed}: {text}"
+            );
+            assert_eq!(f, 180.0, "seed {seed}: {name} {text}");
+            let q = format!("position({name}, {enemy})");
+            assert_eq!(query(&mut scene, &g, &q), "to_front", "seed {seed}");
+            assert!(
+                !text.contains(&format!("order_move({name})")),
+                "seed {seed}"
+            );
+        }
+    }
+    assert!(
+        turned[0] > 0 && refused[0] > 0,
+        "foot {turned:?} {refused:?}"
+    );
+    assert!(
+        turned[1] > 0 && refused[1] > 0,
+        "tercio {turned:?} {refused:?}"
+    );
+}
+
+/// §M14 Interpenetrate a TUG (8.SP4.3): the rear Pike & Shot, a friend
+/// 1BW ahead of it across its path and the enemy 9BW off, pays II (its M2
+/// move's I and one colour more) and advances its whole 3BW straight
+/// through the front one, ending clear beyond it (y 5..6, the friend at
+/// 4..5). Without a II in Baner's hand (3 cards, all I: a few seeds in a
+/// hundred) the prompt is refused; an M2 move (I) then takes it only up
+/// to the friend.
+#[test]
+fn m14_a_tug_passes_through_a_friend_in_its_way() {
+    let mut scene = Scene::open(RULES, "claims_pass.toml", &[], 0.0);
+    let (mut passed, mut refused) = (0, 0);
+    for seed in 0..96 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let rear = scene.unit(&g, "rear");
+        assert_eq!(query(&mut scene, &g, "friend_in_the_way(rear)"), "true");
+        assert_eq!(query(&mut scene, &g, "friend_in_the_way(front)"), "false");
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        let (_, x, y, facing) = base_of(&g, rear);
+        if text.contains("rear refused: Baner holds no II or better") {
+            refused += 1;
+            assert!(runs(&g, "interpenetrate").is_empty(), "seed {seed}");
+            assert!(y <= 3.5, "seed {seed}: {y} {text}");
+            continue;
+        }
+        passed += 1;
+        assert_eq!(runs(&g, "interpenetrate").len(), 1, "seed {seed}: {text}");
+        assert!(text.contains("rear advances 3.0: (10.0, 2.5) facing 0 -> (10.0, 5.5) facing 0"));
+        assert_eq!((x, y, facing), (10.0, 5.5, 0.0), "seed {seed}");
+        // It made no other move (no M2 paid for it).
+        assert!(!text.contains("order_move(rear)"), "seed {seed}");
+    }
+    assert!(passed > 0 && refused > 0, "{passed} {refused}");
 }
