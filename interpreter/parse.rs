@@ -380,7 +380,17 @@ impl Builder {
     /// A node's span, without the whitespace pest may leave at its end.
     fn span(&self, p: &P) -> Span {
         let s = p.as_span();
-        let trimmed = s.as_str().trim_end().len();
+        let text = s.as_str();
+        // Most nodes end on an ASCII character that is no space: nothing
+        // to trim, and no need to decode the end backwards.
+        if text
+            .as_bytes()
+            .last()
+            .is_some_and(|&b| b.is_ascii() && !b.is_ascii_whitespace() && b != 0x0b)
+        {
+            return Span::new(self.file, s.start(), s.end());
+        }
+        let trimmed = text.trim_end().len();
         Span::new(
             self.file,
             s.start(),
