@@ -233,7 +233,9 @@ fn rule_name(r: &Rule) -> String {
         | Rule::mul_expr
         | Rule::dice_expr
         | Rule::unary
+        | Rule::unary_exact
         | Rule::postfix
+        | Rule::postfix_exact
         | Rule::if_expr
         | Rule::quant_expr
         | Rule::odds_expr
@@ -1783,7 +1785,7 @@ impl Builder {
                     span,
                 )
             }
-            Rule::unary => {
+            Rule::unary | Rule::unary_exact => {
                 let mut it = p.into_inner();
                 let first = it.next().unwrap();
                 if first.as_rule() == Rule::neg {
@@ -1793,7 +1795,7 @@ impl Builder {
                     self.expr(first)
                 }
             }
-            Rule::postfix => self.postfix(p),
+            Rule::postfix | Rule::postfix_exact => self.postfix(p),
             Rule::if_expr => {
                 let mut it = p.into_inner();
                 let (c, dc) = self.sub(it.next().unwrap());
