@@ -1239,7 +1239,7 @@ fn the_default_policy_charges_by_the_rules_odds() {
         let sc = b
             .scenario(Some(std::path::Path::new(&path)))
             .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
-        let rs: &'static muster::ir::Ruleset = Box::leak(Box::new(b.ruleset.clone()));
+        let rs: &'static muster::compile::ir::Ruleset = Box::leak(Box::new(b.ruleset.clone()));
         let prep = Prepared::new(rs, &sc).unwrap();
         let (mut declared, mut refused, mut prospect) = (0, 0, 0);
         for seed in 0..12 {

@@ -308,3 +308,54 @@ fn the_tree_hash_sees_names_numbers_and_spans() {
         "err 21..22 muster::syntax | expected an expression | the ruleset does not parse here"
     );
 }
+
+/// Where the grammar was made cheaper by trying a rule only when the next
+/// character can start it (a value's alternatives, the operators after a
+/// value), the rules it no longer tries must not have been the ones a
+/// diagnostic lists. These are the places where they would have been: a
+/// value read where nothing tracked follows it (`scoring N+`,
+/// `original(...)`), and the "expected" list after a value. The outcomes
+/// are those of the grammar before issue 33's item 5.
+#[test]
+fn the_cheaper_grammar_keeps_the_diagnostics_of_near_misses() {
+    let cases = [
+        // a number read in `scoring`, then no `+`
+        (
+            "define f(): int = 2 d6 scoring 5",
+            "err 31..32 muster::syntax | expected `-`, `any`, `all`, `count`, `first`, `sum`, `min` or `max`, `chance` or `expect`, `roll`, an expression | the ruleset does not parse here",
+        ),
+        // a name read in `original(...)`, then no `)`
+        (
+            "define f(): int = original(u.größe)",
+            "err 27..28 muster::syntax | expected `any`, `all`, `count`, `first`, `sum`, `min` or `max`, `chance` or `expect`, `none`, `roll`, `true` or `false`, `unlimited`, a name, a number, an expression | the ruleset does not parse here",
+        ),
+        // after a value: no operator, no name
+        (
+            "define f(): int = g(1 ]",
+            "err 22..23 muster::syntax | expected a name, an operator or `=>` | the ruleset does not parse here",
+        ),
+        // after `is`: no name
+        (
+            "define f(): bool = x is ]",
+            "err 24..25 muster::syntax | expected a name or \"quoted name\", an operator or `=>` | the ruleset does not parse here",
+        ),
+        // after `rerolling`: no kind
+        (
+            "define f(): int = 2 d6 rerolling ]",
+            "err 33..34 muster::syntax | expected `misses`, `ones`, `hits` or `sixes` | the ruleset does not parse here",
+        ),
+        // a statement's start after an assignment
+        (
+            "procedure p() { x.y = 1 ] }",
+            "err 24..25 muster::syntax | expected `call`, `for`, `if`, `let`, `mark`, `note`, `outcome`, `require`, a name, an expression, an operator or `=>` | the ruleset does not parse here",
+        ),
+        // inside parentheses, after a value
+        (
+            "define f(): int = (x ]",
+            "err 21..22 muster::syntax | expected a name, an operator or `=>` | the ruleset does not parse here",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(outcome(parse_file(text, FileId(0))), want, "{text}");
+    }
+}

@@ -233,7 +233,9 @@ fn rule_name(r: &Rule) -> String {
         | Rule::mul_expr
         | Rule::dice_expr
         | Rule::unary
+        | Rule::unary_exact
         | Rule::postfix
+        | Rule::postfix_exact
         | Rule::if_expr
         | Rule::quant_expr
         | Rule::odds_expr
@@ -380,7 +382,17 @@ impl Builder {
     /// A node's span, without the whitespace pest may leave at its end.
     fn span(&self, p: &P) -> Span {
         let s = p.as_span();
-        let trimmed = s.as_str().trim_end().len();
+        let text = s.as_str();
+        // Most nodes end on an ASCII character that is no space: nothing
+        // to trim, and no need to decode the end backwards.
+        if text
+            .as_bytes()
+            .last()
+            .is_some_and(|&b| b.is_ascii() && !b.is_ascii_whitespace() && b != 0x0b)
+        {
+            return Span::new(self.file, s.start(), s.end());
+        }
+        let trimmed = text.trim_end().len();
         Span::new(
             self.file,
             s.start(),
@@ -1773,7 +1785,7 @@ impl Builder {
                     span,
                 )
             }
-            Rule::unary => {
+            Rule::unary | Rule::unary_exact => {
                 let mut it = p.into_inner();
                 let first = it.next().unwrap();
                 if first.as_rule() == Rule::neg {
@@ -1783,7 +1795,7 @@ impl Builder {
                     self.expr(first)
                 }
             }
-            Rule::postfix => self.postfix(p),
+            Rule::postfix | Rule::postfix_exact => self.postfix(p),
             Rule::if_expr => {
                 let mut it = p.into_inner();
                 let (c, dc) = self.sub(it.next().unwrap());
