@@ -64,9 +64,14 @@ procedure volley(s: unit, rung: int, flintlock: bool) outcomes { shot: fire, wou
 "#;
 
 fn build(numbers: &[(&str, i64)]) -> Build {
+    // A file of its own for each build: tests run in parallel, and one
+    // rewriting a shared file while another reads it gave the reader half
+    // a ruleset ("no procedure `volley`", now and then).
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("muster-rolls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("rolls-{}.muster", numbers.len()));
+    let path = dir.join(format!("rolls-{n}.muster"));
     std::fs::write(&path, RULES).unwrap();
     let numbers: Vec<(String, i64)> = numbers.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     match muster::build_with(&path, &numbers) {

@@ -54,8 +54,8 @@ const CODE: &str = "muster::scenario";
 /// The most units one entry's `count` may expand to.
 const MAX_COUNT: i64 = 1000;
 
-/// The most units a scenario may have ([`crate::run::world::MAX_UNITS`]).
-pub use crate::run::world::MAX_UNITS;
+// The most units a scenario may have is the world's limit.
+use crate::run::world::MAX_UNITS;
 
 /// The most terrain features a scenario may have, and the most points of
 /// one band's path: every move is checked against the terrain it passes.

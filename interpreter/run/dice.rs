@@ -376,7 +376,7 @@ pub fn pool_dist(
     result
 }
 
-pub use crate::compile::ir::MAX_POOL;
+use crate::compile::ir::MAX_POOL;
 
 /// What is wrong with a pool of `n` dice, if it has fewer than none or
 /// more than [`MAX_POOL`].

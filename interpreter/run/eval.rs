@@ -610,7 +610,7 @@ pub(crate) fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalErro
 }
 
 /// A pool of dice that cannot be rolled for its size (below none, over
-/// [`dice::MAX_POOL`]), at the rule that rolls it.
+/// [`crate::compile::ir::MAX_POOL`]), at the rule that rolls it.
 #[cold]
 pub(crate) fn pool_fault(msg: String, span: Span) -> EvalError {
     EvalError::Fault(Box::new(
@@ -1432,7 +1432,7 @@ impl<'r> Eval<'r> {
         dice: &mut dyn DiceSource,
     ) -> R<Value> {
         let d = &self.rs.dice[die as usize];
-        // A roll fails for its size (dice::MAX_POOL) or, scripted, for
+        // A roll fails for its size (ir::MAX_POOL) or, scripted, for
         // want of rolls: the help says which.
         let v = dice::roll_pool(d, reading, reroll, n, dice).map_err(|m| {
             let help = if dice::pool_too_big(n).is_some() {

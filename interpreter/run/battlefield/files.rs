@@ -31,11 +31,10 @@
 //! *marks* (three bits a file, what its fight left: a shove, a shatter).
 //! The `loop_*` functions work them.
 
+// The most files a formation holds is a language limit: the compiler
+// unrolls a file-by-file fight to it.
 use super::{Base, Pt, CONTACT, EPS};
-
-/// The most files a formation holds: a language limit, which the
-/// compiler unrolls a file-by-file fight to.
-pub use crate::compile::ir::MAX_FILES;
+use crate::compile::ir::MAX_FILES;
 /// The most bases one file holds.
 pub const MAX_RANKS: i64 = 7;
 /// The most a `mark` may be (three bits).
