@@ -17,6 +17,7 @@ pub mod dice;
 pub mod eval;
 pub mod field;
 pub mod hooks;
+pub mod nearness;
 pub mod odds;
 pub mod procedures;
 pub mod rolling;

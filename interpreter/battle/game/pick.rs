@@ -17,6 +17,7 @@ use crate::base::value::Value;
 use crate::compile::ir::{Bin, ChoiceDef, ChoiceKind, Ex, Id, Ruleset};
 use crate::front::diagnostic::Diag;
 use crate::run::field::Field;
+use crate::run::nearness::{self, Near};
 use std::sync::Arc;
 
 impl<'r> Game<'r> {
@@ -564,24 +565,27 @@ fn side_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<bool> {
 /// it names them `a` first, Some(true) when `b` first. On two units it is
 /// the table's measure and cannot fail to evaluate.
 fn contact_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<bool> {
-    use crate::compile::ir::Builtin as B;
-    let pair = |args: &[Ex]| match args {
-        [Ex::Local(p), Ex::Local(q)] => Some((*p, *q)),
+    let contact = |e: &Ex| match nearness::leaf(e) {
+        Some(Near {
+            a: Ex::Local(p),
+            b: Ex::Local(q),
+            reach: nearness::Reach::Contact,
+        }) => Some((*p, *q)),
         _ => None,
     };
     let (p, q) = match e {
-        Ex::Builtin(B::InContact, args) => pair(args)?,
         Ex::Fact(f, args) => {
             let fd = &rs.facts[*f as usize];
             let derived = fd.battle.as_ref()?;
-            let in_order =
-                matches!(&derived.body, Ex::Builtin(B::InContact, x) if pair(x) == Some((0, 1)));
-            if fd.hook.is_some() || !in_order {
+            if fd.hook.is_some() || contact(&derived.body) != Some((0, 1)) {
                 return None;
             }
-            pair(args)?
+            match &args[..] {
+                [Ex::Local(p), Ex::Local(q)] => (*p, *q),
+                _ => return None,
+            }
         }
-        _ => return None,
+        e => contact(e)?,
     };
     if (p, q) == (a, b) {
         Some(false)
@@ -682,45 +686,24 @@ pub(super) fn bound_test(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Bound> 
     None
 }
 
-/// Is `e` a part that holds only for bases within a distance of each
-/// other: `distance(p, q) <= limit` (or `<`) of two locals, or
-/// `reachable(p, q, limit, wheel)` (a charge reaches no further than its
-/// cost) whose wheel, worked out and taken as a length before the reach
-/// is, is surely a number ([`surely_a_number`])? Then (p, q, limit).
+/// Is `e` a [`nearness::leaf`] of two locals that bounds their distance
+/// by a limit this scan can work out first: `distance(p, q) <= limit` (or
+/// `<`), or `reachable(p, q, limit, wheel)` whose wheel, worked out and
+/// taken as a length before the reach is, is surely a number
+/// ([`nearness::surely_a_number`])? Then (p, q, limit). (Contact is
+/// settled by its own scan: [`contact_test`].)
 fn distance_within<'e>(rs: &Ruleset, e: &'e Ex) -> Option<(u16, u16, &'e Ex)> {
-    use crate::compile::ir::Builtin;
-    match e {
-        Ex::Bin(Bin::Le | Bin::Lt, x, limit) => match &**x {
-            Ex::Builtin(Builtin::Distance, xy) => match &xy[..] {
-                [Ex::Local(p), Ex::Local(q)] => Some((*p, *q, &**limit)),
-                _ => None,
-            },
-            _ => None,
-        },
-        Ex::Builtin(Builtin::Reachable, args) => match &args[..] {
-            [Ex::Local(p), Ex::Local(q), limit, wheel] if *p < 64 && *q < 64 => {
-                let units = 1u64 << p | 1u64 << q;
-                surely_a_number(rs, wheel, units).then_some((*p, *q, limit))
-            }
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Is `e` surely a number, never failing to be worked out (the units in
-/// the locals of `units`)? A number, or `if C then A else B` of such with
-/// a C that cannot fail ([`crate::run::eval::cannot_fail`]) and rolls no dice.
-fn surely_a_number(rs: &Ruleset, e: &Ex, units: u64) -> bool {
-    match e {
-        Ex::Const(v) => v.as_frac().is_some(),
-        Ex::If(c, a, b) => {
-            !crate::run::eval::rolls_dice(rs, c)
-                && crate::run::eval::cannot_fail(rs, c, units)
-                && surely_a_number(rs, a, units)
-                && surely_a_number(rs, b, units)
+    let near = nearness::leaf(e)?;
+    let (Ex::Local(p), Ex::Local(q)) = (near.a, near.b) else {
+        return None;
+    };
+    match near.reach {
+        nearness::Reach::Within(limit) => Some((*p, *q, limit)),
+        nearness::Reach::Charge { limit, wheel } if *p < 64 && *q < 64 => {
+            let units = 1u64 << p | 1u64 << q;
+            nearness::surely_a_number(rs, wheel, units).then_some((*p, *q, limit))
         }
-        _ => false,
+        _ => None,
     }
 }
 
