@@ -255,14 +255,16 @@ impl Build {
             .map_err(|d| capped(d, &self.sources))
     }
 
-    /// Give a run-time problem that has no place of its own the situation's
-    /// procedure line as its place.
+    /// Give a run-time problem the situation's procedure line as its
+    /// place, or, when it has a place of its own in the ruleset (the
+    /// statement or pool that failed), as a note.
     pub fn locate(&self, s: &situation::Situation, d: Diag) -> Diag {
-        if d.span.is_some() {
-            return d;
-        }
         let label = "while running this situation's procedure";
-        d.at(s.span, label)
+        match d.span {
+            Some(at) if at.file != s.span.file => d.note(s.span, label),
+            Some(_) => d,
+            None => d.at(s.span, label),
+        }
     }
 
     /// Specialise the situation's procedure to it.

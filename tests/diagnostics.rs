@@ -842,6 +842,106 @@ type = "Horse"
     insta::assert_snapshot!("runtime_division_by_zero", r);
 }
 
+/// A run-time fault is placed at the statement that failed, whichever
+/// way the odds are taken: the exact walk, the sampled bytecode, and a
+/// fault met before any die is rolled (while the procedure is specialised
+/// to the situation) all point at the same line of the ruleset, and name
+/// the situation's procedure line in the help.
+#[test]
+fn runtime_faults_are_placed_at_their_statement_exact_and_sampled() {
+    let text = ruleset!(
+        "fact lost(unit): int = 0
+procedure share(attacker: unit) outcomes { per_loss: int } {
+  let bonus = 1 d6
+  let per_die = (bonus + attacker.resolve) / lost(attacker)
+  outcome per_loss = per_die
+}
+"
+    );
+    let situation = r#"procedure = "share"
+[units.attacker]
+type = "Horse"
+"#;
+    let line_of = |b: &Build, d: &Diag| {
+        let at = d.span.expect("placed in the ruleset");
+        let src = b.sources.get(at.file);
+        assert_eq!(src.name, "divide.muster");
+        src.text[..at.start as usize].matches('\n').count() + 1
+    };
+    // The ruleset's fifth line: `let per_die = ...` (after the macro's eight).
+    let want = 8 + 4;
+    let mut b = build_ok("divide.muster", text);
+    let s = b.situation("bad.toml", situation).unwrap();
+    let exact = b.exact(&s).expect_err("a division by zero");
+    assert!(
+        exact.message.starts_with("division by zero"),
+        "{}",
+        exact.message
+    );
+    assert_eq!(line_of(&b, &exact), want);
+    assert_eq!(exact.label, "this failed while it was worked out");
+    assert_eq!(exact.notes.len(), 1, "the situation's line, as a note");
+    assert_eq!(b.sources.get(exact.notes[0].0.file).name, "bad.toml");
+    let sampled = b.sampled(&s, 100, 1).expect_err("a division by zero");
+    assert!(
+        sampled.message.starts_with("division by zero"),
+        "{}",
+        sampled.message
+    );
+    assert_eq!(line_of(&b, &sampled), want);
+    assert_eq!(sampled.label, exact.label);
+    // No die before it: the specialiser meets the fault itself.
+    let folded = text.replace("let bonus = 1 d6", "let bonus = 2");
+    let mut b = build_ok("divide.muster", &folded);
+    let s = b.situation("bad.toml", situation).unwrap();
+    let d = b.exact(&s).expect_err("a division by zero");
+    assert_eq!(
+        (d.message.as_str(), line_of(&b, &d)),
+        ("division by zero: 5 / 0", want)
+    );
+}
+
+/// In a battle, a fault of a procedure's statement is placed at that
+/// statement (not at the step that ran the procedure): TVBD's initiative
+/// roll, rewritten to divide by the number of units that are none.
+#[test]
+fn a_battle_s_fault_is_placed_at_its_statement() {
+    let tvbd = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/tillys_very_bad_day.muster"),
+    )
+    .unwrap();
+    let roll = "  outcome attacker_is = if roll_off(d6, d6) == 1 then first_army else second_army";
+    assert!(tvbd.contains(roll));
+    let broken = tvbd.replace(
+        roll,
+        "  let nobody = count u: false\n  outcome attacker_is = if 6 / nobody == 1 then first_army else second_army",
+    );
+    let dir = std::env::temp_dir().join(format!("muster-fault-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::write(dir.join("broken.muster"), broken).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_default.toml"),
+        dir.join("scenarios/tvbd_default.toml"),
+    )
+    .unwrap();
+    let out = crate::common::muster_in(
+        &dir,
+        &["battle", "broken.muster", "--seed", "1", "--color", "never"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("division by zero: 6 / 0 (game set-up)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("if 6 / nobody == 1"),
+        "the statement is shown: {err}"
+    );
+    assert!(err.contains("this failed while it was worked out"), "{err}");
+}
+
 // ================================================================ decisions
 
 #[test]

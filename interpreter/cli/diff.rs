@@ -337,7 +337,7 @@ struct Lines<'s> {
 impl<'s> Lines<'s> {
     fn of(sources: &'s Sources) -> Lines<'s> {
         let starts = (0..sources.len())
-            .map(|i| crate::run::hooks::line_starts(&sources.get(FileId(i as u32)).text))
+            .map(|i| crate::compile::scripts::line_starts(&sources.get(FileId(i as u32)).text))
             .collect();
         Lines { sources, starts }
     }

@@ -114,16 +114,16 @@ fn procedures(c: &Compiler) -> Vec<Node> {
                     n.calls.push((*p as usize, d));
                     args.iter().for_each(|a| walk(a, d + 1, &none, n));
                 }
-                St::If(e, a, b) => {
+                St::If(e, a, b, _) => {
                     walk(e, d + 1, &none, n);
                     block(a, d + 1, n);
                     block(b, d + 1, n);
                 }
-                St::For(_, _, e, a) => {
+                St::For(_, _, e, a, _) => {
                     walk(e, d + 1, &none, n);
                     block(a, d + 1, n)
                 }
-                St::Let(_, e) | St::Outcome(_, e) | St::Require(e, _, _) => {
+                St::Let(_, e, _) | St::Outcome(_, e, _) | St::Require(e, _, _) => {
                     walk(e, d + 1, &none, n)
                 }
                 St::AssignState { unit, value, .. } => {

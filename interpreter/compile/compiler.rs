@@ -915,11 +915,11 @@ impl Compiler {
             for st in body {
                 match st {
                     St::Note(f, _, _, span) => out.push((*f, *span)),
-                    St::If(_, a, b) => {
+                    St::If(_, a, b, _) => {
                         notes(a, out);
                         notes(b, out);
                     }
-                    St::For(_, _, _, a) => notes(a, out),
+                    St::For(_, _, _, a, _) => notes(a, out),
                     _ => {}
                 }
             }

@@ -61,7 +61,7 @@ pub struct Ruleset {
     pub default_scenario: Option<(String, Span)>,
     pub armies: Vec<ArmyDef>,
     pub graph: Option<PhaseGraph>,
-    /// Rules written as rhai scripts, compiled (see [`crate::run::hooks`]).
+    /// Rules written as rhai scripts, compiled (see [`crate::compile::scripts`]).
     pub hooks: Vec<HookDef>,
     /// Decks of cards (see [`crate::compile::decks`]).
     pub decks: Vec<crate::compile::decks::DeckDef>,
@@ -541,10 +541,13 @@ pub enum ArmyMatch {
 /// A statement of a procedure.
 #[derive(Clone, Debug)]
 pub enum St {
-    Let(u16, Ex),
-    Outcome(u16, Ex),
+    /// `let`: the slot, the value, and the value's place in the source
+    /// (where a run-time fault in it is reported; so for each span below).
+    Let(u16, Ex, Span),
+    Outcome(u16, Ex, Span),
     Require(Ex, String, Span),
-    If(Ex, Vec<St>, Vec<St>),
+    /// `if`: the condition, the blocks, the condition's place.
+    If(Ex, Vec<St>, Vec<St>, Span),
     AssignState {
         unit: Ex,
         state: Id,
@@ -564,9 +567,27 @@ pub enum St {
     Call(Id, Vec<Ex>, Span),
     /// `for`: over the sides (`true`) or units, the variable's slot, the
     /// condition, the block.
-    For(bool, u16, Ex, Vec<St>),
+    For(bool, u16, Ex, Vec<St>, Span),
     /// Note a fact in a battle (odds of one resolution ignore it).
     Note(Id, Vec<Ex>, Ex, Span),
+}
+
+impl St {
+    /// The statement's place in the source: where a run-time fault in it
+    /// is reported.
+    pub fn span(&self) -> Span {
+        match self {
+            St::Let(_, _, s)
+            | St::Outcome(_, _, s)
+            | St::Require(_, _, s)
+            | St::If(_, _, _, s)
+            | St::For(_, _, _, _, s)
+            | St::AssignState { span: s, .. }
+            | St::AssignSideState { span: s, .. }
+            | St::Call(_, _, s)
+            | St::Note(_, _, _, s) => *s,
+        }
+    }
 }
 
 /// What a pool of dice produces.
@@ -1090,8 +1111,8 @@ pub enum Point {
     Fact(Id),
 }
 
-/// A compiled hook: its script compiled by rhai (see
-/// [`crate::run::hooks`], which checks and runs it).
+/// A compiled hook: its script compiled by rhai and checked
+/// ([`crate::compile::scripts`]), run by [`crate::run::hooks`].
 #[derive(Clone, Debug)]
 pub struct HookDef {
     pub name: String,

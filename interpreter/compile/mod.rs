@@ -4,11 +4,10 @@
 //! ([`tables`]), modifiers ([`modifiers`], where they are also applied),
 //! rolls ([`rolls`]), decisions and policies ([`decisions`]), the phase
 //! graph ([`phase_graph`]), decks and hands ([`decks`], [`hands`]), and the
-//! call graph's checks ([`call_graph`]).
+//! call graph's checks ([`call_graph`]), and hook scripts, checked against
+//! the script API's names ([`scripts`]).
 //!
-//! Uses [`crate::base`] and [`crate::front`]; the run stage for what the
-//! compiler folds or checks by evaluating (see `tests/layers.rs` for the
-//! uses still pointing forward).
+//! Uses [`crate::base`] and [`crate::front`] only (`tests/layers.rs`).
 
 pub mod call_graph;
 pub mod chance;
@@ -20,4 +19,5 @@ pub mod ir;
 pub mod modifiers;
 pub mod phase_graph;
 pub mod rolls;
+pub mod scripts;
 pub mod tables;

@@ -74,6 +74,15 @@ impl Diag {
         self.notes.push((span, label.into()));
         self
     }
+    /// Place a diagnostic that has no place yet at `span`; one that has
+    /// keeps its own (the innermost place that knew is the one shown: a
+    /// run-time fault at the pool or statement that failed).
+    pub fn or_at(self, span: Span, label: impl Into<String>) -> Self {
+        match self.span {
+            Some(_) => self,
+            None => self.at(span, label),
+        }
+    }
 
     /// Attach the source text so that miette can render the diagnostic.
     pub fn report(&self, sources: &Sources) -> Rendered {

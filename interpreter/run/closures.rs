@@ -1023,13 +1023,13 @@ impl Lower<'_> {
 fn statement_exprs<'a>(body: &'a [St], out: &mut Vec<&'a Ex>) {
     for st in body {
         match st {
-            St::Let(_, e) | St::Outcome(_, e) | St::Require(e, ..) => out.push(e),
-            St::If(c, a, b) => {
+            St::Let(_, e, _) | St::Outcome(_, e, _) | St::Require(e, ..) => out.push(e),
+            St::If(c, a, b, _) => {
                 out.push(c);
                 statement_exprs(a, out);
                 statement_exprs(b, out);
             }
-            St::For(_, _, c, b) => {
+            St::For(_, _, c, b, _) => {
                 out.push(c);
                 statement_exprs(b, out);
             }

@@ -509,8 +509,8 @@ impl Reads {
     fn statements(&mut self, rs: &Ruleset, body: &[St]) {
         for s in body {
             match s {
-                St::Let(_, e) | St::Outcome(_, e) | St::Require(e, _, _) => self.walk(rs, e),
-                St::If(c, a, b) => {
+                St::Let(_, e, _) | St::Outcome(_, e, _) | St::Require(e, _, _) => self.walk(rs, e),
+                St::If(c, a, b, _) => {
                     self.walk(rs, c);
                     self.statements(rs, a);
                     self.statements(rs, b);
@@ -533,7 +533,7 @@ impl Reads {
                     args.iter().for_each(|a| self.walk(rs, a));
                     self.procedure(rs, *q);
                 }
-                St::For(_, _, c, b) => {
+                St::For(_, _, c, b, _) => {
                     self.field = true;
                     self.walk(rs, c);
                     self.statements(rs, b);

@@ -71,6 +71,9 @@ impl Op {
 #[derive(Clone, Debug)]
 pub struct Program {
     pub ops: Vec<Op>,
+    /// Each op's statement in the source: where a run-time fault in it is
+    /// reported ([`Program::locate`]).
+    spans: Vec<Span>,
     /// Does this op's expression roll dice?
     random: Vec<bool>,
     pub frame: Vec<Value>,
@@ -128,6 +131,10 @@ struct Spec<'r> {
     known: Vec<Option<Value>>,
     dirty: Dirty,
     ops: Vec<Op>,
+    /// Each op's statement ([`Program::spans`]), and the statement being
+    /// specialised.
+    spans: Vec<Span>,
+    at: Span,
     outcomes: Vec<OutcomeDef>,
     /// The call being specialised, for messages: `melee(attacker, defender)`.
     context: String,
@@ -151,15 +158,15 @@ struct Spec<'r> {
 fn assigned(body: &[St], base: u16, out: &mut Vec<u16>) {
     for s in body {
         match s {
-            St::Let(slot, _) | St::For(_, slot, _, _) => out.push(slot + base),
+            St::Let(slot, _, _) | St::For(_, slot, _, _, _) => out.push(slot + base),
             _ => {}
         }
         match s {
-            St::If(_, a, b) => {
+            St::If(_, a, b, _) => {
                 assigned(a, base, out);
                 assigned(b, base, out);
             }
-            St::For(_, _, _, a) => assigned(a, base, out),
+            St::For(_, _, _, a, _) => assigned(a, base, out),
             _ => {}
         }
     }
@@ -393,6 +400,12 @@ impl Spec<'_> {
         simplify(folded)
     }
 
+    /// Add an op, made from the statement being specialised.
+    fn push(&mut self, op: Op) {
+        self.ops.push(op);
+        self.spans.push(self.at);
+    }
+
     fn slot(&mut self, n: usize) -> u16 {
         let base = self.known.len();
         self.known.resize(base + n, None);
@@ -419,28 +432,29 @@ impl Spec<'_> {
         };
         for (k, s) in body[..stop].iter().enumerate() {
             let tail = tail || k + 1 < stop;
+            self.at = s.span();
             match s {
-                St::Let(slot, e) => {
+                St::Let(slot, e, _) => {
                     let e = self.fold(&relocate(e, base));
                     let slot = slot + base;
                     match e {
                         Ex::Const(v) if self.escaping.contains(&slot) => {
                             self.known[slot as usize] = Some(v);
-                            self.ops.push(Op::Let(slot, Ex::Const(v)));
+                            self.push(Op::Let(slot, Ex::Const(v)));
                         }
                         Ex::Const(v) => self.known[slot as usize] = Some(v),
                         e => {
                             // (A `for` runs a block again: forget the last round's value.)
                             self.known[slot as usize] = None;
-                            self.ops.push(Op::Let(slot, e))
+                            self.push(Op::Let(slot, e))
                         }
                     }
                     self.bound[slot as usize] = true;
                 }
-                St::Outcome(i, e) => {
+                St::Outcome(i, e, _) => {
                     let e = self.fold(&relocate(e, base));
                     if let Some(Some(o)) = outcome_map.get(*i as usize) {
-                        self.ops.push(Op::Outcome(*o, e));
+                        self.push(Op::Outcome(*o, e));
                     }
                 }
                 St::Require(e, msg, span) => {
@@ -453,10 +467,10 @@ impl Spec<'_> {
                                 *span,
                             ))
                         }
-                        e => self.ops.push(Op::Require(e, msg.clone(), *span)),
+                        e => self.push(Op::Require(e, msg.clone(), *span)),
                     }
                 }
-                St::If(c, a, b) => {
+                St::If(c, a, b, _) => {
                     let c = self.fold(&relocate(c, base));
                     match c {
                         Ex::Const(v) => {
@@ -477,14 +491,14 @@ impl Spec<'_> {
                                 }
                                 self.escaping.push(s);
                                 if let Some(v) = self.known[s as usize].take() {
-                                    self.ops.push(Op::Let(s, Ex::Const(v)));
+                                    self.push(Op::Let(s, Ex::Const(v)));
                                 }
                             }
                             let jump_if_not = self.ops.len();
-                            self.ops.push(Op::JumpIfNot(c, 0));
+                            self.push(Op::JumpIfNot(c, 0));
                             self.block(a, base, outcome_map, tail)?;
                             let jump = self.ops.len();
-                            self.ops.push(Op::Jump(0));
+                            self.push(Op::Jump(0));
                             let else_at = self.ops.len();
                             for &s in &changed {
                                 self.known[s as usize] = None;
@@ -526,7 +540,7 @@ impl Spec<'_> {
                     } else {
                         self.dirty.states[*state as usize] = true;
                     }
-                    self.ops.push(Op::Assign {
+                    self.push(Op::Assign {
                         side: is_side,
                         target,
                         state: *state,
@@ -543,13 +557,13 @@ impl Spec<'_> {
                         self.bound[cb as usize + i] = true;
                         match a {
                             Ex::Const(v) => self.known[cb as usize + i] = Some(v),
-                            a => self.ops.push(Op::Let(cb + i as u16, a)),
+                            a => self.push(Op::Let(cb + i as u16, a)),
                         }
                     }
                     let map = self.callee_map(*p);
                     self.procedure(*p, cb, &map, tail)?;
                 }
-                St::For(sides, slot, c, body) => {
+                St::For(sides, slot, c, body, at) => {
                     // Unrolled: the units (sides) are the situation's.
                     let n = if *sides {
                         self.world.side_names.len()
@@ -564,7 +578,7 @@ impl Spec<'_> {
                         } else {
                             Value::Unit(i as u16)
                         });
-                        let body = [St::If(c.clone(), body.clone(), Vec::new())];
+                        let body = [St::If(c.clone(), body.clone(), Vec::new(), *at)];
                         self.block(&body, base, outcome_map, true)?;
                     }
                     self.known[slot] = None;
@@ -603,12 +617,12 @@ impl Spec<'_> {
             return true;
         };
         match s {
-            St::Outcome(i, _) => {
+            St::Outcome(i, _, _) => {
                 matches!(map.get(*i as usize), Some(Some(o)) if wanted[*o as usize])
             }
             St::Require(..) => true,
-            St::If(_, a, b) => a.iter().chain(b).any(|s| self.matters(s, map, depth)),
-            St::For(_, _, _, body) => body.iter().any(|s| self.matters(s, map, depth)),
+            St::If(_, a, b, _) => a.iter().chain(b).any(|s| self.matters(s, map, depth)),
+            St::For(_, _, _, body, _) => body.iter().any(|s| self.matters(s, map, depth)),
             St::Call(p, _, _) => {
                 let callee = &self.ev.rs.procedures[*p as usize];
                 let h = &callee.hooks;
@@ -637,7 +651,7 @@ impl Spec<'_> {
                 .iter()
                 .map(|s| spec.fold(&Ex::Local(base + s)))
                 .collect();
-            spec.ops.push(Op::Hook {
+            spec.push(Op::Hook {
                 hook: h,
                 proc: p,
                 vars,
@@ -713,6 +727,8 @@ pub(crate) fn specialise_wanting(
             side_states: vec![false; rs.side_states.len()],
         },
         ops: Vec::new(),
+        spans: Vec::new(),
+        at: p.span,
         outcomes: p.outcomes.clone(),
         escaping: Vec::new(),
         bound: vec![false; p.slots as usize],
@@ -737,6 +753,7 @@ pub(crate) fn specialise_wanting(
         .collect();
     Ok(Program {
         ops: spec.ops,
+        spans: spec.spans,
         random,
         frame,
         outcomes: spec.outcomes,
@@ -746,6 +763,15 @@ pub(crate) fn specialise_wanting(
 }
 
 impl Program {
+    /// Place a run-time fault of op `pc` that has no place of its own at
+    /// the op's statement.
+    pub fn locate(&self, pc: usize, d: Diag) -> Diag {
+        match self.spans.get(pc) {
+            Some(at) => d.or_at(*at, crate::run::procedures::FAULT_HERE),
+            None => d,
+        }
+    }
+
     /// Drop the work that no outcome in `wanted` depends on: a `let`, an
     /// outcome or a change of state whose value no later op that matters
     /// reads (by backward liveness over the ops, jumps followed). What is
@@ -1479,7 +1505,10 @@ pub fn exact_leaves(
     })];
     let mut branches = 0usize;
     let mut operations = 0u64;
-    let f = ExactError::Fault;
+    // The op being run: a fault with no place of its own is placed at its
+    // statement.
+    let now = std::cell::Cell::new(0usize);
+    let f = |d: Diag| ExactError::Fault(prog.locate(now.get(), d));
     while let Some(todo) = stack.pop() {
         branches += 1;
         if branches > MAX_BRANCHES {
@@ -1490,6 +1519,7 @@ pub fn exact_leaves(
             Todo::Hook { at, faces, p } => {
                 let (r, ops) = run.hook_once(&at, &faces, p.clone());
                 operations += ops;
+                now.set(at.b.pc);
                 let Op::Hook { hook, .. } = &prog.ops[at.b.pc] else {
                     unreachable!("a hook is run at its op");
                 };
@@ -1528,6 +1558,7 @@ pub fn exact_leaves(
                 break;
             }
             let op = &prog.ops[b.pc];
+            now.set(b.pc);
             if let Op::Hook { vars, .. } = op {
                 let vals = run.hook_vars(&b, vars).map_err(f)?;
                 stack.push(Todo::Hook {

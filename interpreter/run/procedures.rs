@@ -177,11 +177,35 @@ fn block(
     log: &mut Vec<String>,
 ) -> Result<(), Diag> {
     for st in body {
+        statement(ev, w, proc, st, frame, map, outcomes, dice, log)
+            .map_err(|d| d.or_at(st.span(), FAULT_HERE))?;
+    }
+    Ok(())
+}
+
+/// How a run-time fault of a statement with no place of its own (a
+/// value that is `none`, a division by zero) labels the statement.
+pub(crate) const FAULT_HERE: &str = "this failed while it was worked out";
+
+/// Run one statement of a procedure ([`block`] places its faults).
+#[allow(clippy::too_many_arguments)]
+fn statement(
+    ev: &Eval,
+    w: &mut World,
+    proc: Id,
+    st: &St,
+    frame: &mut [Value],
+    map: &[Option<u16>],
+    outcomes: &mut [Value],
+    dice: &mut dyn DiceSource,
+    log: &mut Vec<String>,
+) -> Result<(), Diag> {
+    {
         match st {
-            St::Let(slot, e) => {
+            St::Let(slot, e, _) => {
                 frame[*slot as usize] = ev.run(Ctx::new(w), e, frame, dice).map_err(Diag::from)?;
             }
-            St::Outcome(i, e) => {
+            St::Outcome(i, e, _) => {
                 let v = ev.run(Ctx::new(w), e, frame, dice).map_err(Diag::from)?;
                 if let Some(Some(j)) = map.get(*i as usize) {
                     outcomes[*j as usize] = v;
@@ -201,7 +225,7 @@ fn block(
                     .help("the decision that led here offered an option the procedure does not allow; make the decision's `where` condition imply the procedure's requirements"));
                 }
             }
-            St::If(c, a, b) => {
+            St::If(c, a, b, _) => {
                 let branch = if ev
                     .run(Ctx::new(w), c, frame, dice)
                     .map_err(Diag::from)?
@@ -213,7 +237,7 @@ fn block(
                 };
                 block(ev, w, proc, branch, frame, map, outcomes, dice, log)?;
             }
-            St::For(sides, slot, c, body) => {
+            St::For(sides, slot, c, body, _) => {
                 let n = if *sides {
                     w.side_names.len()
                 } else {

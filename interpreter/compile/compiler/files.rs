@@ -83,37 +83,42 @@ impl Compiler {
             None => None,
         };
         let local = Ex::Local;
+        // The loop's bookkeeping is reported at the loop (a fault in it is
+        // the engine's).
+        let at = ff.span;
+        let let_ = |slot, e| St::Let(slot, e, at);
+        let if_ = |c, a, b| St::If(c, a, b, at);
         let mut out = vec![
-            St::Let(form, fe),
-            St::Let(set, int(0)),
-            St::Let(queue, int(0)),
-            St::Let(marks, int(0)),
+            let_(form, fe),
+            let_(set, int(0)),
+            let_(queue, int(0)),
+            let_(marks, int(0)),
         ];
         // The files that fight: those of the formation for which COND holds.
         let files = call(Builtin::Files, vec![local(form)]);
         for i in 1..=MAX_FILES as i64 {
             let add = call(Builtin::LoopAdd, vec![local(set), int(i), ce.clone()]);
-            out.push(St::If(
+            out.push(if_(
                 Ex::Bin(Bin::Le, Box::new(int(i)), Box::new(files.clone())),
-                vec![St::Let(f, int(i)), St::Let(set, add)],
+                vec![let_(f, int(i)), let_(set, add)],
                 Vec::new(),
             ));
         }
         if let Some(se) = start {
-            out.push(St::Let(
+            out.push(let_(
                 queue,
                 call(Builtin::LoopStart, vec![local(queue), local(set), se]),
             ));
         }
         // One round per file it may have: the next file, if one is left.
         for _ in 0..MAX_FILES {
-            out.push(St::Let(
+            out.push(let_(
                 f,
                 call(Builtin::LoopNext, vec![local(set), local(queue)]),
             ));
             let mut round = vec![
-                St::Let(set, call(Builtin::LoopTook, vec![local(set), local(f)])),
-                St::Let(
+                let_(set, call(Builtin::LoopTook, vec![local(set), local(f)])),
+                let_(
                     queue,
                     call(Builtin::LoopUnqueue, vec![local(queue), local(f)]),
                 ),
@@ -121,32 +126,32 @@ impl Compiler {
             if let Some((l, r)) = beside {
                 for (slot, step) in [(l, -1), (r, 1)] {
                     let j = Ex::Bin(Bin::Add, Box::new(local(f)), Box::new(int(step)));
-                    round.push(St::Let(
+                    round.push(let_(
                         slot,
                         call(Builtin::LoopMarkOf, vec![local(marks), local(set), j]),
                     ));
                 }
             }
-            round.push(St::Let(mark, int(0)));
+            round.push(let_(mark, int(0)));
             round.extend(body.iter().cloned());
-            round.push(St::Let(
+            round.push(let_(
                 marks,
                 call(Builtin::LoopMark, vec![local(marks), local(f), local(mark)]),
             ));
-            round.push(St::Let(
+            round.push(let_(
                 queue,
                 call(
                     Builtin::LoopAfter,
                     vec![local(queue), local(set), local(f), local(mark)],
                 ),
             ));
-            out.push(St::If(
+            out.push(if_(
                 Ex::Bin(Bin::Gt, Box::new(local(f)), Box::new(int(0))),
                 round,
                 Vec::new(),
             ));
         }
-        Some(St::If(Ex::Const(Value::Bool(true)), out, Vec::new()))
+        Some(St::If(Ex::Const(Value::Bool(true)), out, Vec::new(), at))
     }
 
     /// Lower `mark N`: it writes the loop's hidden mark.
@@ -166,6 +171,6 @@ impl Compiler {
         };
         let (ex, ty) = self.expr(e, sc, None)?;
         self.expect(&ty, &Ty::Int, e.span, "a mark");
-        Some(St::Let(slot, ex))
+        Some(St::Let(slot, ex, e.span))
     }
 }

@@ -1,6 +1,6 @@
 //! Hooks: where each runs (before the bodies compile, so the outcomes a
 //! hook adds are its procedure's own), and its script compiled and
-//! checked against the script API ([`crate::run::hooks`]).
+//! checked against the script API ([`crate::compile::scripts`]).
 
 use super::*;
 
@@ -194,7 +194,7 @@ impl Compiler {
                 }
             };
             let outcomes = outcomes.to_vec();
-            let declared = crate::run::hooks::Declared {
+            let declared = crate::compile::scripts::Declared {
                 name: &h.name.text,
                 doc: h.doc.clone(),
                 point: point.clone(),
@@ -203,7 +203,7 @@ impl Compiler {
                 text,
                 span: *span,
             };
-            match crate::run::hooks::compile(&self.rs, declared) {
+            match crate::compile::scripts::compile(&self.rs, declared) {
                 Ok(def) => {
                     let id = self.rs.hooks.len() as Id;
                     match point {

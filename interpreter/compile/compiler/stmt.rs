@@ -49,7 +49,7 @@ impl Compiler {
                     return None;
                 }
                 let slot = sc.bind(&n.text, ty);
-                Some(St::Let(slot, ex))
+                Some(St::Let(slot, ex, e.span))
             }
             Stmt::Outcome(n, e) => {
                 let Some(i) = outcomes.iter().position(|o| o.name == n.text) else {
@@ -77,7 +77,7 @@ impl Compiler {
                 let want = outcomes[i].ty.clone();
                 let (ex, ty) = self.expr(e, sc, Some(&want))?;
                 self.expect(&ty, &want, e.span, &format!("outcome `{}`", n.text));
-                Some(St::Outcome(i as u16, ex))
+                Some(St::Outcome(i as u16, ex, e.span))
             }
             Stmt::Require(e, msg, span) => {
                 let (ex, ty) = self.expr(e, sc, None)?;
@@ -89,7 +89,7 @@ impl Compiler {
                 self.expect(&ct, &Ty::Bool, c.span, "the condition of `if`");
                 let a = self.block(a, sc, outcomes);
                 let b = self.block(b, sc, outcomes);
-                Some(St::If(ce, a, b))
+                Some(St::If(ce, a, b, c.span))
             }
             Stmt::ForFile(ff) => self.for_file(ff, sc, outcomes),
             Stmt::Mark(e, span) => self.mark(e, *span, sc),
@@ -128,7 +128,7 @@ impl Compiler {
                 sc.reset(m);
                 let (ce, ct) = r?;
                 self.expect(&ct, &Ty::Bool, c.span, "the condition of `for`");
-                Some(St::For(sides, slot, ce, body))
+                Some(St::For(sides, slot, ce, body, c.span))
             }
             Stmt::Assign(target, op, v, span) => {
                 let ExprKind::Field(x, f) = &target.kind else {

@@ -134,6 +134,9 @@ pub struct Code {
     /// Initial registers: the program's frame, then constants, then temporaries.
     init: Vec<Value>,
     messages: Vec<(String, Span)>,
+    /// Where each of the program's ops starts among the instructions (a
+    /// fault is placed at its op's statement).
+    starts: Vec<usize>,
     /// Each outcome's value when a path of play never sets it.
     defaults: Vec<Value>,
     nstates: usize,
@@ -472,6 +475,7 @@ pub fn compile(rs: &Ruleset, prog: &Program) -> Code {
         instrs: b.instrs,
         init: b.init,
         messages: b.messages,
+        starts,
         defaults: prog
             .outcomes
             .iter()
@@ -515,12 +519,36 @@ impl Code {
         dice: &mut D,
         out: &mut [Value],
     ) -> Result<(), Diag> {
+        let mut at = 0usize;
+        self.run_at(rs, prog, regs, state, side_state, dice, out, &mut at)
+            .map_err(|d| {
+                // The op whose instructions hold `at` (ops that made none
+                // come before the one that did).
+                let op = self.starts.partition_point(|s| *s <= at).saturating_sub(1);
+                prog.locate(op, d)
+            })
+    }
+
+    /// [`Code::run`], keeping in `at` the instruction being run.
+    #[allow(clippy::too_many_arguments)]
+    fn run_at<D: DiceSource>(
+        &self,
+        rs: &Ruleset,
+        prog: &Program,
+        regs: &mut [Value],
+        state: &mut [Value],
+        side_state: &mut [Value],
+        dice: &mut D,
+        out: &mut [Value],
+        at: &mut usize,
+    ) -> Result<(), Diag> {
         // No reset of the registers: every register a run reads is either
         // preloaded (frame, constants) or written earlier in the same run.
         out.copy_from_slice(&self.defaults);
         let mut pc = 0usize;
         let n = self.instrs.len();
         while pc < n {
+            *at = pc;
             match &self.instrs[pc] {
                 I::Move { dst, src } => regs[*dst as usize] = regs[*src as usize],
                 I::LoadState { dst, idx } => regs[*dst as usize] = state[*idx as usize],

@@ -2,7 +2,8 @@
 //! engine. Each reaches the running call's [`Env`] through [`with_env`].
 
 use super::*;
-use crate::compile::ir::{DieDef, Ex, Id, ModOp, Ruleset, Ty};
+use crate::compile::ir::{DieDef, Ex, ModOp, Ruleset, Ty};
+use crate::compile::scripts::RuleRef;
 use rhai::{Array, Dynamic, Engine, EvalAltResult};
 
 /// Evaluate a compiled expression in the current call.
@@ -62,33 +63,6 @@ fn fact(name: &str, args: &[Dynamic]) -> Res<Dynamic> {
         let args = args.into_iter().map(Ex::Const).collect();
         eval_in(env, &Ex::Fact(f, args))
     })
-}
-
-/// What `rule(name, ...)` names: a define, a table or a quantity.
-#[derive(Clone, Copy)]
-pub(super) enum RuleRef {
-    Define(Id),
-    Table(Id),
-    Quantity(Id),
-}
-
-impl RuleRef {
-    pub(super) fn named(rs: &Ruleset, name: &str) -> Option<RuleRef> {
-        let at = |v: Option<usize>| v.map(|i| i as Id);
-        at(rs.defines.iter().position(|d| d.name == name))
-            .map(RuleRef::Define)
-            .or_else(|| at(rs.tables.iter().position(|d| d.name == name)).map(RuleRef::Table))
-            .or_else(|| {
-                at(rs.quantities.iter().position(|d| d.func.name == name)).map(RuleRef::Quantity)
-            })
-    }
-    pub(super) fn params(self, rs: &Ruleset) -> &[(String, Ty)] {
-        match self {
-            RuleRef::Define(i) => &rs.defines[i as usize].params,
-            RuleRef::Table(i) => &rs.tables[i as usize].params,
-            RuleRef::Quantity(i) => &rs.quantities[i as usize].func.params,
-        }
-    }
 }
 
 /// `rule(name, args...)`: a define, a table, or a quantity with its modifiers.
@@ -304,48 +278,6 @@ fn call_procedure(env: &mut Env, name: &str, args: &[Dynamic]) -> Res<rhai::Map>
     }
     Ok(m)
 }
-
-/// The names of the API's functions (a script may call these, the stdlib
-/// helpers, its own functions and rhai's standard ones).
-pub const API: &[&str] = &[
-    "fact",
-    "rule",
-    "state",
-    "side_state",
-    "stat",
-    "option",
-    "is_a",
-    "type_of_unit",
-    "quality_of",
-    "side",
-    "name",
-    "units",
-    "friends",
-    "enemies",
-    "roll",
-    "set_state",
-    "add_state",
-    "set_side_state",
-    "add_side_state",
-    "note",
-    "outcome",
-    "set_outcome",
-    "fall_back",
-    "perform",
-    "log",
-];
-
-/// API functions that change the game (a fact hook may not call them).
-pub(super) const EFFECTS: &[&str] = &[
-    "set_state",
-    "add_state",
-    "set_side_state",
-    "add_side_state",
-    "note",
-    "set_outcome",
-    "fall_back",
-    "perform",
-];
 
 pub(super) fn register(e: &mut Engine) {
     e.register_type_with_name::<UnitRef>("Unit")

@@ -16,8 +16,9 @@
 //! Here: the hook points, the per-call environment, values crossing between
 //! the language and scripts, the engine, and running a hook (with what
 //! the calls nested on one thread share: their chain, their operations,
-//! and why they must stop); `api` holds the functions scripts call, `check`
-//! compiles a script and checks its calls.
+//! and why they must stop); `api` holds the functions scripts call. A
+//! script is compiled, and its calls checked against the API's names, by
+//! the compiler ([`crate::compile::scripts`]); here the API has its bodies.
 
 use crate::base::value::Value;
 use crate::compile::ir::{DieDef, HookDef, Id, OutcomeDef, Point, Ruleset, Ty};
@@ -26,16 +27,16 @@ use crate::front::syntax::Span;
 use crate::run::dice::DiceSource;
 use crate::run::eval::{Ctx, Eval, EvalError, NoDice};
 use crate::run::world::World;
-use rhai::{Dynamic, Engine, EvalAltResult, Position, Scope, AST};
+use rhai::{Dynamic, Engine, EvalAltResult, Position, Scope};
 use std::cell::{Cell, RefCell};
 
 mod api;
-mod check;
 
-pub use api::API;
-use api::{register, RuleRef, EFFECTS};
-pub use check::{compile, Declared};
-use std::sync::{Arc, OnceLock};
+use crate::compile::scripts::{
+    span_at, MAX_ARRAY, MAX_EXPR_DEPTH, MAX_FUNCTION_EXPR_DEPTH, MAX_MAP, MAX_STRING,
+};
+use api::register;
+use std::sync::OnceLock;
 
 /// The most operations one hook call may take, counting those of every hook
 /// it runs through `perform` and `fact` (an endless loop, or performs that
@@ -58,11 +59,6 @@ pub const MAX_CALL_LEVELS: usize = 32;
 /// it); a call with less left runs on a new segment of [`STACK_SEGMENT`].
 const STACK_RED_ZONE: usize = 1 << 20;
 const STACK_SEGMENT: usize = 2 << 20;
-/// The longest string and the largest array or map a script may build.
-pub const MAX_STRING: usize = 4_096;
-pub const MAX_ARRAY: usize = 1_024;
-pub const MAX_MAP: usize = 256;
-
 /// A unit, as a script sees it (compare with `==`, print with `name(u)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UnitRef(pub u16);
@@ -334,28 +330,6 @@ fn eval_err(e: EvalError) -> Box<EvalAltResult> {
     }
 }
 
-pub(crate) fn line_starts(text: &str) -> Vec<u32> {
-    std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1))
-        .collect()
-}
-
-/// The span of a script position (its whole line from the column on).
-pub(crate) fn span_at(span: Span, lines: &[u32], text_len: u32, pos: Position) -> Span {
-    let Some(line) = pos.line() else {
-        return span;
-    };
-    let start = lines.get(line - 1).copied().unwrap_or(0);
-    let end = lines.get(line).map(|e| e - 1).unwrap_or(text_len);
-    let col = pos.position().unwrap_or(1).saturating_sub(1) as u32;
-    let from = (start + col).min(end);
-    Span {
-        file: span.file,
-        start: span.start + from,
-        end: span.start + end.max(from),
-    }
-}
-
 /// The one engine every hook runs on.
 fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -366,7 +340,7 @@ fn engine() -> &'static Engine {
             .set_max_string_size(MAX_STRING)
             .set_max_array_size(MAX_ARRAY)
             .set_max_map_size(MAX_MAP)
-            .set_max_expr_depths(64, 32)
+            .set_max_expr_depths(MAX_EXPR_DEPTH, MAX_FUNCTION_EXPR_DEPTH)
             .set_strict_variables(true);
         e.on_progress(progress);
         e.disable_symbol("eval");
@@ -379,17 +353,6 @@ fn engine() -> &'static Engine {
         e.on_debug(|_, _, _| {});
         register(&mut e);
         e
-    })
-}
-
-/// The stdlib helpers, compiled once.
-fn helpers() -> &'static AST {
-    static HELPERS: OnceLock<AST> = OnceLock::new();
-    HELPERS.get_or_init(|| {
-        let (_, text) = crate::front::load::STDLIB_SCRIPTS[0];
-        engine()
-            .compile(text)
-            .expect("stdlib/hooks.rhai compiles (tested)")
     })
 }
 
@@ -718,5 +681,42 @@ impl DiceSource for Prefix<'_> {
                 Err("a die beyond those given".into())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compile::scripts::{engine_functions, API, EFFECTS};
+    use std::collections::BTreeSet;
+
+    /// Scripts are checked by the compiler against the API's names
+    /// ([`crate::compile::scripts`]) and run here on the engine that has
+    /// its bodies: the two agree. Every name the running engine knows is
+    /// one the checker knows (rhai's own, or the API's), and every API
+    /// name, the effects among them, is registered with a body.
+    #[test]
+    fn the_running_engine_has_exactly_the_names_the_checker_knows() {
+        let running: BTreeSet<String> = super::engine()
+            .gen_fn_signatures(true)
+            .iter()
+            .filter_map(|sig| sig.split_once('(').map(|(name, _)| name.to_string()))
+            .collect();
+        let known = engine_functions();
+        let unknown: Vec<&String> = running.iter().filter(|n| !known.contains(*n)).collect();
+        assert!(
+            unknown.is_empty(),
+            "registered but not checked: {unknown:?}"
+        );
+        let missing: Vec<&&str> = API.iter().filter(|a| !running.contains(**a)).collect();
+        assert!(
+            missing.is_empty(),
+            "checked but never registered: {missing:?}"
+        );
+        assert!(EFFECTS.iter().all(|e| API.contains(e)));
+        // A name the checker knows only from the API really is the API's
+        // (rhai alone has no `perform`), so a script calling it runs the
+        // registered body.
+        assert!(!crate::compile::scripts::rhai_has("perform"));
+        assert!(crate::compile::scripts::rhai_has("len"));
     }
 }

@@ -1,9 +1,150 @@
-//! Compiling a hook: its script with strict variables, then every call it
-//! makes checked against the ruleset (names, arity, what a fact hook may do).
+//! Hook scripts, compiled: each script parsed (strict variables, the
+//! sandbox's limits on literals and nesting) and every call it makes
+//! checked against the ruleset and against the script API's names (what
+//! a call may name, how many arguments it takes, which calls change the
+//! game and so are barred from a fact's hook).
+//!
+//! The API's bodies, which act on a running world, are the run stage's
+//! ([`crate::run::hooks`]); here are only its names, so compiling a
+//! ruleset needs nothing of the run stage. A test there checks that the
+//! engine that runs scripts has exactly these names.
 
-use super::*;
-use crate::compile::ir::{OutcomeDef, Ruleset};
-use rhai::{Dynamic, Position, Scope};
+use crate::compile::ir::{HookDef, Id, OutcomeDef, Point, Ruleset, Ty};
+use crate::front::diagnostic::Diag;
+use crate::front::syntax::Span;
+use rhai::{Dynamic, Engine, Position, Scope, AST};
+use std::sync::{Arc, OnceLock};
+
+/// The longest string and the largest array or map a script may build.
+pub const MAX_STRING: usize = 4_096;
+pub const MAX_ARRAY: usize = 1_024;
+pub const MAX_MAP: usize = 256;
+
+/// The engine scripts are parsed by: rhai's standard packages, with the
+/// limits the sandbox sets on what a script's text may hold (the running
+/// engine sets the same, and its own limits of operations and calls).
+fn parser() -> &'static Engine {
+    static PARSER: OnceLock<Engine> = OnceLock::new();
+    PARSER.get_or_init(|| {
+        let mut e = Engine::new();
+        e.set_max_string_size(MAX_STRING)
+            .set_max_array_size(MAX_ARRAY)
+            .set_max_map_size(MAX_MAP)
+            .set_max_expr_depths(MAX_EXPR_DEPTH, MAX_FUNCTION_EXPR_DEPTH)
+            .set_strict_variables(true);
+        e.disable_symbol("eval");
+        e
+    })
+}
+
+/// The deepest nesting of a script's expressions, at the top level and
+/// in its functions.
+pub const MAX_EXPR_DEPTH: usize = 64;
+pub const MAX_FUNCTION_EXPR_DEPTH: usize = 32;
+
+/// The names of the API's functions (a script may call these, the stdlib
+/// helpers, its own functions and rhai's standard ones).
+pub const API: &[&str] = &[
+    "fact",
+    "rule",
+    "state",
+    "side_state",
+    "stat",
+    "option",
+    "is_a",
+    "type_of_unit",
+    "quality_of",
+    "side",
+    "name",
+    "units",
+    "friends",
+    "enemies",
+    "roll",
+    "set_state",
+    "add_state",
+    "set_side_state",
+    "add_side_state",
+    "note",
+    "outcome",
+    "set_outcome",
+    "fall_back",
+    "perform",
+    "log",
+];
+
+/// API functions that change the game (a fact hook may not call them).
+pub const EFFECTS: &[&str] = &[
+    "set_state",
+    "add_state",
+    "set_side_state",
+    "add_side_state",
+    "note",
+    "set_outcome",
+    "fall_back",
+    "perform",
+];
+
+/// What `rule(name, ...)` names: a define, a table or a quantity.
+#[derive(Clone, Copy)]
+pub enum RuleRef {
+    Define(Id),
+    Table(Id),
+    Quantity(Id),
+}
+
+impl RuleRef {
+    pub fn named(rs: &Ruleset, name: &str) -> Option<RuleRef> {
+        let at = |v: Option<usize>| v.map(|i| i as Id);
+        at(rs.defines.iter().position(|d| d.name == name))
+            .map(RuleRef::Define)
+            .or_else(|| at(rs.tables.iter().position(|d| d.name == name)).map(RuleRef::Table))
+            .or_else(|| {
+                at(rs.quantities.iter().position(|d| d.func.name == name)).map(RuleRef::Quantity)
+            })
+    }
+    pub fn params(self, rs: &Ruleset) -> &[(String, Ty)] {
+        match self {
+            RuleRef::Define(i) => &rs.defines[i as usize].params,
+            RuleRef::Table(i) => &rs.tables[i as usize].params,
+            RuleRef::Quantity(i) => &rs.quantities[i as usize].func.params,
+        }
+    }
+}
+
+/// The stdlib helpers (stdlib/hooks.rhai), compiled once: merged into
+/// every hook's script.
+pub fn helpers() -> &'static AST {
+    static HELPERS: OnceLock<AST> = OnceLock::new();
+    HELPERS.get_or_init(|| {
+        let (_, text) = crate::front::load::STDLIB_SCRIPTS[0];
+        parser()
+            .compile(text)
+            .expect("stdlib/hooks.rhai compiles (tested)")
+    })
+}
+
+/// Where each line of a script starts (byte offsets).
+pub fn line_starts(text: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1))
+        .collect()
+}
+
+/// The span of a script position (its whole line from the column on).
+pub fn span_at(span: Span, lines: &[u32], text_len: u32, pos: Position) -> Span {
+    let Some(line) = pos.line() else {
+        return span;
+    };
+    let start = lines.get(line - 1).copied().unwrap_or(0);
+    let end = lines.get(line).map(|e| e - 1).unwrap_or(text_len);
+    let col = pos.position().unwrap_or(1).saturating_sub(1) as u32;
+    let from = (start + col).min(end);
+    Span {
+        file: span.file,
+        start: span.start + from,
+        end: span.start + end.max(from),
+    }
+}
 
 /// What the compiler knows of a hook before its script is compiled.
 pub struct Declared<'a> {
@@ -27,7 +168,7 @@ pub fn compile(rs: &Ruleset, d: Declared) -> Result<HookDef, Diag> {
     for v in &d.vars {
         scope.push(v.as_str(), Dynamic::UNIT);
     }
-    let ast = engine().compile_with_scope(&scope, d.text).map_err(|e| {
+    let ast = parser().compile_with_scope(&scope, d.text).map_err(|e| {
         Diag::new(
             "muster::hook",
             format!("the script of hook `{}` does not compile: {}", d.name, e.0),
@@ -267,16 +408,27 @@ const KEYWORD_CALLS: &[&str] = &[
 /// The names of every function the hooks' engine has: the script API and
 /// rhai's standard packages (`len`, `abs`, `to_string`...), and the
 /// keywords rhai calls like functions.
-fn engine_functions() -> &'static std::collections::HashSet<String> {
+pub fn engine_functions() -> &'static std::collections::HashSet<String> {
     static NAMES: OnceLock<std::collections::HashSet<String>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        engine()
+        parser()
             .gen_fn_signatures(true)
             .iter()
             .filter_map(|sig| sig.split_once('(').map(|(name, _)| name.to_string()))
+            .chain(API.iter().map(|a| a.to_string()))
             .chain(KEYWORD_CALLS.iter().map(|k| k.to_string()))
             .collect()
     })
+}
+
+/// Does rhai itself (its standard packages, without the API) have a
+/// function of this name? (For the test that the running engine agrees.)
+#[cfg(test)]
+pub(crate) fn rhai_has(name: &str) -> bool {
+    parser()
+        .gen_fn_signatures(true)
+        .iter()
+        .any(|sig| sig.split_once('(').is_some_and(|(n, _)| n == name))
 }
 
 /// A call of a function the engine does not have (`roll_dice`): the
