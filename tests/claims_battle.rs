@@ -1379,3 +1379,96 @@ fn m14_a_tug_passes_through_a_friend_in_its_way() {
     }
     assert!(passed > 0 && refused > 0, "{passed} {refused}");
 }
+
+/// 8.SP5.3 (2-4) and §F1 Control Pursuit: the cuirassiers, one wound from
+/// breaking, break in the melee against the Pike & Shot (8 seeds in 9: two
+/// WHITE dice against two GREEN); the router flees straight back its move
+/// (5BW) and ends turned about, (10, 5.5) facing north -> (10, 0.5) facing
+/// south; the foot pursue it recklessly 2 moves of 3BW, straight ahead,
+/// and touch it 5BW on, (10, 6.5) -> (10, 1.5), unless Tilly plays F1
+/// cards (IV for formed foot), each cancelling a move: one leaves 3BW,
+/// short of the router, so the foot stay. Then the router leaves the
+/// table. The cautious player (claims_rout.toml) controls whenever his
+/// hand holds a IV, so the share of pursuits made is the chance that
+/// Tilly's 5 cards (4, and 1 as army commander) hold no IV of the pack's
+/// 6 in 60: C(54,5)/C(60,5) = 0.5791; with two IVs (0.0735) he pays
+/// twice. The default player (claims_files.toml, no fresh enemy within
+/// the pursuit) never controls: every pursuit goes home.
+#[test]
+fn f1_a_router_flees_and_its_victor_pursues_recklessly() {
+    let (mut broke, mut pursued, mut twice) = (0u32, 0u32, 0u32);
+    for (file, seeds) in [
+        ("claims_rout.toml", 0..600u64),
+        ("claims_files.toml", 0..40),
+    ] {
+        let cautious = file == "claims_rout.toml";
+        let scene = Scene::open(RULES, file, &[], 0.0);
+        for seed in seeds {
+            let mut g = dealt(&scene, seed);
+            let foot = scene.unit(&g, "foot");
+            scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
+            play(&mut g, "8.SP5.2 Melee");
+            play(&mut g, "8.SP5.3 End of phase");
+            if !scene.bool(&g, "cuirassiers", "broken") {
+                continue;
+            }
+            let start = base_of(&g, foot);
+            // The router's width is what its casualties left it.
+            let rx = base_of(&g, scene.unit(&g, "cuirassiers")).1;
+            play(&mut g, "8.SP5.3 Routers and pursuers");
+            let text = g.narrative();
+            let controls = runs(&g, "control_pursuit").len() as u32;
+            assert!(
+                text.contains(&format!(
+                    "cuirassiers falls back 5.0, turning about: ({rx:.1}, 5.5) facing 0 -> ({rx:.1}, 0.5) facing 180"
+                )),
+                "seed {seed}: {text}"
+            );
+            assert!(scene.bool(&g, "cuirassiers", "off_table"), "seed {seed}");
+            assert_eq!(
+                text.matches("Tilly pays IV (cards) for foot").count() as u32,
+                controls,
+                "seed {seed}: {text}"
+            );
+            let (_, x, y, facing) = base_of(&g, foot);
+            if controls == 0 {
+                if cautious {
+                    broke += 1;
+                    pursued += 1;
+                    assert!(text.contains("foot refused: Tilly holds no IV or better"));
+                }
+                assert_eq!(
+                    runs(&g, "pursued_recklessly").len(),
+                    1,
+                    "seed {seed}: {text}"
+                );
+                assert_eq!((x, facing), (10.0, 180.0), "seed {seed}");
+                assert!((y - 1.5).abs() < 1e-9, "seed {seed}: {y} {text}");
+                assert!(scene.int(&g, "foot", "pursuit_moves") == 0);
+            } else {
+                assert!(cautious, "seed {seed}: the default player controls: {text}");
+                broke += 1;
+                twice += (controls == 2) as u32;
+                assert!(controls <= 2);
+                assert!(
+                    runs(&g, "pursued_recklessly").is_empty(),
+                    "seed {seed}: {text}"
+                );
+                assert_eq!((x, y, facing), (start.1, start.2, start.3), "seed {seed}");
+            }
+        }
+    }
+    // About 8 in 9 of the 600 cautious seeds break the cuirassiers.
+    assert!(broke > 480 && broke < 580, "{broke}");
+    let share = |k: u32, p: f64| {
+        let n = broke as f64;
+        let sd = (p * (1.0 - p) / n).sqrt();
+        let got = k as f64 / n;
+        assert!(
+            (got - p).abs() < 4.0 * sd,
+            "{k} of {broke}: {got} against {p}"
+        );
+    };
+    share(pursued, 0.5791);
+    share(twice, 0.0735);
+}
