@@ -1472,3 +1472,110 @@ fn f1_a_router_flees_and_its_victor_pursues_recklessly() {
     share(pursued, 0.5791);
     share(twice, 0.0735);
 }
+
+/// §General Claims, G1, U1 and 8.SP4.2 on the table: Horn touches the
+/// cuirassiers' rear, so he is with them (`general_fighting`) and fights
+/// in their first file (+1 claim: 3 against the Pike & Shot's 3, GREEN
+/// each; the second file 2 against 3, WHITE against GREEN). The melee's
+/// outcomes follow the exact odds of `melee_files` with the table's facts
+/// and the general stated. A base lost on the first file (the foot's
+/// GREEN die showing a wound: 4 faces in 6) makes Horn test at the
+/// phase's KABs (G1): 1 wound and a YELLOW die, killed by a W2 (1 in 6).
+/// Killed, he commands no more (`commander` is none), the cuirassiers,
+/// within 3BW, test at once (U1), and 8.SP4.2 puts him back.
+#[test]
+fn g1_a_general_fights_in_the_first_file_is_killed_and_replaced() {
+    let mut scene = Scene::open(RULES, "claims_general.toml", &[], 0.0);
+    let situation = r#"
+procedure = "melee_files"
+facts = ["facing_file(cuirassiers, 1, foot) == 3", "facing_file(cuirassiers, 2, foot) == 2",
+  "general_fighting(cuirassiers) is general_in_file"]
+[args]
+a = "cuirassiers"
+d = "foot"
+[units.cuirassiers]
+type = "Cuirassiers"
+side = "near"
+[units.foot]
+type = "Pike & Shot"
+side = "far"
+"#;
+    let exact = scene.exact(situation);
+    let mut tally = Tally::new("cuirassiers with Horn against pike & shot");
+    let (seeds, mut g1, mut tests, mut killed) = (3000u64, 0u32, 0u32, 0u32);
+    for seed in 0..seeds {
+        let mut g = scene.start(seed, true);
+        if seed == 0 {
+            assert_eq!(
+                query(&mut scene, &g, "in_contact(Horn, cuirassiers)"),
+                "true"
+            );
+            assert_eq!(
+                query(&mut scene, &g, "general_fighting(cuirassiers)"),
+                "general_in_file"
+            );
+            assert_eq!(
+                query(&mut scene, &g, "general_fighting(foot)"),
+                "no_general"
+            );
+            assert_eq!(query(&mut scene, &g, "commander(cuirassiers)"), "Horn");
+        }
+        play(&mut g, "8.SP5.2 Melee");
+        let r = runs(&g, "fight");
+        assert_eq!(r.len(), 1, "seed {seed}");
+        let got: Vec<(&str, String)> = [
+            "wounds_on_defender",
+            "wounds_on_attacker",
+            "attacker_broken",
+            "attacker_shoved",
+            "defender_shoved",
+            "order",
+        ]
+        .iter()
+        .map(|o| (*o, r[0].outcome(o)))
+        .collect();
+        tally.add(&scene, seed, &exact, &got);
+        let due = query(
+            &mut scene,
+            &g,
+            "general_kab_trigger(Horn, base_lost_in_his_file)",
+        ) == "true";
+        g1 += due as u32;
+        if r[0].outcome("wounds_on_attacker") == "0" {
+            assert!(!due, "seed {seed}");
+        }
+        let broke = scene.bool(&g, "cuirassiers", "broken");
+        play(&mut g, "8.SP5.3 End of phase");
+        let t = runs(&g, "take_general_kab");
+        // G1, or G2 (the cuirassiers broke within 3BW of him).
+        assert_eq!(t.len(), (due || broke) as usize, "seed {seed}");
+        if t.is_empty() {
+            continue;
+        }
+        tests += 1;
+        let dead = t[0].outcome("killed") == "true";
+        assert_eq!(dead, t[0].outcome("kab_wounds") == "3", "seed {seed}");
+        assert_eq!(scene.bool(&g, "Horn", "dead"), dead);
+        if !dead {
+            continue;
+        }
+        killed += 1;
+        assert_eq!(query(&mut scene, &g, "commander(cuirassiers)"), "none");
+        if !broke {
+            let k = runs(&g, "take_kab");
+            assert_eq!(k.len(), 1, "seed {seed}: U1");
+            assert_eq!(k[0].args, ["cuirassiers", "immediate"]);
+        }
+        play(&mut g, "8.SP4.2 Replace dead professional generals");
+        assert!(!scene.bool(&g, "Horn", "dead"), "seed {seed}");
+        assert_eq!(query(&mut scene, &g, "commander(cuirassiers)"), "Horn");
+    }
+    assert!(tally.check() >= 8);
+    let share = |k: u32, n: u32, p: f64| {
+        let sd = (p * (1.0 - p) / n as f64).sqrt();
+        let got = k as f64 / n as f64;
+        assert!((got - p).abs() < 4.0 * sd, "{k} of {n}: {got} against {p}");
+    };
+    share(g1, seeds as u32, 4.0 / 6.0);
+    share(killed, tests, 1.0 / 6.0);
+}
