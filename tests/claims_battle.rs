@@ -444,23 +444,29 @@ side = "far"
         let r = runs(&g, "fight");
         assert_eq!(r.len(), 1, "seed {seed}");
         assert_eq!(r[0].args, ["brigade", "tercio"]);
-        let got: Vec<(&str, String)> = [
-            "wounds_on_defender",
-            "wounds_on_attacker",
-            "attacker_broken",
-            "attacker_shoved",
-            "defender_shoved",
-            "order",
-        ]
-        .iter()
-        .map(|o| (*o, r[0].outcome(o)))
-        .collect();
+        let got = melee_outcomes(&r[0]);
         tally.add(&scene, seed, &exact, &got);
         // Three files fought, one die a side each.
         assert_eq!(r[0].outcome("files_fought"), "3");
         assert_eq!(r[0].rolls.len(), 6, "seed {seed}");
     }
     assert!(tally.check() >= 8);
+}
+
+/// The outcomes of a melee's run (`fight`) that the exact odds of
+/// `melee_files` are compared on.
+fn melee_outcomes(r: &common::scene::Run) -> Vec<(&'static str, String)> {
+    [
+        "wounds_on_defender",
+        "wounds_on_attacker",
+        "attacker_broken",
+        "attacker_shoved",
+        "defender_shoved",
+        "order",
+    ]
+    .iter()
+    .map(|o| (*o, r.outcome(o)))
+    .collect()
 }
 
 /// An expression of the game's world, as `muster query` shows it.
@@ -1523,17 +1529,7 @@ side = "far"
         play(&mut g, "8.SP5.2 Melee");
         let r = runs(&g, "fight");
         assert_eq!(r.len(), 1, "seed {seed}");
-        let got: Vec<(&str, String)> = [
-            "wounds_on_defender",
-            "wounds_on_attacker",
-            "attacker_broken",
-            "attacker_shoved",
-            "defender_shoved",
-            "order",
-        ]
-        .iter()
-        .map(|o| (*o, r[0].outcome(o)))
-        .collect();
+        let got = melee_outcomes(&r[0]);
         tally.add(&scene, seed, &exact, &got);
         let due = query(
             &mut scene,
