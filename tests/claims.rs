@@ -474,7 +474,8 @@ fn a_kab_test() {
             Face::S | Face::W1 => 1,
             Face::W2 => 2,
         };
-        vec![("kab_wounds", 1 + w)]
+        // Reading: a general is killed by 3 wounds or more (a W2 face).
+        vec![("kab_wounds", 1 + w), ("killed", i64::from(w == 2))]
     });
     agrees(&o, &want);
 }

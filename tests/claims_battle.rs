@@ -444,23 +444,29 @@ side = "far"
         let r = runs(&g, "fight");
         assert_eq!(r.len(), 1, "seed {seed}");
         assert_eq!(r[0].args, ["brigade", "tercio"]);
-        let got: Vec<(&str, String)> = [
-            "wounds_on_defender",
-            "wounds_on_attacker",
-            "attacker_broken",
-            "attacker_shoved",
-            "defender_shoved",
-            "order",
-        ]
-        .iter()
-        .map(|o| (*o, r[0].outcome(o)))
-        .collect();
+        let got = melee_outcomes(&r[0]);
         tally.add(&scene, seed, &exact, &got);
         // Three files fought, one die a side each.
         assert_eq!(r[0].outcome("files_fought"), "3");
         assert_eq!(r[0].rolls.len(), 6, "seed {seed}");
     }
     assert!(tally.check() >= 8);
+}
+
+/// The outcomes of a melee's run (`fight`) that the exact odds of
+/// `melee_files` are compared on.
+fn melee_outcomes(r: &common::scene::Run) -> Vec<(&'static str, String)> {
+    [
+        "wounds_on_defender",
+        "wounds_on_attacker",
+        "attacker_broken",
+        "attacker_shoved",
+        "defender_shoved",
+        "order",
+    ]
+    .iter()
+    .map(|o| (*o, r.outcome(o)))
+    .collect()
 }
 
 /// An expression of the game's world, as `muster query` shows it.
@@ -1378,4 +1384,194 @@ fn m14_a_tug_passes_through_a_friend_in_its_way() {
         assert!(!text.contains("order_move(rear)"), "seed {seed}");
     }
     assert!(passed > 0 && refused > 0, "{passed} {refused}");
+}
+
+/// 8.SP5.3 (2-4) and §F1 Control Pursuit: the cuirassiers, one wound from
+/// breaking, break in the melee against the Pike & Shot (8 seeds in 9: two
+/// WHITE dice against two GREEN); the router flees straight back its move
+/// (5BW) and ends turned about, (10, 5.5) facing north -> (10, 0.5) facing
+/// south; the foot pursue it recklessly 2 moves of 3BW, straight ahead,
+/// and touch it 5BW on, (10, 6.5) -> (10, 1.5), unless Tilly plays F1
+/// cards (IV for formed foot), each cancelling a move: one leaves 3BW,
+/// short of the router, so the foot stay. Then the router leaves the
+/// table. The cautious player (claims_rout.toml) controls whenever his
+/// hand holds a IV, so the share of pursuits made is the chance that
+/// Tilly's 5 cards (4, and 1 as army commander) hold no IV of the pack's
+/// 6 in 60: C(54,5)/C(60,5) = 0.5791; with two IVs (0.0735) he pays
+/// twice. The default player (claims_files.toml, no fresh enemy within
+/// the pursuit) never controls: every pursuit goes home.
+#[test]
+fn f1_a_router_flees_and_its_victor_pursues_recklessly() {
+    let (mut broke, mut pursued, mut twice) = (0u32, 0u32, 0u32);
+    for (file, seeds) in [
+        ("claims_rout.toml", 0..600u64),
+        ("claims_files.toml", 0..40),
+    ] {
+        let cautious = file == "claims_rout.toml";
+        let scene = Scene::open(RULES, file, &[], 0.0);
+        for seed in seeds {
+            let mut g = dealt(&scene, seed);
+            let foot = scene.unit(&g, "foot");
+            scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
+            play(&mut g, "8.SP5.2 Melee");
+            play(&mut g, "8.SP5.3 End of phase");
+            if !scene.bool(&g, "cuirassiers", "broken") {
+                continue;
+            }
+            let start = base_of(&g, foot);
+            // The router's width is what its casualties left it.
+            let rx = base_of(&g, scene.unit(&g, "cuirassiers")).1;
+            play(&mut g, "8.SP5.3 Routers and pursuers");
+            let text = g.narrative();
+            let controls = runs(&g, "control_pursuit").len() as u32;
+            assert!(
+                text.contains(&format!(
+                    "cuirassiers falls back 5.0, turning about: ({rx:.1}, 5.5) facing 0 -> ({rx:.1}, 0.5) facing 180"
+                )),
+                "seed {seed}: {text}"
+            );
+            assert!(scene.bool(&g, "cuirassiers", "off_table"), "seed {seed}");
+            assert_eq!(
+                text.matches("Tilly pays IV (cards) for foot").count() as u32,
+                controls,
+                "seed {seed}: {text}"
+            );
+            let (_, x, y, facing) = base_of(&g, foot);
+            if controls == 0 {
+                if cautious {
+                    broke += 1;
+                    pursued += 1;
+                    assert!(text.contains("foot refused: Tilly holds no IV or better"));
+                }
+                assert_eq!(
+                    runs(&g, "pursued_recklessly").len(),
+                    1,
+                    "seed {seed}: {text}"
+                );
+                assert_eq!((x, facing), (10.0, 180.0), "seed {seed}");
+                assert!((y - 1.5).abs() < 1e-9, "seed {seed}: {y} {text}");
+                assert!(scene.int(&g, "foot", "pursuit_moves") == 0);
+            } else {
+                assert!(cautious, "seed {seed}: the default player controls: {text}");
+                broke += 1;
+                twice += (controls == 2) as u32;
+                assert!(controls <= 2);
+                assert!(
+                    runs(&g, "pursued_recklessly").is_empty(),
+                    "seed {seed}: {text}"
+                );
+                assert_eq!((x, y, facing), (start.1, start.2, start.3), "seed {seed}");
+            }
+        }
+    }
+    // About 8 in 9 of the 600 cautious seeds break the cuirassiers.
+    assert!(broke > 480 && broke < 580, "{broke}");
+    let share = |k: u32, p: f64| {
+        let n = broke as f64;
+        let sd = (p * (1.0 - p) / n).sqrt();
+        let got = k as f64 / n;
+        assert!(
+            (got - p).abs() < 4.0 * sd,
+            "{k} of {broke}: {got} against {p}"
+        );
+    };
+    share(pursued, 0.5791);
+    share(twice, 0.0735);
+}
+
+/// §General Claims, G1, U1 and 8.SP4.2 on the table: Horn touches the
+/// cuirassiers' rear, so he is with them (`general_fighting`) and fights
+/// in their first file (+1 claim: 3 against the Pike & Shot's 3, GREEN
+/// each; the second file 2 against 3, WHITE against GREEN). The melee's
+/// outcomes follow the exact odds of `melee_files` with the table's facts
+/// and the general stated. A base lost on the first file (the foot's
+/// GREEN die showing a wound: 4 faces in 6) makes Horn test at the
+/// phase's KABs (G1): 1 wound and a YELLOW die, killed by a W2 (1 in 6).
+/// Killed, he commands no more (`commander` is none), the cuirassiers,
+/// within 3BW, test at once (U1), and 8.SP4.2 puts him back.
+#[test]
+fn g1_a_general_fights_in_the_first_file_is_killed_and_replaced() {
+    let mut scene = Scene::open(RULES, "claims_general.toml", &[], 0.0);
+    let situation = r#"
+procedure = "melee_files"
+facts = ["facing_file(cuirassiers, 1, foot) == 3", "facing_file(cuirassiers, 2, foot) == 2",
+  "general_fighting(cuirassiers) is general_in_file"]
+[args]
+a = "cuirassiers"
+d = "foot"
+[units.cuirassiers]
+type = "Cuirassiers"
+side = "near"
+[units.foot]
+type = "Pike & Shot"
+side = "far"
+"#;
+    let exact = scene.exact(situation);
+    let mut tally = Tally::new("cuirassiers with Horn against pike & shot");
+    let (seeds, mut g1, mut tests, mut killed) = (3000u64, 0u32, 0u32, 0u32);
+    for seed in 0..seeds {
+        let mut g = scene.start(seed, true);
+        if seed == 0 {
+            assert_eq!(
+                query(&mut scene, &g, "in_contact(Horn, cuirassiers)"),
+                "true"
+            );
+            assert_eq!(
+                query(&mut scene, &g, "general_fighting(cuirassiers)"),
+                "general_in_file"
+            );
+            assert_eq!(
+                query(&mut scene, &g, "general_fighting(foot)"),
+                "no_general"
+            );
+            assert_eq!(query(&mut scene, &g, "commander(cuirassiers)"), "Horn");
+        }
+        play(&mut g, "8.SP5.2 Melee");
+        let r = runs(&g, "fight");
+        assert_eq!(r.len(), 1, "seed {seed}");
+        let got = melee_outcomes(&r[0]);
+        tally.add(&scene, seed, &exact, &got);
+        let due = query(
+            &mut scene,
+            &g,
+            "general_kab_trigger(Horn, base_lost_in_his_file)",
+        ) == "true";
+        g1 += due as u32;
+        if r[0].outcome("wounds_on_attacker") == "0" {
+            assert!(!due, "seed {seed}");
+        }
+        let broke = scene.bool(&g, "cuirassiers", "broken");
+        play(&mut g, "8.SP5.3 End of phase");
+        let t = runs(&g, "take_general_kab");
+        // G1, or G2 (the cuirassiers broke within 3BW of him).
+        assert_eq!(t.len(), (due || broke) as usize, "seed {seed}");
+        if t.is_empty() {
+            continue;
+        }
+        tests += 1;
+        let dead = t[0].outcome("killed") == "true";
+        assert_eq!(dead, t[0].outcome("kab_wounds") == "3", "seed {seed}");
+        assert_eq!(scene.bool(&g, "Horn", "dead"), dead);
+        if !dead {
+            continue;
+        }
+        killed += 1;
+        assert_eq!(query(&mut scene, &g, "commander(cuirassiers)"), "none");
+        if !broke {
+            let k = runs(&g, "take_kab");
+            assert_eq!(k.len(), 1, "seed {seed}: U1");
+            assert_eq!(k[0].args, ["cuirassiers", "immediate"]);
+        }
+        play(&mut g, "8.SP4.2 Replace dead professional generals");
+        assert!(!scene.bool(&g, "Horn", "dead"), "seed {seed}");
+        assert_eq!(query(&mut scene, &g, "commander(cuirassiers)"), "Horn");
+    }
+    assert!(tally.check() >= 8);
+    let share = |k: u32, n: u32, p: f64| {
+        let sd = (p * (1.0 - p) / n as f64).sqrt();
+        let got = k as f64 / n as f64;
+        assert!((got - p).abs() < 4.0 * sd, "{k} of {n}: {got} against {p}");
+    };
+    share(g1, seeds as u32, 4.0 / 6.0);
+    share(killed, tests, 1.0 / 6.0);
 }
