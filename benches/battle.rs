@@ -31,6 +31,17 @@
 //!    would be a second engine per ruleset. Each replay is checked to end
 //!    exactly as its game did (summary, states, bases).
 //!
+//! 7. PURPOSEFUL: games per second on one core with every army's player
+//!    searching for moves with `search = purposeful` (moves toward what
+//!    the policy values) instead of the shipped `thorough` fan, the same
+//!    scores; and, for each search, the candidate moves per unit-turn it
+//!    generated, laid a path for, found legal and scored (games decided
+//!    alone, no book);
+//! 8. with `MUSTER_BENCH_STRENGTH=N`: N games with the first army's player
+//!    purposeful and the second's thorough, then N with the searches
+//!    swapped (both on every core): each search's wins over the 2N games,
+//!    with 95% intervals.
+//!
 //! The target the issue sets for TVBD is 2,000 games per second per core.
 //! Run with `cargo bench --bench battle`; `MUSTER_BENCH_GAMES` sets the
 //! games per run (default 64; the Matchlocks runs play a quarter as many,
@@ -39,7 +50,8 @@
 
 #![allow(clippy::result_large_err)]
 
-use muster::battle::game::Prepared;
+use muster::battle::game::{MoveStats, Prepared};
+use muster::compile::ir::Search;
 use std::path::Path;
 use std::time::Instant;
 
@@ -158,6 +170,42 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
         free / solo,
         100.0 * (1.0 - solo / free)
     );
+    let mut purposeful = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
+    purposeful.search = vec![Some(Search::Purposeful); purposeful.policy.len()];
+    let (tp, sp, _) = run(&purposeful, 1);
+    let fast = games as f64 / tp;
+    println!(
+        "  purposeful     : {fast:10.1} games/s  ({:.2} ms a game, {:.2}x one core thorough; mean {:.2} turns)",
+        1000.0 / fast,
+        fast / one,
+        sp.mean_turns
+    );
+    let mut thorough_alone = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
+    thorough_alone.openings = None;
+    thorough_alone.search = vec![Some(Search::Thorough); thorough_alone.policy.len()];
+    let mut purposeful_alone = purposeful;
+    purposeful_alone.openings = None;
+    for (name, prep) in [
+        ("thorough", &thorough_alone),
+        ("purposeful", &purposeful_alone),
+    ] {
+        let m = move_stats(prep, games.min(32));
+        let per = |x: u64| x as f64 / m.unit_turns.max(1) as f64;
+        println!(
+            "  {name:<11}    : per unit-turn {:.1} candidates generated, {:.1} paths laid, {:.1} legal, {:.1} scored ({} unit-turns)",
+            per(m.generated),
+            per(m.laid),
+            per(m.legal),
+            per(m.scored),
+            m.unit_turns
+        );
+    }
+    if let Some(n) = std::env::var("MUSTER_BENCH_STRENGTH")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        strength(&b.ruleset, &sc, n);
+    }
     if !target {
         return;
     }
@@ -197,4 +245,57 @@ fn rules_free(prep: &Prepared, games: u64) -> f64 {
         );
     }
     secs
+}
+
+/// The candidate moves the games `simulate` plays with seed 1 weighed,
+/// the first `games` of them, each decided alone.
+fn move_stats(prep: &Prepared, games: u64) -> MoveStats {
+    let mut all = MoveStats::default();
+    for i in 0..games {
+        let seed = muster::cli::simulate::game_seed(1, i);
+        all += prep.play(seed, false).expect("the game plays").move_stats;
+    }
+    all
+}
+
+/// `n` games purposeful (first army) against thorough (second), then `n`
+/// with the searches swapped, on every core: each search's wins over the
+/// `2n` games with 95% intervals (Wilson), and the draws.
+fn strength(rs: &muster::compile::ir::Ruleset, sc: &muster::battle::scenario::Scenario, n: u64) {
+    use muster::cli::simulate::Rate;
+    let mut won = [0u64; 2];
+    let mut drawn = 0;
+    for (first, second) in [
+        (Search::Purposeful, Search::Thorough),
+        (Search::Thorough, Search::Purposeful),
+    ] {
+        let mut p = Prepared::new(rs, sc).expect("the default scenario sets up");
+        p.search = vec![Some(first), Some(second)];
+        let s = muster::cli::simulate::run(&p, n, 1, &|| {}).expect("the games play");
+        let purposeful = usize::from(first != Search::Purposeful);
+        won[0] += s.wins[purposeful].count;
+        won[1] += s.wins[1 - purposeful].count;
+        drawn += s.games - s.wins[0].count - s.wins[1].count;
+        println!(
+            "  strength {:?} ({}) vs {:?} ({}): {} and {} wins of {n}, {} neither",
+            first,
+            s.armies[0],
+            second,
+            s.armies[1],
+            s.wins[0].count,
+            s.wins[1].count,
+            n - s.wins[0].count - s.wins[1].count
+        );
+    }
+    for (name, w) in [("purposeful", won[0]), ("thorough", won[1])] {
+        let r = Rate::of(w, 2 * n);
+        println!(
+            "  strength {name:<10}: won {w} of {} ({:.1}%, 95% {:.1}-{:.1}%)",
+            2 * n,
+            100.0 * r.rate,
+            100.0 * r.low,
+            100.0 * r.high
+        );
+    }
+    println!("  strength neither won: {drawn} of {}", 2 * n);
 }

@@ -43,6 +43,7 @@ mod robustness;
 mod rolls;
 mod rulesets;
 mod scenario;
+mod search;
 mod shard;
 mod shard_compare;
 mod thistle;

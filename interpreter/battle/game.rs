@@ -15,7 +15,7 @@
 use crate::base::rng::Rng;
 use crate::base::value::Value;
 use crate::battle::scenario::Scenario;
-use crate::compile::ir::{ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Ty};
+use crate::compile::ir::{ChoiceDef, ChoiceKind, Ex, Id, Ruleset, Search, Ty};
 use crate::compile::phase_graph::{Repeat, StepAction};
 use crate::front::diagnostic::Diag;
 use crate::run::battlefield::{self, Base, Pt};
@@ -351,6 +351,10 @@ pub struct Prepared<'r> {
     pub army_names: Vec<String>,
     /// Per army: the policy it plays (index into `rs.policies`).
     pub policy: Vec<Option<usize>>,
+    /// Per army: the search its player makes for moves, in place of its
+    /// policy's `search` (None: the policy's). For comparing two searches
+    /// with the same scores (the battle bench, tests/search.rs).
+    pub search: Vec<Option<Search>>,
     pub turn_limit: Option<u32>,
     /// Remember define values between changes of the world (on by
     /// default; a test plays with it off to show it changes nothing).
@@ -604,6 +608,9 @@ pub struct Game<'r> {
     army_of: Vec<usize>,
     side_of_army: Vec<u16>,
     policy: Vec<Option<usize>>,
+    search: Vec<Option<Search>>,
+    /// How many candidate moves the game weighed ([`MoveStats`]).
+    pub move_stats: MoveStats,
     turn_limit: Option<u32>,
     off_table: Option<Id>,
     m: Manoeuvres,
@@ -635,6 +642,30 @@ pub struct Game<'r> {
     /// may finish the move (`finish`), as they are found (forgotten if the sides change:
     /// [`Game::sides_changed`]).
     manoeuvres_known: rustc_hash::FxHashMap<(Id, u16, u32), Option<moves::Finishes>>,
+}
+
+/// What a game's player did to find its units' single moves (a group's
+/// moves are not counted): the unit-turns in which it looked (a unit with
+/// a manoeuvre allowed), the candidate moves it made, those whose path it
+/// laid (they passed the checks that need only the end), those that were
+/// legal, and those it scored (every legal one, unless none was).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MoveStats {
+    pub unit_turns: u64,
+    pub generated: u64,
+    pub laid: u64,
+    pub legal: u64,
+    pub scored: u64,
+}
+
+impl std::ops::AddAssign for MoveStats {
+    fn add_assign(&mut self, o: MoveStats) {
+        self.unit_turns += o.unit_turns;
+        self.generated += o.generated;
+        self.laid += o.laid;
+        self.legal += o.legal;
+        self.scored += o.scored;
+    }
 }
 
 /// Every answer the rules gave a game's engine, in the order it asked: a

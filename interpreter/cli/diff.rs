@@ -1058,8 +1058,16 @@ impl Out {
                 )
             }
             ItemKind::Decision(d) => self.decision(d, span),
-            ItemKind::Policy(Policy { name, doc, lines }) => {
+            ItemKind::Policy(Policy {
+                name,
+                doc,
+                lines,
+                options,
+            }) => {
                 let mut parts = vec![part("doc", text(doc))];
+                for (o, v) in options {
+                    parts.push((o.text.clone(), v.text.clone(), o.span.to(v.span)));
+                }
                 for (d, e) in lines {
                     parts.push((format!("prefer {}", d.text), expr(e), d.span.to(e.span)));
                 }

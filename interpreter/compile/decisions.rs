@@ -5,7 +5,7 @@
 //! one ruleset.
 
 use crate::compile::compiler::{Compiler, Def};
-use crate::compile::ir::{ChoiceDef, ChoiceKind, Ex, Id, PolicyDef, Ty};
+use crate::compile::ir::{ChoiceDef, ChoiceKind, Ex, Id, PolicyDef, Search, Ty};
 use crate::front::diagnostic::Diag;
 use crate::front::syntax::{self, Clause, Name, Span};
 
@@ -410,10 +410,44 @@ pub(crate) fn compile_policy(c: &mut Compiler, p: &syntax::Policy, span: Span) {
             prefer[d as usize] = Some((ex, sc.max));
         }
     }
+    let mut search = None;
+    for (o, v) in &p.options {
+        if o.text != "search" {
+            c.err(
+                Diag::new(
+                    "muster::policy",
+                    format!("a policy has no option `{}`", o.text),
+                )
+                .at(o.span, "not an option")
+                .help("a policy's one option is `search = thorough` or `search = purposeful`"),
+            );
+            continue;
+        }
+        if search.is_some() {
+            c.err(
+                Diag::new("muster::duplicate", "the policy says `search` twice")
+                    .at(o.span, "again here")
+                    .help("say how the player searches once"),
+            );
+            continue;
+        }
+        match Search::ALL.iter().find(|(_, n)| *n == v.text) {
+            Some((s, _)) => search = Some(*s),
+            None => c.err(
+                Diag::new(
+                    "muster::policy",
+                    format!("`{}` is not a search", v.text),
+                )
+                .at(v.span, "not a search")
+                .help("write `search = thorough` (a fixed fan of manoeuvres) or `search = purposeful` (moves toward what the policy values)"),
+            ),
+        }
+    }
     c.rs.policies.push(PolicyDef {
         name: p.name.text.clone(),
         doc: p.doc.clone(),
         prefer,
+        search: search.unwrap_or_default(),
         span,
     });
 }

@@ -486,7 +486,32 @@ pub struct PolicyDef {
     pub doc: Option<String>,
     /// Per decision id: the preference and the slots its frame needs.
     pub prefer: Vec<Option<(Ex, u16)>>,
+    /// How the player looks for its moves (`search = ...`).
+    pub search: Search,
     pub span: Span,
+}
+
+/// How a policy's player looks for the moves of a `move` decision
+/// (`search = thorough | purposeful` in the policy).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Search {
+    /// A fixed fan of manoeuvres: each allowed manoeuvre at the whole and
+    /// half the allowance, wheels of 22.5 and 45 degrees either way, and
+    /// so on (every candidate checked, every legal one scored).
+    #[default]
+    Thorough,
+    /// Moves toward what the policy can value: toward or to face each
+    /// enemy within reach, into the line of the nearest friends, standing
+    /// still, falling back; one candidate per purpose and manoeuvre.
+    Purposeful,
+}
+
+impl Search {
+    /// Every search, with its name in a policy.
+    pub const ALL: [(Search, &'static str); 2] = [
+        (Search::Thorough, "thorough"),
+        (Search::Purposeful, "purposeful"),
+    ];
 }
 
 #[derive(Clone, Debug)]

@@ -837,6 +837,7 @@ impl Builder {
                 let name = self.name(it.next().unwrap());
                 let mut doc = None;
                 let mut lines = Vec::new();
+                let mut options = Vec::new();
                 for x in it {
                     match x.as_rule() {
                         Rule::policy_line => {
@@ -844,10 +845,20 @@ impl Builder {
                             let n = self.name(l.next().unwrap());
                             lines.push((n, self.expr(l.next().unwrap())));
                         }
+                        Rule::policy_option => {
+                            let mut l = x.into_inner();
+                            let n = self.name(l.next().unwrap());
+                            options.push((n, self.name(l.next().unwrap())));
+                        }
                         _ => doc = Some(unquote(x)),
                     }
                 }
-                ItemKind::Policy(Policy { name, doc, lines })
+                ItemKind::Policy(Policy {
+                    name,
+                    doc,
+                    lines,
+                    options,
+                })
             }
             Rule::hook_item => {
                 it.next(); // the keyword

@@ -457,6 +457,8 @@ pub struct Policy {
     pub name: Name,
     pub doc: Option<String>,
     pub lines: Vec<(Name, Expr)>,
+    /// `NAME = VALUE` options (`search = purposeful`).
+    pub options: Vec<(Name, Name)>,
 }
 
 #[derive(Clone, Debug)]

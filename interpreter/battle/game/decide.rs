@@ -17,6 +17,21 @@ impl<'r> Game<'r> {
         self.policy[army]
     }
 
+    /// How the player moving unit `u` looks for its moves: as its army is
+    /// told to ([`Prepared::search`]), else as the policy that scores the
+    /// move (the deciding side's, else the unit's army's) says.
+    pub(super) fn search_for(&self, prefer: Option<Prefer>, u: u16) -> Search {
+        let army = self.army_of[u as usize];
+        if let Some(s) = self.search.get(army).copied().flatten() {
+            return s;
+        }
+        let policy = match prefer.and_then(|p| p.side_policy) {
+            Some(p) => p,
+            None => self.policy[army],
+        };
+        policy.map_or(Search::default(), |p| self.rs.policies[p].search)
+    }
+
     /// Make decision `d` now, whatever the book of openings holds.
     pub(super) fn decide_afresh(&mut self, d: Id, args: &[Value]) -> Result<(), Diag> {
         let dec = &self.rs.decisions[d as usize];

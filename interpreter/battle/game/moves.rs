@@ -10,7 +10,7 @@
 
 use super::{place, Event, Game, How, Prefer};
 use crate::base::value::Value;
-use crate::compile::ir::{ChoiceDef, Id};
+use crate::compile::ir::{ChoiceDef, Id, Search};
 use crate::front::diagnostic::Diag;
 use crate::run::battlefield::{self, Base, Pt};
 use crate::run::field::{to_len, Field};
@@ -304,23 +304,7 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.free {
-            if let Some(t) = target {
-                let (dx, dy) = (t.x - b.centre.x, t.y - b.centre.y);
-                let len = (dx * dx + dy * dy).sqrt();
-                if len > 1e-9 {
-                    let go = len.min(allowance);
-                    let (end, way) = two(Base::new(
-                        Pt {
-                            x: b.centre.x + dx / len * go,
-                            y: b.centre.y + dy / len * go,
-                        },
-                        b.facing,
-                        b.width,
-                        b.depth,
-                    ));
-                    out.push((How::Rides(go), end, way));
-                }
-            }
+            out.extend(target.and_then(|t| ride_toward(b, t, allowance)));
         }
         out
     }
@@ -521,6 +505,7 @@ impl<'r> Game<'r> {
         ch: &ChoiceDef,
         d: Id,
         u: u16,
+        search: Search,
         frame: &mut [Value],
     ) -> Result<Vec<Legal>, Diag> {
         let mut out = Vec::new();
@@ -571,6 +556,13 @@ impl<'r> Game<'r> {
         // terrain when the unit standing is.
         let terrain = self.field().terrain_within(&start, reach);
         let mut path = Vec::new();
+        let purposes = match search {
+            Search::Thorough => Vec::new(),
+            Search::Purposeful => self.purposes(u, &start),
+        };
+        if !allowed.is_empty() {
+            self.move_stats.unit_turns += 1;
+        }
         // The moves that end with a second change of direction come after
         // every other (a second pass): a policy that scores two moves the
         // same takes the first, so a unit makes the second change only when
@@ -590,9 +582,15 @@ impl<'r> Game<'r> {
             };
             frame[*m_slot as usize] = Value::Sym(m);
             let target = self.target_for(u, &[], m);
-            let mut cands = match finishes {
-                None => self.candidates(m, &start, allowance, target),
-                Some(fins) => self.finished(m, &start, allowance, target, fins),
+            let mut cands = match (search, finishes) {
+                (Search::Thorough, None) => self.candidates(m, &start, allowance, target),
+                (Search::Thorough, Some(fins)) => self.finished(m, &start, allowance, target, fins),
+                (Search::Purposeful, None) => {
+                    self.purposeful(m, &start, allowance, target, &purposes)
+                }
+                (Search::Purposeful, Some(fins)) => {
+                    self.purposeful_finished(m, &start, allowance, fins, &purposes)
+                }
             };
             if m == self.m.straight && finishes.is_none() {
                 // As far ahead as the unit may go (up to the enemy buffer
@@ -609,6 +607,7 @@ impl<'r> Game<'r> {
                     |path| self.path_clear_near(ch, u, path, frame, &near),
                 )?);
             }
+            self.move_stats.generated += cands.len() as u64;
             for (how, end, way) in cands {
                 // The checks that need only the end come first: most
                 // candidates fail one of them, and then no path is laid.
@@ -635,6 +634,7 @@ impl<'r> Game<'r> {
                     continue;
                 }
                 let finish = way.finish();
+                self.move_stats.laid += 1;
                 let first = way.lay(&start, &mut path);
                 debug_assert!(path.last() == Some(&end), "{how:?}");
                 debug_assert!(path
@@ -679,6 +679,7 @@ impl<'r> Game<'r> {
                 out.push((how, finish, end, m));
             }
         }
+        self.move_stats.legal += out.len() as u64;
         Ok(out)
     }
 
@@ -728,10 +729,12 @@ impl<'r> Game<'r> {
             // two units in five of those asked, in TVBD). A policy's score
             // reads only the decision's arguments and the unit, which
             // finding the moves leaves as they were.
-            let moves = self.legal_moves(ch, prefer.d, u, &mut frame)?;
+            let search = self.search_for(Some(prefer), u);
+            let moves = self.legal_moves(ch, prefer.d, u, search, &mut frame)?;
             if moves.is_empty() {
                 continue;
             }
+            self.move_stats.scored += moves.len() as u64;
             let start = self.field().bases[u as usize];
             let stand = self.field().stand(u as usize);
             let stay = self.score(prefer, &mut frame)?;
@@ -812,10 +815,296 @@ impl<'r> Game<'r> {
             }
         }
         Ok(self
-            .legal_moves(ch, d as Id, u, &mut frame)?
+            .legal_moves(ch, d as Id, u, self.search_for(None, u), &mut frame)?
             .into_iter()
             .map(|(how, finish, end, _)| (told(how, finish), end))
             .collect())
+    }
+}
+
+/// What a purposeful search moves toward ([`Game::purposes`]): a point, and
+/// how far short of it a move means to stop (half the two bases' depths
+/// for an enemy's centre: its front; nothing for a place in a line).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Purpose {
+    pub at: Pt,
+    pub short: f64,
+}
+
+impl Purpose {
+    /// How far a base at `b` would go toward it.
+    fn want(&self, b: &Base) -> f64 {
+        (b.centre.dist(self.at) - self.short).max(0.0)
+    }
+
+    /// Its bearing off the facing of a base at `b`, in (-180, 180].
+    fn off(&self, b: &Base) -> f64 {
+        battlefield::norm_angle(battlefield::bearing(b.centre, self.at) - b.facing)
+    }
+}
+
+/// A free move of a unit standing at `b` straight toward `t`, facing
+/// kept, as far as the allowance goes; None when it stands there.
+fn ride_toward(b: &Base, t: Pt, allowance: f64) -> Option<Candidate> {
+    let (dx, dy) = (t.x - b.centre.x, t.y - b.centre.y);
+    let len = (dx * dx + dy * dy).sqrt();
+    if len <= 1e-9 {
+        return None;
+    }
+    let go = len.min(allowance);
+    let end = Base::new(
+        Pt {
+            x: b.centre.x + dx / len * go,
+            y: b.centre.y + dy / len * go,
+        },
+        b.facing,
+        b.width,
+        b.depth,
+    );
+    Some((How::Rides(go), end, Way::Two(end)))
+}
+
+/// The most enemies a purposeful search heads for: the nearest ones.
+const PURPOSE_ENEMIES: usize = 2;
+
+/// A distance toward a purpose, down to the quarter of the measure and no
+/// more than `allowance`; None when less than a quarter.
+fn toward(want: f64, allowance: f64) -> Option<f64> {
+    let d = (want.min(allowance) * 4.0).floor() / 4.0;
+    (d >= 0.25 - 1e-9).then_some(d)
+}
+
+impl<'r> Game<'r> {
+    /// What a purposeful search of unit `u` standing at `start` heads for:
+    /// the nearest enemies on the table ([`PURPOSE_ENEMIES`]; those the
+    /// policy may shoot or charge), and the place beside the nearest
+    /// friend of its command on the table, on the side nearer the unit
+    /// (its place in the command's line). Standing still is always
+    /// weighed; falling back is the `backwards` manoeuvre's whole
+    /// allowance.
+    pub(super) fn purposes(&self, u: u16, start: &Base) -> Vec<Purpose> {
+        let f = self.field();
+        let side = self.world.units[u as usize].side;
+        let mut enemies: Vec<(f64, usize)> = Vec::new();
+        let mut friend: Option<(f64, usize)> = None;
+        for o in 0..f.bases.len() {
+            if o == u as usize || !f.on_table[o] {
+                continue;
+            }
+            let ob = &f.bases[o];
+            let gap = start.centre.dist(ob.centre) - ob.radius();
+            if self.world.units[o].side != side {
+                enemies.push((gap, o));
+            } else if f.command[o] == f.command[u as usize] && friend.is_none_or(|(g, _)| gap < g) {
+                friend = Some((gap, o));
+            }
+        }
+        // By the bound, then the units' order: the same on any machine.
+        enemies.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut out: Vec<Purpose> = enemies
+            .iter()
+            .take(PURPOSE_ENEMIES)
+            .map(|&(_, o)| Purpose {
+                at: f.bases[o].centre,
+                short: (start.depth + f.bases[o].depth) / 2.0,
+            })
+            .collect();
+        if let Some((_, o)) = friend {
+            let fb = &f.bases[o];
+            let beside = (fb.width + start.width) / 2.0 + 0.01;
+            let spots = [fb.shifted(beside).centre, fb.shifted(-beside).centre];
+            let at = if start.centre.dist(spots[0]) <= start.centre.dist(spots[1]) {
+                spots[0]
+            } else {
+                spots[1]
+            };
+            out.push(Purpose { at, short: 0.0 });
+        }
+        out
+    }
+
+    /// Candidate moves of one unit with manoeuvre `m` toward its
+    /// `purposes`, before the rules' checks: for each, the one move of the
+    /// manoeuvre that serves it, where the manoeuvre can (an advance when
+    /// it lies ahead, a wheel when it lies off to the front, a turn or an
+    /// about face when it lies to a side or behind, a pivot to face an
+    /// enemy, a free move toward it); and the whole allowance straight
+    /// ahead and straight back (closing in general, falling back). Moves
+    /// alike are made once.
+    pub(super) fn purposeful(
+        &self,
+        m: u32,
+        b: &Base,
+        allowance: f64,
+        target: Option<Pt>,
+        purposes: &[Purpose],
+    ) -> Vec<Candidate> {
+        let mm = self.m;
+        let mut out: Vec<Candidate> = Vec::new();
+        let mut push = |c: Candidate| {
+            let (_, end, _) = &c;
+            let alike = out.iter().any(|(_, e, _)| {
+                e.centre.dist(end.centre) < 0.05
+                    && battlefield::norm_angle(e.facing - end.facing).abs() < 1.0
+            });
+            if !alike {
+                out.push(c);
+            }
+        };
+        let two = |to: Base| (to, Way::Two(to));
+        if m == mm.straight {
+            // Closing in general, at the whole and half the allowance (a
+            // line advances together); then level with each purpose ahead
+            // (an enemy's front, a friend's place in the line).
+            for fr in [1.0, 0.5] {
+                let d = allowance * fr;
+                push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
+            }
+            for p in purposes {
+                let ahead = (p.at - b.centre).dot(b.forward()) - p.short;
+                if let Some(d) = toward(ahead, allowance) {
+                    push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
+                }
+            }
+        } else if m == mm.backwards {
+            push((
+                How::MovesBack(allowance),
+                b.straight_end(-allowance),
+                Way::Straight(-allowance),
+            ));
+        } else if m == mm.wheel {
+            for p in purposes {
+                let a = p.off(b).abs();
+                if !(10.0..=67.5).contains(&a) {
+                    continue;
+                }
+                // The wheel that leaves it most nearly ahead.
+                let best = [-45.0, -22.5, 22.5, 45.0]
+                    .into_iter()
+                    .filter(|w| b.wheel_cost(*w) <= allowance + 1e-9)
+                    .map(|w| (p.off(&b.wheel_end(w)).abs(), w))
+                    .min_by(|x, y| x.0.total_cmp(&y.0));
+                let Some((left, w)) = best else { continue };
+                if left >= a {
+                    continue;
+                }
+                let wheeled = b.wheel_end(w);
+                let spare = allowance - b.wheel_cost(w);
+                let d = toward(p.want(&wheeled), spare).unwrap_or(0.0);
+                let end = if d > 1e-9 {
+                    wheeled.straight_end(d)
+                } else {
+                    wheeled
+                };
+                push((How::WheelsAndAdvances(w, d), end, Way::Wheel(w, d)));
+            }
+        } else if m == mm.about_face {
+            for p in purposes.iter().filter(|p| p.off(b).abs() > 112.5) {
+                let turned = b.pivoted(180.0);
+                match toward(p.want(&turned), allowance) {
+                    Some(d) => push((
+                        How::AboutFacesAndAdvances(d),
+                        turned.straight_end(d),
+                        Way::AboutFace(d),
+                    )),
+                    None => {
+                        let (end, way) = two(turned);
+                        push((How::AboutFaces, end, way));
+                    }
+                }
+            }
+        } else if m == mm.oblique {
+            for p in purposes {
+                let a = p.off(b);
+                if !(20.0..=70.0).contains(&a.abs()) {
+                    continue;
+                }
+                let side = 45.0f64.copysign(a);
+                if let Some(d) = toward(p.want(b), allowance) {
+                    push((
+                        How::Obliquely(side, d),
+                        b.oblique_end(side, d),
+                        Way::Oblique(side, d),
+                    ));
+                }
+            }
+        } else if m == mm.turn {
+            for p in purposes {
+                let a = p.off(b);
+                if (45.0..=135.0).contains(&a.abs()) {
+                    let t = 90.0f64.copysign(a);
+                    let (end, way) = two(b.pivoted(t));
+                    push((How::Turns(t), end, way));
+                }
+            }
+        } else if m == mm.sideways {
+            for p in purposes {
+                // The shift that brings the unit level with it.
+                let across = (p.at - b.centre).dot(b.right());
+                let s = across.clamp(-allowance, allowance);
+                if s.abs() >= 0.25 {
+                    let (end, way) = two(b.shifted(s));
+                    push((How::Shifts(s), end, way));
+                }
+            }
+        } else if m == mm.pivot {
+            for p in purposes.iter().filter(|p| p.short > 0.0) {
+                let a = p.off(b);
+                if a.abs() > 1.0 {
+                    let (end, way) = two(b.pivoted(a));
+                    push((How::Pivots(a), end, way));
+                }
+            }
+        } else if m == mm.free {
+            let points = target.into_iter().chain(purposes.iter().map(|p| p.at));
+            for t in points {
+                if let Some(c) = ride_toward(b, t, allowance) {
+                    push(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// [`Game::purposeful`] moves ending with a change of direction
+    /// (`finishes`), for the straight manoeuvre: toward each purpose, the
+    /// advance the allowance leaves after the finish, then the finish that
+    /// leaves the purpose most nearly ahead, when it does so by more than
+    /// the smallest wheel's half.
+    pub(super) fn purposeful_finished(
+        &self,
+        m: u32,
+        b: &Base,
+        allowance: f64,
+        finishes: Finishes,
+        purposes: &[Purpose],
+    ) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        if m != self.m.straight {
+            return out;
+        }
+        for p in purposes {
+            let mut best: Option<(f64, Candidate)> = None;
+            for finish in Finish::all(finishes) {
+                let spare = allowance - finish.cost(b);
+                if finish.cost(b) > 0.0 && spare <= 1e-9 {
+                    continue;
+                }
+                let Some(d) = toward(p.want(b), spare.min(allowance)) else {
+                    continue;
+                };
+                let reached = b.straight_end(d);
+                let end = finish.end(&reached);
+                let (before, after) = (p.off(&reached).abs(), p.off(&end).abs());
+                if after >= before - 11.25 || best.as_ref().is_some_and(|(x, _)| *x <= after) {
+                    continue;
+                }
+                let way = Way::Finished(Box::new(Way::Straight(d)), finish);
+                best = Some((after, (How::Advances(d), end, way)));
+            }
+            out.extend(best.map(|(_, c)| c));
+        }
+        out
     }
 }
 
