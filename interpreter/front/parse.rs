@@ -207,7 +207,7 @@ fn rule_name(r: &Rule) -> String {
         Rule::item | Rule::extends_item | Rule::import_item => {
             "an item (unit, table, modifier, procedure...)"
         }
-        Rule::ident | Rule::call_name => "a name",
+        Rule::ident | Rule::call_name | Rule::name_start => "a name",
         Rule::name => "a name or \"quoted name\"",
         Rule::int | Rule::signed_int => "a number",
         Rule::string => "a \"string\"",
