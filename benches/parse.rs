@@ -9,7 +9,9 @@
 //! instruction count below is the figure to trust).
 //!
 //! Instructions a byte, the machine-independent figure (the parser of
-//! before issue 33 took 1,825 a byte on Tilly's Very Bad Day):
+//! before issue 33 took 1,825 a byte on Tilly's Very Bad Day; 739 after
+//! the first pass, 609 after the second: an expression's levels silent,
+//! comments as whitespace, items and statements by first letter):
 //!
 //! ```text
 //! MUSTER_BENCH_ONLY=tillys_very_bad_day. MUSTER_BENCH_REPS=1 \

@@ -13,6 +13,26 @@ use std::cell::{Cell, RefCell};
 struct MusterParser;
 
 type P<'a> = Pair<'a, Rule>;
+/// The pairs of an expression's silent levels, read in order.
+type Flat<'a> = std::iter::Peekable<pest::iterators::Pairs<'a, Rule>>;
+
+/// Where pest's implicit `WHITESPACE` and `COMMENT` from `at` end.
+fn skipped(input: &str, mut at: usize) -> usize {
+    let b = input.as_bytes();
+    while at < b.len() {
+        match b[at] {
+            b' ' | b'\t' | b'\n' | b'\r' => at += 1,
+            b'/' if b.get(at + 1) == Some(&b'/') => {
+                at += b[at..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .unwrap_or(b.len() - at)
+            }
+            _ => break,
+        }
+    }
+    at
+}
 
 /// Parse a whole ruleset file.
 pub fn parse_file(text: &str, file: FileId) -> Result<File, Diag> {
@@ -187,13 +207,11 @@ fn rule_name(r: &Rule) -> String {
         Rule::item | Rule::extends_item | Rule::import_item => {
             "an item (unit, table, modifier, procedure...)"
         }
-        Rule::ident | Rule::call_name => "a name",
+        Rule::ident | Rule::call_name | Rule::name_start => "a name",
         Rule::name => "a name or \"quoted name\"",
         Rule::int | Rule::signed_int => "a number",
         Rule::string => "a \"string\"",
-        Rule::expr | Rule::or_expr | Rule::and_expr | Rule::not_expr | Rule::cmp_expr => {
-            "an expression"
-        }
+        Rule::expr | Rule::and_expr | Rule::not_expr => "an expression",
         Rule::table_row | Rule::row_guard => {
             "a table row (`when COND => VALUE`, `KEY => VALUE` or `otherwise => VALUE`)"
         }
@@ -206,6 +224,8 @@ fn rule_name(r: &Rule) -> String {
         Rule::cmp_op
         | Rule::add_op
         | Rule::mul_op
+        | Rule::and_op
+        | Rule::or_op
         | Rule::is_kw
         | Rule::is_op
         | Rule::not_kw
@@ -230,7 +250,6 @@ fn rule_name(r: &Rule) -> String {
         Rule::pay_kw | Rule::pay_clause => "`pay DECK COST from HOLDER`",
         Rule::value_kw | Rule::card_value => "`value N`",
         Rule::add_expr
-        | Rule::mul_expr
         | Rule::dice_expr
         | Rule::unary
         | Rule::unary_exact
@@ -382,7 +401,12 @@ impl Builder {
     /// A node's span, without the whitespace pest may leave at its end.
     fn span(&self, p: &P) -> Span {
         let s = p.as_span();
-        let text = s.as_str();
+        self.span_of(p.get_input(), s.start(), s.end())
+    }
+
+    /// The span of `input[start..end]`, as [`Builder::span`] gives a pair's.
+    fn span_of(&self, input: &str, start: usize, end: usize) -> Span {
+        let text = &input[start..end];
         // Most nodes end on an ASCII character that is no space: nothing
         // to trim, and no need to decode the end backwards.
         if text
@@ -390,16 +414,13 @@ impl Builder {
             .last()
             .is_some_and(|&b| b.is_ascii() && !b.is_ascii_whitespace() && b != 0x0b)
         {
-            return Span::new(self.file, s.start(), s.end());
+            return Span::new(self.file, start, end);
         }
         let trimmed = text.trim_end().len();
         Span::new(
             self.file,
-            s.start(),
-            s.start()
-                + trimmed
-                    .max(usize::from(s.start() == s.end()))
-                    .min(s.end() - s.start()),
+            start,
+            start + trimmed.max(usize::from(start == end)).min(end - start),
         )
     }
 
@@ -1632,109 +1653,7 @@ impl Builder {
     fn expr_here(&self, p: P) -> Expr {
         let span = self.span(&p);
         match p.as_rule() {
-            Rule::expr => self.expr(p.into_inner().next().unwrap()),
-            Rule::or_expr | Rule::and_expr => {
-                let op = if p.as_rule() == Rule::or_expr {
-                    BinOp::Or
-                } else {
-                    BinOp::And
-                };
-                let mut it = p.into_inner();
-                let (mut acc, mut d) = self.sub(it.next().unwrap());
-                for x in it {
-                    let (r, dr) = self.sub(x);
-                    let s = acc.span.to(r.span);
-                    let at = r.span;
-                    acc = self.node(
-                        ExprKind::Binary(op, Box::new(acc), Box::new(r)),
-                        s,
-                        1 + d.max(dr),
-                        at,
-                    );
-                    d = self.depth.get();
-                }
-                self.depth.set(d);
-                acc
-            }
-            Rule::not_expr => {
-                let mut nots = 0;
-                let mut inner = None;
-                for x in p.into_inner() {
-                    match x.as_rule() {
-                        Rule::not_kw => nots += 1,
-                        _ => inner = Some(self.sub(x)),
-                    }
-                }
-                let (mut e, mut d) = inner.unwrap();
-                for _ in 0..nots {
-                    e = self.node(ExprKind::Not(Box::new(e)), span, d + 1, span);
-                    d = self.depth.get();
-                }
-                self.depth.set(d);
-                e
-            }
-            Rule::cmp_expr => {
-                let mut it = p.into_inner();
-                let (lhs, dl) = self.sub(it.next().unwrap());
-                match it.next() {
-                    None => {
-                        self.depth.set(dl);
-                        lhs
-                    }
-                    Some(op) if op.as_rule() == Rule::is_op => {
-                        let negated = op.into_inner().any(|x| x.as_rule() == Rule::not_kw);
-                        let rhs = it.next().unwrap();
-                        let names = rhs.into_inner().map(|n| self.name(n)).collect();
-                        self.node(
-                            ExprKind::Is(Box::new(lhs), names, negated),
-                            span,
-                            dl + 1,
-                            span,
-                        )
-                    }
-                    Some(op) => {
-                        let op = match op.as_str() {
-                            "==" => BinOp::Eq,
-                            "!=" => BinOp::Ne,
-                            "<" => BinOp::Lt,
-                            "<=" => BinOp::Le,
-                            ">" => BinOp::Gt,
-                            _ => BinOp::Ge,
-                        };
-                        let (rhs, dr) = self.sub(it.next().unwrap());
-                        self.node(
-                            ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
-                            span,
-                            1 + dl.max(dr),
-                            span,
-                        )
-                    }
-                }
-            }
-            Rule::add_expr | Rule::mul_expr => {
-                let mut it = p.into_inner();
-                let (mut acc, mut d) = self.sub(it.next().unwrap());
-                while let Some(op) = it.next() {
-                    let op = match op.as_str() {
-                        "+" => BinOp::Add,
-                        "-" => BinOp::Sub,
-                        "*" => BinOp::Mul,
-                        _ => BinOp::Div,
-                    };
-                    let (r, dr) = self.sub(it.next().unwrap());
-                    let s = acc.span.to(r.span);
-                    let at = r.span;
-                    acc = self.node(
-                        ExprKind::Binary(op, Box::new(acc), Box::new(r)),
-                        s,
-                        1 + d.max(dr),
-                        at,
-                    );
-                    d = self.depth.get();
-                }
-                self.depth.set(d);
-                acc
-            }
+            Rule::expr | Rule::and_expr | Rule::not_expr | Rule::add_expr => self.flat(p),
             Rule::dice_expr => {
                 let mut it = p.into_inner().peekable();
                 let (first, d0) = self.sub(it.next().unwrap());
@@ -1923,6 +1842,185 @@ impl Builder {
             Rule::ident => self.leaf(ExprKind::Name(self.name(p)), span),
             r => unreachable!("grammar rule {r:?} is not an expression"),
         }
+    }
+
+    /// An `expr`, an `and_expr` (an operand of `or` after the first), a
+    /// `not_expr` (of `and`) or roll's `add_expr`: the grammar's levels are
+    /// silent, so the pairs are values and operators as written, given
+    /// their precedence here. The tree, its spans and the order its nodes
+    /// are made in (the first too deep is the one reported) are those the
+    /// nested rules of before gave.
+    fn flat(&self, p: P) -> Expr {
+        let rule = p.as_rule();
+        let whole = (rule == Rule::not_expr).then(|| self.span(&p));
+        let mut it = p.into_inner().peekable();
+        let (e, d) = match rule {
+            Rule::add_expr => {
+                let (e, _) = self.sum(&mut it);
+                return e;
+            }
+            Rule::not_expr => self.negated(&mut it, whole),
+            Rule::and_expr => self.and_chain(&mut it),
+            _ => {
+                // An `or` node is made when the `and`s after it end.
+                let mut acc = self.and_chain(&mut it);
+                while it.next().is_some() {
+                    let r = self.sub(it.next().unwrap());
+                    acc = self.binary(BinOp::Or, acc, r);
+                }
+                acc
+            }
+        };
+        self.depth.set(d);
+        e
+    }
+
+    /// Operands joined by `and`, the first one's pairs inline.
+    fn and_chain(&self, it: &mut Flat) -> (Expr, usize) {
+        let mut acc = self.negated(it, None);
+        while it.peek().is_some_and(|x| x.as_rule() == Rule::and_op) {
+            it.next();
+            let r = self.sub(it.next().unwrap());
+            acc = self.binary(BinOp::And, acc, r);
+        }
+        acc
+    }
+
+    /// A binary node of `acc` and `r` (each with its depth), spanning both.
+    fn binary(&self, op: BinOp, acc: (Expr, usize), r: (Expr, usize)) -> (Expr, usize) {
+        let ((acc, d), (r, dr)) = (acc, r);
+        let s = acc.span.to(r.span);
+        let at = r.span;
+        let e = self.node(
+            ExprKind::Binary(op, Box::new(acc), Box::new(r)),
+            s,
+            1 + d.max(dr),
+            at,
+        );
+        (e, self.depth.get())
+    }
+
+    /// `not`s, then a sum, then a comparison or `is`. `whole` is its span
+    /// when it is a pair of its own (`not_expr`); else it and a comparison's
+    /// run to where the rule of before ended (see [`Builder::sum`]).
+    fn negated(&self, it: &mut Flat, whole: Option<Span>) -> (Expr, usize) {
+        let mut nots = 0;
+        let mut start = 0;
+        while it.peek().is_some_and(|x| x.as_rule() == Rule::not_kw) {
+            let n = it.next().unwrap();
+            if nots == 0 {
+                start = n.as_span().start();
+            }
+            nots += 1;
+        }
+        let first = it.peek().unwrap();
+        let input = first.get_input();
+        let lhs_start = first.as_span().start();
+        if nots == 0 {
+            start = lhs_start;
+        }
+        let (lhs, lhs_end) = self.sum(it);
+        let dl = self.depth.get();
+        let (mut e, mut d, end) = match it.peek().map(|x| x.as_rule()) {
+            Some(Rule::is_op) => {
+                let op = it.next().unwrap();
+                let negated = op.into_inner().any(|x| x.as_rule() == Rule::not_kw);
+                let rhs = it.next().unwrap();
+                let end = rhs.as_span().end();
+                let span = self.span_of(input, lhs_start, end);
+                let names = rhs.into_inner().map(|n| self.name(n)).collect();
+                let e = self.node(
+                    ExprKind::Is(Box::new(lhs), names, negated),
+                    span,
+                    dl + 1,
+                    span,
+                );
+                (e, self.depth.get(), end)
+            }
+            Some(Rule::cmp_op) => {
+                let op = match it.next().unwrap().as_str() {
+                    "==" => BinOp::Eq,
+                    "!=" => BinOp::Ne,
+                    "<" => BinOp::Lt,
+                    "<=" => BinOp::Le,
+                    ">" => BinOp::Gt,
+                    _ => BinOp::Ge,
+                };
+                let (rhs, end) = self.sum(it);
+                let dr = self.depth.get();
+                let span = self.span_of(input, lhs_start, end);
+                let e = self.node(
+                    ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                    span,
+                    1 + dl.max(dr),
+                    span,
+                );
+                (e, self.depth.get(), end)
+            }
+            _ => (lhs, dl, skipped(input, lhs_end)),
+        };
+        if nots > 0 {
+            let span = whole.unwrap_or_else(|| self.span_of(input, start, end));
+            for _ in 0..nots {
+                e = self.node(ExprKind::Not(Box::new(e)), span, d + 1, span);
+                d = self.depth.get();
+            }
+        }
+        (e, d)
+    }
+
+    /// `*` and `/` before `+` and `-`, each left to right: dice values and
+    /// the operators between them, up to the first pair that is neither.
+    /// Also where the rule of before (`add_expr = { mul_expr ~ (add_op ~
+    /// mul_expr)* }`, `mul_expr` likewise of dice) ended: a rule whose
+    /// repetition matched nothing ended after the space and comments
+    /// following its first part.
+    fn sum(&self, it: &mut Flat) -> (Expr, usize) {
+        let mut sum: Option<((Expr, usize), BinOp)> = None;
+        let value = it.next().unwrap();
+        let input = value.get_input();
+        let mut end = value.as_span().end();
+        let mut product = self.sub(value);
+        let mut products = false;
+        while it
+            .peek()
+            .is_some_and(|x| matches!(x.as_rule(), Rule::add_op | Rule::mul_op))
+        {
+            let op = match it.next().unwrap().as_str() {
+                "*" => BinOp::Mul,
+                "/" => BinOp::Div,
+                "+" => BinOp::Add,
+                _ => BinOp::Sub,
+            };
+            let value = it.next().unwrap();
+            end = value.as_span().end();
+            let r = self.sub(value);
+            if matches!(op, BinOp::Mul | BinOp::Div) {
+                product = self.binary(op, product, r);
+                products = true;
+            } else {
+                sum = Some(match sum {
+                    None => (product, op),
+                    Some((acc, pending)) => (self.binary(pending, acc, product), op),
+                });
+                product = r;
+                products = false;
+            }
+        }
+        let (e, d) = match sum {
+            None => {
+                end = skipped(input, end);
+                product
+            }
+            Some((acc, pending)) => {
+                if !products {
+                    end = skipped(input, end);
+                }
+                self.binary(pending, acc, product)
+            }
+        };
+        self.depth.set(d);
+        (e, end)
     }
 
     /// A call's arguments and the depth of the deepest.
