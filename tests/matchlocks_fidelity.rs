@@ -1250,8 +1250,11 @@ fn a_squadron_behind_a_cavalry_melee_supports_it_on_the_table() {
 /// (12 dice at 4+, no reroll against a Battalia's front only, so 1s
 /// rerolled as an attacker), Blue's kills shared between the Red Battalia
 /// and the squadron; failed, no round is fought (`unfought`). The
-/// battle's attack (`attack_contact`) is compared with the exact odds of
-/// `join_melee` with the same facts stated.
+/// battle's attack (`attack_contact`, its outcomes read from the
+/// newcomer's side, which is the pair's attacker here) is compared with
+/// the exact odds of `join_melee` with the same facts stated (the Red
+/// side's kills, shared, are checked against the closed form in
+/// tests/matchlocks_melee.rs).
 #[test]
 fn a_rear_attack_into_a_continuing_melee_matches_the_exact_odds() {
     let mut scene = Scene::open(RULES, Some(SCENARIO), &[]);
@@ -1298,13 +1301,56 @@ fn a_rear_attack_into_a_continuing_melee_matches_the_exact_odds() {
                 ),
             ],
         ),
-        &[
-            "round",
-            "winner",
-            "attacker_kills",
-            "defender_kills",
-            "result",
-            "total",
-        ],
+        &["round", "winner", "defender_kills", "result", "total"],
+    );
+}
+
+/// §XIII Checking the Result, Fail 1, with §XII Flank and Rear Attacks
+/// into a Continuing Melee: a Daunted Red Battalia falls back 3" into the
+/// rear of a Blue squadron fighting a Red squadron (a round fought). The
+/// book makes the contact a new combat: the Battalia joins the cavalry
+/// melee as a newcomer (its front rank only, Daunted), Blue's squadron
+/// tests at once (1d6+2, 6s rerolled) and, passing, fights its second
+/// round against both. The battle's `fell_back` is compared with the exact
+/// odds of `join_melee` with the same facts stated.
+#[test]
+fn a_fall_back_into_a_continuing_melee_joins_it() {
+    let mut scene = Scene::open(RULES, Some(SCENARIO), &[]);
+    against_the_odds(
+        &mut scene,
+        "a Daunted Battalia falls back into a cavalry melee",
+        &|s, g| {
+            place(g, "red_battalia", 20.0, 12.0, None);
+            place(g, "blue_horse", 20.0, 7.0, Some(180.0));
+            place(g, "red_horse", 20.0, 5.0, Some(0.0));
+            for u in ["red_horse", "blue_horse"] {
+                s.set(g, u, "melee_round", Value::Int(1));
+            }
+            s.note(
+                g,
+                "melee_attacker",
+                &["red_horse", "blue_horse"],
+                Value::Bool(true),
+            );
+            s.set(g, "red_battalia", "daunted", Value::Bool(true));
+            s.set(g, "red_battalia", "must_fall_back", Value::Bool(true));
+        },
+        &|g: &mut Game| g.decide_named("fall_backs", &[Value::Side(0)]),
+        "fell_back",
+        &situation(
+            "join_melee",
+            &["in_line(attacker)", "in_line(defender)"],
+            &[
+                ("newcomer", "Battalia", "first_army", "daunted = true"),
+                ("attacker", "Harquebusiers", "first_army", "melee_round = 1"),
+                (
+                    "defender",
+                    "Harquebusiers",
+                    "second_army",
+                    "melee_round = 1",
+                ),
+            ],
+        ),
+        &["round", "winner", "defender_kills", "result", "total"],
     );
 }
