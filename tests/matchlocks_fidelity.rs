@@ -1239,3 +1239,118 @@ fn a_squadron_behind_a_cavalry_melee_supports_it_on_the_table() {
         &MELEE,
     );
 }
+
+/// §XII Flank and Rear Attacks into a Continuing Melee and §XIII 1(c),
+/// played on the table against `muster odds`: two Battalia in a
+/// continuing melee (a round fought, Red 3 kills, Blue 5), and a Red
+/// squadron 7.75" behind Blue attacks its rear. Blue tests at once (2d6+1
+/// against its 5 kills, rerolling 6s for the attack in its rear); passed,
+/// the melee's second round is fought there and then as one big melee:
+/// the Battalia 16 dice each at 5+, the squadron its own first round
+/// (12 dice at 4+, no reroll against a Battalia's front only, so 1s
+/// rerolled as an attacker), Blue's kills shared between the Red Battalia
+/// and the squadron; failed, no round is fought (`unfought`). The
+/// battle's attack (`attack_contact`, its outcomes read from the
+/// newcomer's side, which is the pair's attacker here) is compared with
+/// the exact odds of `join_melee` with the same facts stated (the Red
+/// side's kills, shared, are checked against the closed form in
+/// tests/matchlocks_melee.rs).
+#[test]
+fn a_rear_attack_into_a_continuing_melee_matches_the_exact_odds() {
+    let mut scene = Scene::open(RULES, Some(SCENARIO), &[]);
+    against_the_odds(
+        &mut scene,
+        "a squadron into the flank of a continuing melee",
+        &|s, g| {
+            place(g, "blue_battalia", 20.0, 6.5, None);
+            place(g, "red_horse", 20.0, 16.0, Some(180.0));
+            for (u, kills) in [("red_battalia", 3), ("blue_battalia", 5)] {
+                s.set(g, u, "melee_round", Value::Int(1));
+                s.set(g, u, "kills", Value::Int(kills));
+            }
+            s.note(
+                g,
+                "melee_attacker",
+                &["red_battalia", "blue_battalia"],
+                Value::Bool(true),
+            );
+            activate(s, g, "red_horse");
+        },
+        &|g: &mut Game| {
+            let args = [unit(g, "red_horse"), unit(g, "blue_battalia")];
+            g.perform_named("declare_attack", &args)?;
+            g.decide_named("attack_moves", &[])
+        },
+        "attack_contact",
+        &situation(
+            "join_melee",
+            &["in_line(newcomer)"],
+            &[
+                ("newcomer", "Harquebusiers", "first_army", ""),
+                (
+                    "attacker",
+                    "Battalia",
+                    "first_army",
+                    "melee_round = 1\nkills = 3",
+                ),
+                (
+                    "defender",
+                    "Battalia",
+                    "second_army",
+                    "melee_round = 1\nkills = 5",
+                ),
+            ],
+        ),
+        &["round", "winner", "defender_kills", "result", "total"],
+    );
+}
+
+/// §XIII Checking the Result, Fail 1, with §XII Flank and Rear Attacks
+/// into a Continuing Melee: a Daunted Red Battalia falls back 3" into the
+/// rear of a Blue squadron fighting a Red squadron (a round fought). The
+/// book makes the contact a new combat: the Battalia joins the cavalry
+/// melee as a newcomer (its front rank only, Daunted), Blue's squadron
+/// tests at once (1d6+2, 6s rerolled) and, passing, fights its second
+/// round against both. The battle's `fell_back` is compared with the exact
+/// odds of `join_melee` with the same facts stated.
+#[test]
+fn a_fall_back_into_a_continuing_melee_joins_it() {
+    let mut scene = Scene::open(RULES, Some(SCENARIO), &[]);
+    against_the_odds(
+        &mut scene,
+        "a Daunted Battalia falls back into a cavalry melee",
+        &|s, g| {
+            place(g, "red_battalia", 20.0, 12.0, None);
+            place(g, "blue_horse", 20.0, 7.0, Some(180.0));
+            place(g, "red_horse", 20.0, 5.0, Some(0.0));
+            for u in ["red_horse", "blue_horse"] {
+                s.set(g, u, "melee_round", Value::Int(1));
+            }
+            s.note(
+                g,
+                "melee_attacker",
+                &["red_horse", "blue_horse"],
+                Value::Bool(true),
+            );
+            s.set(g, "red_battalia", "daunted", Value::Bool(true));
+            s.set(g, "red_battalia", "must_fall_back", Value::Bool(true));
+        },
+        &|g: &mut Game| g.decide_named("fall_backs", &[Value::Side(0)]),
+        "fell_back",
+        &situation(
+            "join_melee",
+            &["in_line(attacker)", "in_line(defender)"],
+            &[
+                ("newcomer", "Battalia", "first_army", "daunted = true"),
+                ("attacker", "Harquebusiers", "first_army", "melee_round = 1"),
+                (
+                    "defender",
+                    "Harquebusiers",
+                    "second_army",
+                    "melee_round = 1",
+                ),
+            ],
+        ),
+        &["round", "winner", "defender_kills", "result", "total"],
+    );
+}

@@ -1639,3 +1639,93 @@ fn a_supporting_squadron_feeds_into_a_cavalry_melee() {
     let o = exact(&mut b, &first);
     close(p(&o, "attacker_support", Value::Int(0)), 1.0, "first round");
 }
+
+/// §XII Flank and Rear Attacks into a Continuing Melee and §XIII 1(c),
+/// `join_melee` against its closed form: two seasoned Battalia after one
+/// round (Red 3 kills, Blue 5), and a Red squadron (in line, 8 figures)
+/// comes at Blue's flank or rear.
+/// - Blue tests at once: 2d6+1 against its 5 kills, 6s rerolled (the
+///   attack in its flank or rear): pass 167/216, Daunted 49/432 (a total
+///   of 5), Broken 49/432; failed, no round is fought (`unfought`).
+/// - Passed, the second round as one big melee: Red's Battalia 15 dice at
+///   5+ (13 musketeers left: 6.5, 8 pikes), the squadron its first round,
+///   12 dice at 4+ rerolling 1s (an attacker; a Battalia's flank or rear
+///   is not its front to cavalry), Blue saving on 4+ in one pool; Blue's
+///   14 dice at 5+ (11 musketeers, 8 pikes) against Red's side, its kills
+///   shared (the squadron takes half, rounded down). More kills suffered
+///   loses: Blue tests with its kills (6s rerolled), or Red's strongest
+///   (the Battalia) with its own (no reroll) for both.
+#[test]
+fn a_flank_attack_into_a_continuing_melee_against_its_closed_form() {
+    let mut b = matchlocks();
+    let text = "procedure = \"join_melee\"\nfacts = [\"in_line(n)\"]\n\
+                [args]\nnewcomer = \"n\"\nattacker = \"a\"\ndefender = \"d\"\n\
+                [units.n]\ntype = \"Harquebusiers\"\nside = \"first_army\"\n\
+                [units.a]\ntype = \"Battalia\"\nside = \"first_army\"\n[units.a.state]\nmelee_round = 1\nkills = 3\n\
+                [units.d]\ntype = \"Battalia\"\nside = \"second_army\"\n[units.d.state]\nmelee_round = 1\nkills = 5\n";
+    let o = exact(&mut b, text);
+    let test = morale(2, 1, 5, 6);
+    close(test[0], 167.0 / 216.0, "the test by hand");
+    close(test[1], 49.0 / 432.0, "the test by hand");
+    for (name, want) in [
+        ("passed", test[0]),
+        ("daunted", test[1]),
+        ("broken", test[2]),
+    ] {
+        close(p(&o, "engaged_test", sym(&b, name)), want, name);
+    }
+    let pass = test[0];
+    close(p(&o, "winner", sym(&b, "unfought")), 1.0 - pass, "unfought");
+    let kd = kills(
+        &[(15, hit(5, R::No)), (12, hit(4, R::Ones))],
+        0,
+        kill(4),
+        19,
+    );
+    let ka = kills(&[(14, hit(5, R::No))], 0, kill(4), 21);
+    let (mut win_a, mut win_d, mut draw) = (0.0, 0.0, 0.0);
+    let mut res = [0.0; 3];
+    let mut own_a = vec![0.0; 15];
+    for (i, pa) in ka.iter().enumerate() {
+        own_a[i - i / 2] += pass * pa;
+        for (j, pd) in kd.iter().enumerate() {
+            let pr = pass * pa * pd;
+            if j > i {
+                win_a += pr;
+                if j < 19 {
+                    let m = morale(2, 1, 5 + j as i64, 6);
+                    (0..3).for_each(|r| res[r] += pr * m[r]);
+                }
+            } else if i > j {
+                win_d += pr;
+                let m = morale(2, 1, 3 + (i - i / 2) as i64, 0);
+                (0..3).for_each(|r| res[r] += pr * m[r]);
+            } else {
+                draw += pr;
+            }
+        }
+    }
+    close(p(&o, "winner", sym(&b, "attacker")), win_a, "Red wins");
+    close(p(&o, "winner", sym(&b, "defender")), win_d, "Blue wins");
+    close(p(&o, "winner", sym(&b, "draw")), draw, "a draw");
+    for (r, name) in ["passed", "daunted", "broken"].iter().enumerate() {
+        close(
+            p(&o, "result", sym(&b, name)),
+            res[r],
+            &format!("the loser {name}"),
+        );
+    }
+    let mut dk: Vec<f64> = kd.iter().map(|x| pass * x).collect();
+    dk[0] += 1.0 - pass;
+    check_dist(&o, "defender_kills", &dk, "Blue's kills");
+    own_a[0] += 1.0 - pass;
+    check_dist(&o, "attacker_kills", &own_a, "the Red Battalia's share");
+    close(p(&o, "round", Value::Int(2)), 1.0, "the second round");
+    close(
+        p(&o, "attacker_joined", Value::Int(1)),
+        pass,
+        "the squadron joins",
+    );
+    // Red wins 0.6924 (Blue fails its test 0.2269 and no round is fought).
+    assert!((win_a - 0.6924).abs() < 1e-4, "Red wins {win_a}");
+}
