@@ -676,6 +676,20 @@ fn situation(procedure: &str, facts: &[&str], units: &[(&str, &str, &str, &str)]
     text
 }
 
+/// `attacker` and `defender` in a continuing melee: its first round
+/// fought, `attacker` the one that began it.
+fn in_continuing_melee(s: &Scene, g: &mut Game, attacker: &str, defender: &str) {
+    for u in [attacker, defender] {
+        s.set(g, u, "melee_round", Value::Int(1));
+    }
+    s.note(
+        g,
+        "melee_attacker",
+        &[attacker, defender],
+        Value::Bool(true),
+    );
+}
+
 /// Unit `u` acts on the card in play, with its two actions.
 fn activate(s: &Scene, g: &mut Game, u: &str) {
     s.set(g, u, "active", Value::Bool(true));
@@ -906,17 +920,11 @@ fn melees_on_the_table_match_the_exact_odds() {
         "two Battalia in their second round",
         &|s, g| {
             place(g, "blue_battalia", 20.0, 6.5, None);
+            in_continuing_melee(s, g, "red_battalia", "blue_battalia");
             for (u, won, kills) in [("red_battalia", true, 3), ("blue_battalia", false, 5)] {
-                s.set(g, u, "melee_round", Value::Int(1));
                 s.set(g, u, "won_round", Value::Bool(won));
                 s.set(g, u, "kills", Value::Int(kills));
             }
-            s.note(
-                g,
-                "melee_attacker",
-                &["red_battalia", "blue_battalia"],
-                Value::Bool(true),
-            );
         },
         &|g: &mut Game| g.decide_named("continuing_melees", &[]),
         "next_round",
@@ -1205,15 +1213,7 @@ fn a_squadron_behind_a_cavalry_melee_supports_it_on_the_table() {
             place(g, "red_horse", 52.0, 10.0, None);
             place(g, "blue_horse", 52.0, 12.0, None);
             place(g, "red_reserve", 52.0, 8.0, None);
-            for u in ["red_horse", "blue_horse"] {
-                s.set(g, u, "melee_round", Value::Int(1));
-            }
-            s.note(
-                g,
-                "melee_attacker",
-                &["red_horse", "blue_horse"],
-                Value::Bool(true),
-            );
+            in_continuing_melee(s, g, "red_horse", "blue_horse");
         },
         &|g: &mut Game| g.decide_named("continuing_melees", &[]),
         "next_round",
@@ -1264,16 +1264,10 @@ fn a_rear_attack_into_a_continuing_melee_matches_the_exact_odds() {
         &|s, g| {
             place(g, "blue_battalia", 20.0, 6.5, None);
             place(g, "red_horse", 20.0, 16.0, Some(180.0));
+            in_continuing_melee(s, g, "red_battalia", "blue_battalia");
             for (u, kills) in [("red_battalia", 3), ("blue_battalia", 5)] {
-                s.set(g, u, "melee_round", Value::Int(1));
                 s.set(g, u, "kills", Value::Int(kills));
             }
-            s.note(
-                g,
-                "melee_attacker",
-                &["red_battalia", "blue_battalia"],
-                Value::Bool(true),
-            );
             activate(s, g, "red_horse");
         },
         &|g: &mut Game| {
@@ -1323,15 +1317,7 @@ fn a_fall_back_into_a_continuing_melee_joins_it() {
             place(g, "red_battalia", 20.0, 12.0, None);
             place(g, "blue_horse", 20.0, 7.0, Some(180.0));
             place(g, "red_horse", 20.0, 5.0, Some(0.0));
-            for u in ["red_horse", "blue_horse"] {
-                s.set(g, u, "melee_round", Value::Int(1));
-            }
-            s.note(
-                g,
-                "melee_attacker",
-                &["red_horse", "blue_horse"],
-                Value::Bool(true),
-            );
+            in_continuing_melee(s, g, "red_horse", "blue_horse");
             s.set(g, "red_battalia", "daunted", Value::Bool(true));
             s.set(g, "red_battalia", "must_fall_back", Value::Bool(true));
         },
