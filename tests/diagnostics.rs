@@ -916,8 +916,11 @@ fn a_battle_s_fault_is_placed_at_its_statement() {
         roll,
         "  let nobody = count u: false\n  outcome attacker_is = if 6 / nobody == 1 then first_army else second_army",
     );
+    // A folder of the test's own: `create_dir` fails rather than reuse one
+    // that exists, so the removal below only ever removes what it made.
     let dir = std::env::temp_dir().join(format!("muster-fault-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::create_dir(&dir).expect("a fresh folder for the test");
+    std::fs::create_dir(dir.join("scenarios")).unwrap();
     std::fs::write(dir.join("broken.muster"), broken).unwrap();
     std::fs::copy(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/scenarios/tvbd_default.toml"),
