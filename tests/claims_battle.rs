@@ -383,7 +383,7 @@ fn a_seeded_battle_of_the_default_scenario() {
         "declare_charge(",
         "fight_charge(",
         "open_fire(",
-        "fall_back(",
+        "discard_one(",
         "double_move(",
         "take_kab(",
         "fight(",
@@ -1646,16 +1646,56 @@ fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
 
 /// The two games of `muster simulate rules/claims_and_colours.muster
 /// --runs 400 --seed 1` that reached the turn limit (games 250 and 262:
-/// `game_seed(1, i)`) now end in a decision before it: the Swedes win
-/// after 3 and 6 turns.
+/// `game_seed(1, i)`) now end before it: a draw after 5 turns (both
+/// armies beaten at once), and a Swedish win after 4.
 #[test]
 fn the_games_that_stalled_now_end() {
     for (i, end) in [
-        (250, "=== End after 3 turns: Swedish army wins ==="),
-        (262, "=== End after 6 turns: Swedish army wins ==="),
+        (250, "=== End after 5 turns: a draw ==="),
+        (262, "=== End after 4 turns: Swedish army wins ==="),
     ] {
         let text = default_game(muster::cli::simulate::game_seed(1, i));
         let last = text.lines().rev().find(|l| l.starts_with("=== End"));
         assert_eq!(last, Some(end), "game {i}");
+    }
+}
+
+/// 8.SP6.4 Discard cards as desired, as the port reads it while a policy
+/// cannot see a hand: the default player's general throws in his lowest
+/// card, one a turn (a `pay` of one card to the discards: the first card
+/// of his hand, lowest first), so a hand of I cards his TUGs cannot spend
+/// cycles a card a turn; the cautious player (Tilly in claims_rout.toml)
+/// keeps his. Horn and Tilly (competent, 4 cards, and one as their army's
+/// commander) are dealt 5 and hold 4 after it; the cautious Tilly keeps 5.
+#[test]
+fn the_default_player_throws_in_his_lowest_card_at_the_end_of_the_turn() {
+    for (file, cautious) in [("claims_turn.toml", false), ("claims_rout.toml", true)] {
+        let mut scene = Scene::open(RULES, file, &[], 0.0);
+        for seed in 0..8 {
+            let mut g = scene.start(seed, true);
+            play(&mut g, "8.SP1.1 Replenish hands");
+            let dealt = g.narrative();
+            play(&mut g, "8.SP6.4 Discard");
+            let text = g.narrative();
+            let text = &text[dealt.len()..];
+            for (general, size) in [("Horn", 5), ("Tilly", 5)] {
+                let hand = dealt
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&format!("{general} is dealt")))
+                    .and_then(|l| l.split("holds ").nth(1))
+                    .unwrap()
+                    .split(", ")
+                    .map(str::to_string)
+                    .collect::<Vec<_>>();
+                assert_eq!(hand.len(), size, "seed {seed}: {dealt}");
+                let paid = format!("{general} pays {} (cards) for {general}", hand[0]);
+                let threw = text.contains(&format!("discard_one({general})"));
+                if cautious && general == "Tilly" {
+                    assert!(!threw, "{file} seed {seed}: {text}");
+                    continue;
+                }
+                assert!(threw && text.contains(&paid), "{file} seed {seed}: {text}");
+            }
+        }
     }
 }
