@@ -1670,7 +1670,7 @@ fn the_games_that_stalled_now_end() {
 #[test]
 fn the_default_player_throws_in_his_lowest_card_at_the_end_of_the_turn() {
     for (file, cautious) in [("claims_turn.toml", false), ("claims_rout.toml", true)] {
-        let mut scene = Scene::open(RULES, file, &[], 0.0);
+        let scene = Scene::open(RULES, file, &[], 0.0);
         for seed in 0..8 {
             let mut g = scene.start(seed, true);
             play(&mut g, "8.SP1.1 Replenish hands");
