@@ -1596,21 +1596,16 @@ fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
         let mut g = scene.start(seed, true);
         play(&mut g, "8.SP1.1 Replenish hands");
         let foot = scene.unit(&g, "foot");
-        assert_eq!(
-            query(&mut scene, &g, "position(foot, cuirassiers)"),
-            "to_flank"
-        );
-        assert_eq!(
-            query(&mut scene, &g, "front_flank(foot, cuirassiers)"),
-            "false"
-        );
-        assert_eq!(query(&mut scene, &g, "enemy_ahead(foot)"), "false");
-        assert_eq!(
-            query(&mut scene, &g, "threatened_from_behind(foot)"),
-            "true"
-        );
-        assert_eq!(query(&mut scene, &g, "closes(foot)"), "false");
-        assert_eq!(query(&mut scene, &g, "facing_enemy(foot)"), "0");
+        for (expr, value) in [
+            ("position(foot, cuirassiers)", "to_flank"),
+            ("front_flank(foot, cuirassiers)", "false"),
+            ("enemy_ahead(foot)", "false"),
+            ("threatened_from_behind(foot)", "true"),
+            ("closes(foot)", "false"),
+            ("facing_enemy(foot)", "0"),
+        ] {
+            assert_eq!(query(&mut scene, &g, expr), value, "{expr}");
+        }
         play(&mut g, "8.SP4.3 Prompts");
         let text = g.narrative();
         // Never a move prompt that could not close on the enemy.
