@@ -383,7 +383,7 @@ fn a_seeded_battle_of_the_default_scenario() {
         "declare_charge(",
         "fight_charge(",
         "open_fire(",
-        "fall_back(",
+        "discard_one(",
         "double_move(",
         "take_kab(",
         "fight(",
@@ -1574,4 +1574,123 @@ side = "far"
     };
     share(g1, seeds as u32, 4.0 / 6.0);
     share(killed, tests, 1.0 / 6.0);
+}
+
+/// §M9 against an enemy behind a flank (8.SP4.3), the cause of the two
+/// stalled games of 400 (seed 1, games 250 and 262, to the turn limit of
+/// 15): cuirassiers beyond the Pike & Shot's right side edge and behind
+/// its front edge are not ahead of it (`enemy_ahead` false), so an M2/M3
+/// move would carry it away from them. It is prompted no such move (the
+/// old policy paid one every turn, and the TUG stood still); it pays III
+/// (M9, formed) and makes a quarter turn to the right about its centre,
+/// (10, 6.5) facing 0 -> facing 90, which puts the cuirassiers in its
+/// front zone (the about face would leave them only ahead beyond a side
+/// edge: `facing_enemy` 1 against 2). Without a III or IV in Tilly's 5
+/// cards (C(42,5)/C(60,5) = 0.156 of hands) it stays as it was, paying
+/// nothing.
+#[test]
+fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
+    let mut scene = Scene::open(RULES, "claims_behind_flank.toml", &[], 0.0);
+    let (mut turned, mut refused) = (0, 0);
+    for seed in 0..16 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let foot = scene.unit(&g, "foot");
+        for (expr, value) in [
+            ("position(foot, cuirassiers)", "to_flank"),
+            ("front_flank(foot, cuirassiers)", "false"),
+            ("enemy_ahead(foot)", "false"),
+            ("threatened_from_behind(foot)", "true"),
+            ("closes(foot)", "false"),
+            ("facing_enemy(foot)", "0"),
+        ] {
+            assert_eq!(query(&mut scene, &g, expr), value, "{expr}");
+        }
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        // Never a move prompt that could not close on the enemy.
+        assert!(!text.contains("order_move(foot)"), "seed {seed}: {text}");
+        let (_, x, y, f) = base_of(&g, foot);
+        assert_eq!((x, y), (10.0, 6.5), "seed {seed}: {text}");
+        if text.contains("foot refused: Tilly holds no III or better") {
+            refused += 1;
+            assert!(!text.contains("turn_on_the_spot(foot)"), "seed {seed}");
+            assert_eq!(f, 0.0, "seed {seed}");
+            continue;
+        }
+        turned += 1;
+        assert!(
+            text.contains("Tilly pays III (cards) for foot")
+                || text.contains("Tilly pays IV (cards) for foot"),
+            "seed {seed}: {text}"
+        );
+        assert!(
+            text.contains("turn_on_the_spot(foot)"),
+            "seed {seed}: {text}"
+        );
+        assert_eq!(f, 90.0, "seed {seed}: {text}");
+        assert_eq!(
+            query(&mut scene, &g, "position(foot, cuirassiers)"),
+            "to_front"
+        );
+        assert_eq!(query(&mut scene, &g, "facing_enemy(foot)"), "2");
+    }
+    assert!(turned > 0 && refused > 0, "{turned} {refused}");
+    assert_eq!(turned + refused, 16);
+}
+
+/// The two games of `muster simulate rules/claims_and_colours.muster
+/// --runs 400 --seed 1` that reached the turn limit (games 250 and 262:
+/// `game_seed(1, i)`) now end before it: a draw after 5 turns (both
+/// armies beaten at once), and a Swedish win after 4.
+#[test]
+fn the_games_that_stalled_now_end() {
+    for (i, end) in [
+        (250, "=== End after 5 turns: a draw ==="),
+        (262, "=== End after 4 turns: Swedish army wins ==="),
+    ] {
+        let text = default_game(muster::cli::simulate::game_seed(1, i));
+        let last = text.lines().rev().find(|l| l.starts_with("=== End"));
+        assert_eq!(last, Some(end), "game {i}");
+    }
+}
+
+/// 8.SP6.4 Discard cards as desired, as the port reads it while a policy
+/// cannot see a hand: the default player's general throws in his lowest
+/// card, one a turn (a `pay` of one card to the discards: the first card
+/// of his hand, lowest first), so a hand of I cards his TUGs cannot spend
+/// cycles a card a turn; the cautious player (Tilly in claims_rout.toml)
+/// keeps his. Horn and Tilly (competent, 4 cards, and one as their army's
+/// commander) are dealt 5 and hold 4 after it; the cautious Tilly keeps 5.
+#[test]
+fn the_default_player_throws_in_his_lowest_card_at_the_end_of_the_turn() {
+    for (file, cautious) in [("claims_turn.toml", false), ("claims_rout.toml", true)] {
+        let scene = Scene::open(RULES, file, &[], 0.0);
+        for seed in 0..8 {
+            let mut g = scene.start(seed, true);
+            play(&mut g, "8.SP1.1 Replenish hands");
+            let dealt = g.narrative();
+            play(&mut g, "8.SP6.4 Discard");
+            let text = g.narrative();
+            let text = &text[dealt.len()..];
+            for (general, size) in [("Horn", 5), ("Tilly", 5)] {
+                let hand = dealt
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&format!("{general} is dealt")))
+                    .and_then(|l| l.split("holds ").nth(1))
+                    .unwrap()
+                    .split(", ")
+                    .map(str::to_string)
+                    .collect::<Vec<_>>();
+                assert_eq!(hand.len(), size, "seed {seed}: {dealt}");
+                let paid = format!("{general} pays {} (cards) for {general}", hand[0]);
+                let threw = text.contains(&format!("discard_one({general})"));
+                if cautious && general == "Tilly" {
+                    assert!(!threw, "{file} seed {seed}: {text}");
+                    continue;
+                }
+                assert!(threw && text.contains(&paid), "{file} seed {seed}: {text}");
+            }
+        }
+    }
 }
