@@ -11,7 +11,9 @@ use crate::front::diagnostic::Diag;
 use crate::run::battlefield::{Base, Pt, Shape, Zone};
 use crate::run::eval::{EvalError, R};
 use crate::run::world::World;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::Arc;
 
 pub mod files;
@@ -51,6 +53,23 @@ struct Epochs {
     next: AtomicU32,
     /// How many times the numbers have begun again.
     round: u32,
+    /// The unit being weighed at other spots ([`Field::stand`]; `NO_TRIAL`:
+    /// none) and its number where it stands (`home`): while it is
+    /// elsewhere, what is worked out of its pairs goes to the caches'
+    /// trial rows, so that what was known of it at home stays known.
+    trial: AtomicUsize,
+    home: AtomicU32,
+}
+
+/// No unit is being weighed ([`Epochs::trial`]).
+const NO_TRIAL: usize = usize::MAX;
+
+/// Which cell of a per-pair cache holds a pair: of the main table
+/// (`a * n + b`) or of the trial row (`2 * other` for (trial, other),
+/// `2 * other + 1` for (other, trial)).
+enum Cell {
+    Main(usize),
+    Trial(usize),
 }
 
 impl Epochs {
@@ -63,7 +82,23 @@ impl Epochs {
             of: (0..n).map(|_| AtomicU32::new(1)).collect(),
             next: AtomicU32::new(2),
             round,
+            trial: AtomicUsize::new(NO_TRIAL),
+            home: AtomicU32::new(0),
         }
+    }
+    /// Where the pair (a, b) of a cache of `n` units is kept: in the trial
+    /// row while the unit weighed is one of them and stands away from home.
+    #[inline]
+    fn cell(&self, n: usize, a: usize, b: usize) -> Cell {
+        let t = self.trial.load(Relaxed);
+        if (t == a || t == b) && self.of[t].load(Relaxed) != self.home.load(Relaxed) {
+            return if t == a {
+                Cell::Trial(2 * b)
+            } else {
+                Cell::Trial(2 * a + 1)
+            };
+        }
+        Cell::Main(a * n + b)
     }
     /// The pair's tag: what a remembered value of it is good for.
     #[inline]
@@ -94,6 +129,8 @@ impl Clone for Epochs {
                 .collect(),
             next: AtomicU32::new(self.next.load(Relaxed)),
             round: self.round,
+            trial: AtomicUsize::new(self.trial.load(Relaxed)),
+            home: AtomicU32::new(self.home.load(Relaxed)),
         }
     }
 }
@@ -127,6 +164,9 @@ pub struct DistanceCache {
     /// f64 bits.
     cells: Vec<AtomicU64>,
     tags: Vec<AtomicU64>,
+    /// The unit weighed away from home: its pairs ([`Cell::Trial`]).
+    trial: Vec<AtomicU64>,
+    trial_tags: Vec<AtomicU64>,
 }
 
 /// `n` cells made by `cell`, or none when the memory cannot be had: a
@@ -149,26 +189,78 @@ impl DistanceCache {
         let pairs = n.checked_mul(n);
         let cells = cells(pairs, |_| AtomicU64::new(0));
         let tags = cells_like(&cells, |_| AtomicU64::new(NEVER));
-        DistanceCache { n, cells, tags }
+        let (trial, trial_tags) = trial_row(n, &cells, || AtomicU64::new(0));
+        DistanceCache {
+            n,
+            cells,
+            tags,
+            trial,
+            trial_tags,
+        }
+    }
+    /// The cell of the pair (a, b) and its tag.
+    #[inline]
+    fn slot(&self, e: &Epochs, a: usize, b: usize) -> Option<(&AtomicU64, &AtomicU64)> {
+        slot(
+            e,
+            self.n,
+            a,
+            b,
+            (&self.cells, &self.tags),
+            (&self.trial, &self.trial_tags),
+        )
     }
     #[inline]
     fn get(&self, e: &Epochs, a: usize, b: usize) -> Option<f64> {
-        let i = a * self.n + b;
-        let tag = self.tags.get(i)?.load(Relaxed);
-        (tag == e.tag(a, b)).then(|| f64::from_bits(self.cells[i].load(Relaxed)))
+        let (c, t) = self.slot(e, a, b)?;
+        (t.load(Relaxed) == e.tag(a, b)).then(|| f64::from_bits(c.load(Relaxed)))
     }
     /// Nothing is known.
     fn forget_all(&self) {
         forget_tags(&self.tags);
+        forget_tags(&self.trial_tags);
     }
     fn put(&self, e: &Epochs, a: usize, b: usize, d: f64) {
-        for (i, tag) in [(a * self.n + b, e.tag(a, b)), (b * self.n + a, e.tag(b, a))] {
-            if let (Some(c), Some(t)) = (self.cells.get(i), self.tags.get(i)) {
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some((c, t)) = self.slot(e, x, y) {
                 c.store(d.to_bits(), Relaxed);
-                t.store(tag, Relaxed);
+                t.store(e.tag(x, y), Relaxed);
             }
         }
     }
+}
+
+/// A cache's trial row for `n` units (two cells a unit: see [`Cell`]),
+/// with its tags; none when the cache has no cells (`main`, see [`cells`]).
+fn trial_row<T, U>(n: usize, main: &[U], cell: impl Fn() -> T) -> (Vec<T>, Vec<AtomicU64>) {
+    if main.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let row = cells(Some(2 * n), |_| cell());
+    let tags = cells_like(&row, |_| AtomicU64::new(NEVER));
+    if tags.len() != row.len() {
+        return (Vec::new(), Vec::new());
+    }
+    (row, tags)
+}
+
+/// The cell of the pair (a, b) in a cache of `n` units, and its tag: in
+/// `main` (cells, tags) or in the `trial` row ([`Epochs::cell`]); none if
+/// the cache could not be had.
+#[inline]
+fn slot<'c, T>(
+    e: &Epochs,
+    n: usize,
+    a: usize,
+    b: usize,
+    main: (&'c [T], &'c [AtomicU64]),
+    trial: (&'c [T], &'c [AtomicU64]),
+) -> Option<(&'c T, &'c AtomicU64)> {
+    let ((cells, tags), i) = match e.cell(n, a, b) {
+        Cell::Main(i) => (main, i),
+        Cell::Trial(i) => (trial, i),
+    };
+    Some((cells.get(i)?, tags.get(i)?))
 }
 
 /// Every cell's tag is no pair's: nothing in the cache is good.
@@ -200,10 +292,19 @@ impl Clone for DistanceCache {
                 ..Default::default()
             };
         }
+        let (trial, trial_tags) = (copied(&self.trial), copied(&self.trial_tags));
+        if trial.len() != trial_tags.len() {
+            return DistanceCache {
+                n: self.n,
+                ..Default::default()
+            };
+        }
         DistanceCache {
             n: self.n,
             cells,
             tags,
+            trial,
+            trial_tags,
         }
     }
 }
@@ -219,28 +320,50 @@ pub struct ZoneCache {
     n: usize,
     cells: Vec<AtomicU8>,
     tags: Vec<AtomicU64>,
+    /// The unit weighed away from home: its pairs ([`Cell::Trial`]).
+    trial: Vec<AtomicU8>,
+    trial_tags: Vec<AtomicU64>,
 }
 
 impl ZoneCache {
     fn new(n: usize) -> Self {
         let cells = cells(n.checked_mul(n), |_| AtomicU8::new(0));
         let tags = cells_like(&cells, |_| AtomicU64::new(NEVER));
-        ZoneCache { n, cells, tags }
+        let (trial, trial_tags) = trial_row(n, &cells, || AtomicU8::new(0));
+        ZoneCache {
+            n,
+            cells,
+            tags,
+            trial,
+            trial_tags,
+        }
+    }
+    /// The cell of the pair (a, b) and its tag.
+    #[inline]
+    fn slot(&self, e: &Epochs, a: usize, b: usize) -> Option<(&AtomicU8, &AtomicU64)> {
+        slot(
+            e,
+            self.n,
+            a,
+            b,
+            (&self.cells, &self.tags),
+            (&self.trial, &self.trial_tags),
+        )
     }
     fn get(&self, e: &Epochs, a: usize, b: usize) -> u8 {
-        let i = a * self.n + b;
-        match (self.tags.get(i), self.cells.get(i)) {
-            (Some(t), Some(c)) if t.load(Relaxed) == e.tag(a, b) => c.load(Relaxed),
+        match self.slot(e, a, b) {
+            Some((c, t)) if t.load(Relaxed) == e.tag(a, b) => c.load(Relaxed),
             _ => 0,
         }
     }
     /// Nothing is known.
     fn forget_all(&self) {
         forget_tags(&self.tags);
+        forget_tags(&self.trial_tags);
     }
     fn set(&self, e: &Epochs, a: usize, b: usize, bits: u8) {
-        let (i, tag) = (a * self.n + b, e.tag(a, b));
-        let (Some(t), Some(c)) = (self.tags.get(i), self.cells.get(i)) else {
+        let tag = e.tag(a, b);
+        let Some((c, t)) = self.slot(e, a, b) else {
             return;
         };
         if t.load(Relaxed) == tag {
@@ -263,10 +386,20 @@ impl Clone for ZoneCache {
                 ..Default::default()
             };
         }
+        let trial = cells_like(&self.trial, |i| AtomicU8::new(self.trial[i].load(Relaxed)));
+        let trial_tags = copied(&self.trial_tags);
+        if trial.len() != trial_tags.len() {
+            return ZoneCache {
+                n: self.n,
+                ..Default::default()
+            };
+        }
         ZoneCache {
             n: self.n,
             cells,
             tags,
+            trial,
+            trial_tags,
         }
     }
 }
@@ -317,7 +450,7 @@ impl Clone for GroupCache {
 /// Where a unit stands, its [`Epochs`] number there and what is known of
 /// the groups, taken before moves are weighed ([`Field::stand`]) and put
 /// back after ([`Field::put_back`]): what was known of its pairs there is
-/// good again, but for the cells the spots weighed wrote over.
+/// good again (the spots weighed wrote to the caches' trial rows).
 pub struct Stand {
     u: usize,
     base: Base,
@@ -535,8 +668,18 @@ impl Field {
         self.groups.forget();
     }
 
-    /// Where unit `u` stands now, with what is known of its distances.
+    /// Where unit `u` stands now, with what is known of its distances;
+    /// and from now until another unit is weighed, `u` is the unit weighed
+    /// at other spots: what is worked out of its pairs away from here goes
+    /// to the caches' trial rows (forgotten now), so that put back
+    /// ([`Field::put_back`]) everything known of it here is known still.
     pub fn stand(&self, u: usize) -> Stand {
+        forget_tags(&self.cache.trial_tags);
+        forget_tags(&self.zones.trial_tags);
+        self.epochs.trial.store(u, Relaxed);
+        self.epochs
+            .home
+            .store(self.epochs.of[u].load(Relaxed), Relaxed);
         Stand {
             u,
             base: self.bases[u],
@@ -1420,8 +1563,9 @@ mod tests {
     /// What is remembered of a pair is good only while neither base has
     /// moved: a unit weighed at another spot and put back is measured
     /// where it stands again (never by what was found at the other spot),
-    /// what was known of it before is known again unless the other spot
-    /// overwrote it, and pairs without it are not forgotten.
+    /// what was known of it before is known again (the other spot's
+    /// answers went to the trial row), and pairs without it are not
+    /// forgotten.
     #[test]
     fn a_unit_put_back_is_measured_where_it_stands() {
         let mut f = table(vec![
@@ -1445,14 +1589,63 @@ mod tests {
         assert_eq!(f.dist(0, 1), d01);
         assert_eq!(zone(&f, 0, 1), z01);
         assert_eq!(zone(&f, 1, 0), z10);
-        // Not overwritten at the other spot: still known.
+        // Still known, the pair measured at the other spot too (that went
+        // to the trial row).
+        assert_eq!(f.cache.get(&f.epochs, 0, 1), Some(d01));
         assert_eq!(f.cache.get(&f.epochs, 0, 2), Some(d02));
         assert_eq!(f.cache.get(&f.epochs, 1, 2), Some(d12));
+        assert_ne!(f.zones.get(&f.epochs, 0, 1), 0, "the zone known at home");
         // Moved again, to a spot of its own: nothing of it is known.
         f.set_base(0, at(10.0, 20.0, 0.0));
         assert_eq!(f.cache.get(&f.epochs, 0, 1), None);
         assert_eq!(f.cache.get(&f.epochs, 0, 2), None);
         assert_eq!(f.dist(0, 1), d01x);
+    }
+
+    /// The trial row belongs to the unit weighed last: weighing another
+    /// unit forgets it, so that no answer found for one unit at a spot is
+    /// taken for another's (every unit starts at the same number). Each
+    /// distance and zone asked, at home and away, for either unit, is what
+    /// the bases say; and each unit's home pairs survive its trial.
+    #[test]
+    fn the_trial_row_is_the_unit_weighed() {
+        let mut f = table(vec![
+            at(10.0, 10.0, 0.0),
+            at(10.0, 14.0, 0.0),
+            at(20.0, 10.0, 0.0),
+        ]);
+        let zone = |f: &Field, a, b| f.of_two(Builtin::Zone, a, b).expect("a zone");
+        let exact = |f: &Field, a: usize, b: usize| f.bases[a].distance(&f.bases[b]);
+        let spots = [
+            at(10.0, 20.0, 0.0),
+            at(15.0, 12.0, 90.0),
+            at(30.0, 5.0, 180.0),
+        ];
+        for round in 0..3 {
+            for u in [0, 1, 0, 2] {
+                let home: Vec<f64> = (0..3).map(|o| f.dist(u, o)).collect();
+                let home_zones: Vec<Value> = (0..3).map(|o| zone(&f, o, u)).collect();
+                let stand = f.stand(u);
+                for s in spots {
+                    f.set_base(u, s.advanced(round as f64));
+                    for (a, b) in [(u, 0), (1, u), (u, 2), (0, 1), (2, 1)] {
+                        assert_eq!(f.dist(a, b), exact(&f, a, b), "{u} at {s:?}: {a}-{b}");
+                        assert_eq!(f.dist(b, a), exact(&f, a, b));
+                    }
+                    let _ = zone(&f, 0, u);
+                    f.put_back(&stand);
+                }
+                for o in 0..3 {
+                    // Known without measuring, and right.
+                    assert_eq!(f.cache.get(&f.epochs, u, o), Some(home[o]), "{u}-{o}");
+                    assert_eq!(f.dist(u, o), exact(&f, u, o));
+                    assert_eq!(zone(&f, o, u), home_zones[o]);
+                }
+            }
+            // Committed: unit 1 stands at a new spot of its own.
+            f.set_base(1, spots[round].advanced(-2.0));
+            assert_eq!(f.dist(1, 2), exact(&f, 1, 2));
+        }
     }
 
     /// A per-pair cache whose cells cannot be had (2^31 units: 2^62
