@@ -42,8 +42,8 @@ pub struct NearFeature {
 /// a unit forgets its pairs at once. Atomics only so that a prepared field
 /// can be shared between threads; each game has its own.
 ///
-/// The numbers are 32 bits: when they run out (some four billion moves
-/// into one game), the field forgets everything and numbers afresh
+/// The numbers are 31 bits (the 32nd marks a spot of the unit weighed,
+/// [`AWAY`]): when they run out (some two billion moves into one game), the field forgets everything and numbers afresh
 /// ([`Field::moved`]); `round` counts how often, so that a unit put back
 /// after that is not given a number of the round before.
 #[derive(Debug, Default)]
@@ -54,15 +54,21 @@ struct Epochs {
     /// How many times the numbers have begun again.
     round: u32,
     /// The unit being weighed at other spots ([`Field::stand`]; `NO_TRIAL`:
-    /// none) and its number where it stands (`home`): while it is
-    /// elsewhere, what is worked out of its pairs goes to the caches'
-    /// trial rows, so that what was known of it at home stays known.
+    /// none): its numbers away from where it stood are marked [`AWAY`],
+    /// and what is worked out of its pairs there goes to the caches' trial
+    /// rows, so that what was known of it at home stays known.
     trial: AtomicUsize,
-    home: AtomicU32,
 }
 
 /// No unit is being weighed ([`Epochs::trial`]).
 const NO_TRIAL: usize = usize::MAX;
+
+/// The mark of a number given to the unit weighed away from where it
+/// stood ([`Epochs::trial`]); the numbers themselves stay below it.
+const AWAY: u32 = 1 << 31;
+
+/// The last number given before the numbers begin again.
+const LAST: u32 = AWAY - 1;
 
 /// Which cell of a per-pair cache holds a pair: of the main table
 /// (`a * n + b`) or of the trial row (`2 * other` for (trial, other),
@@ -83,25 +89,25 @@ impl Epochs {
             next: AtomicU32::new(2),
             round,
             trial: AtomicUsize::new(NO_TRIAL),
-            home: AtomicU32::new(0),
         }
     }
-    /// Where the pair (a, b) of a cache of `n` units is kept: in the trial
-    /// row while the unit weighed is one of them and stands away from home.
-    #[inline]
-    fn cell(&self, n: usize, a: usize, b: usize) -> Cell {
-        let t = self.trial.load(Relaxed);
-        if (t == a || t == b) && self.of[t].load(Relaxed) != self.home.load(Relaxed) {
-            return if t == a {
-                Cell::Trial(2 * b)
-            } else {
-                Cell::Trial(2 * a + 1)
-            };
+    /// Where the pair (a, b), of tag `tag` ([`Epochs::tag`]), of a cache of
+    /// `n` units is kept: in the trial row when one of them is the unit
+    /// weighed, away from where it stood (its number marked [`AWAY`]).
+    #[inline(always)]
+    fn cell(n: usize, a: usize, b: usize, tag: u64) -> Cell {
+        const A: u64 = (AWAY as u64) << 32;
+        const B: u64 = AWAY as u64;
+        if tag & (A | B) == 0 {
+            Cell::Main(a * n + b)
+        } else if tag & A != 0 {
+            Cell::Trial(2 * b)
+        } else {
+            Cell::Trial(2 * a + 1)
         }
-        Cell::Main(a * n + b)
     }
     /// The pair's tag: what a remembered value of it is good for.
-    #[inline]
+    #[inline(always)]
     fn tag(&self, a: usize, b: usize) -> u64 {
         (u64::from(self.of[a].load(Relaxed)) << 32) | u64::from(self.of[b].load(Relaxed))
     }
@@ -110,12 +116,28 @@ impl Epochs {
     #[must_use]
     fn moved(&self, u: usize) -> bool {
         let e = self.next.load(Relaxed);
-        if e == u32::MAX {
+        if e >= LAST {
             return false;
         }
         self.next.store(e + 1, Relaxed);
-        self.of[u].store(e, Relaxed);
+        let away = if self.trial.load(Relaxed) == u {
+            AWAY
+        } else {
+            0
+        };
+        self.of[u].store(e | away, Relaxed);
         true
+    }
+    /// Unit `u` is the one weighed from now on. The unit weighed before,
+    /// if it was left at a spot away from where it stood (its move made),
+    /// keeps its number there unmarked: a number given once, never before
+    /// without the mark, so nothing remembered is taken for it.
+    fn weigh(&self, u: usize) {
+        let t = self.trial.load(Relaxed);
+        if let Some(e) = self.of.get(t) {
+            e.store(e.load(Relaxed) & !AWAY, Relaxed);
+        }
+        self.trial.store(u, Relaxed);
     }
 }
 
@@ -130,7 +152,6 @@ impl Clone for Epochs {
             next: AtomicU32::new(self.next.load(Relaxed)),
             round: self.round,
             trial: AtomicUsize::new(self.trial.load(Relaxed)),
-            home: AtomicU32::new(self.home.load(Relaxed)),
         }
     }
 }
@@ -199,10 +220,10 @@ impl DistanceCache {
         }
     }
     /// The cell of the pair (a, b) and its tag.
-    #[inline]
-    fn slot(&self, e: &Epochs, a: usize, b: usize) -> Option<(&AtomicU64, &AtomicU64)> {
+    #[inline(always)]
+    fn slot(&self, a: usize, b: usize, tag: u64) -> Option<(&AtomicU64, &AtomicU64)> {
         slot(
-            e,
+            tag,
             self.n,
             a,
             b,
@@ -210,21 +231,24 @@ impl DistanceCache {
             (&self.trial, &self.trial_tags),
         )
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, e: &Epochs, a: usize, b: usize) -> Option<f64> {
-        let (c, t) = self.slot(e, a, b)?;
-        (t.load(Relaxed) == e.tag(a, b)).then(|| f64::from_bits(c.load(Relaxed)))
+        let tag = e.tag(a, b);
+        let (c, t) = self.slot(a, b, tag)?;
+        (t.load(Relaxed) == tag).then(|| f64::from_bits(c.load(Relaxed)))
     }
     /// Nothing is known.
     fn forget_all(&self) {
         forget_tags(&self.tags);
         forget_tags(&self.trial_tags);
     }
+    #[inline(always)]
     fn put(&self, e: &Epochs, a: usize, b: usize, d: f64) {
         for (x, y) in [(a, b), (b, a)] {
-            if let Some((c, t)) = self.slot(e, x, y) {
+            let tag = e.tag(x, y);
+            if let Some((c, t)) = self.slot(x, y, tag) {
                 c.store(d.to_bits(), Relaxed);
-                t.store(e.tag(x, y), Relaxed);
+                t.store(tag, Relaxed);
             }
         }
     }
@@ -247,16 +271,16 @@ fn trial_row<T, U>(n: usize, main: &[U], cell: impl Fn() -> T) -> (Vec<T>, Vec<A
 /// The cell of the pair (a, b) in a cache of `n` units, and its tag: in
 /// `main` (cells, tags) or in the `trial` row ([`Epochs::cell`]); none if
 /// the cache could not be had.
-#[inline]
+#[inline(always)]
 fn slot<'c, T>(
-    e: &Epochs,
+    tag: u64,
     n: usize,
     a: usize,
     b: usize,
     main: (&'c [T], &'c [AtomicU64]),
     trial: (&'c [T], &'c [AtomicU64]),
 ) -> Option<(&'c T, &'c AtomicU64)> {
-    let ((cells, tags), i) = match e.cell(n, a, b) {
+    let ((cells, tags), i) = match Epochs::cell(n, a, b, tag) {
         Cell::Main(i) => (main, i),
         Cell::Trial(i) => (trial, i),
     };
@@ -339,10 +363,10 @@ impl ZoneCache {
         }
     }
     /// The cell of the pair (a, b) and its tag.
-    #[inline]
-    fn slot(&self, e: &Epochs, a: usize, b: usize) -> Option<(&AtomicU8, &AtomicU64)> {
+    #[inline(always)]
+    fn slot(&self, a: usize, b: usize, tag: u64) -> Option<(&AtomicU8, &AtomicU64)> {
         slot(
-            e,
+            tag,
             self.n,
             a,
             b,
@@ -350,9 +374,11 @@ impl ZoneCache {
             (&self.trial, &self.trial_tags),
         )
     }
+    #[inline(always)]
     fn get(&self, e: &Epochs, a: usize, b: usize) -> u8 {
-        match self.slot(e, a, b) {
-            Some((c, t)) if t.load(Relaxed) == e.tag(a, b) => c.load(Relaxed),
+        let tag = e.tag(a, b);
+        match self.slot(a, b, tag) {
+            Some((c, t)) if t.load(Relaxed) == tag => c.load(Relaxed),
             _ => 0,
         }
     }
@@ -361,9 +387,10 @@ impl ZoneCache {
         forget_tags(&self.tags);
         forget_tags(&self.trial_tags);
     }
+    #[inline(always)]
     fn set(&self, e: &Epochs, a: usize, b: usize, bits: u8) {
         let tag = e.tag(a, b);
-        let Some((c, t)) = self.slot(e, a, b) else {
+        let Some((c, t)) = self.slot(a, b, tag) else {
             return;
         };
         if t.load(Relaxed) == tag {
@@ -676,10 +703,7 @@ impl Field {
     pub fn stand(&self, u: usize) -> Stand {
         forget_tags(&self.cache.trial_tags);
         forget_tags(&self.zones.trial_tags);
-        self.epochs.trial.store(u, Relaxed);
-        self.epochs
-            .home
-            .store(self.epochs.of[u].load(Relaxed), Relaxed);
+        self.epochs.weigh(u);
         Stand {
             u,
             base: self.bases[u],
@@ -836,6 +860,7 @@ impl Field {
     }
 
     /// The closest distance between two units' bases.
+    #[inline]
     pub fn dist(&self, a: usize, b: usize) -> f64 {
         if let Some(d) = self.cache.get(&self.epochs, a, b) {
             return d;
@@ -1693,7 +1718,7 @@ mod tests {
             for (a, b) in [(0, 1), (0, 2), (1, 2)] {
                 assert_eq!(f.dist(a, b), exact(&f, a, b));
             }
-            f.epochs.next.store(u32::MAX - left, Relaxed);
+            f.epochs.next.store(super::LAST - left, Relaxed);
             for i in 0..8 {
                 let stand = f.stand(0);
                 for (a, b) in [(0, 1), (1, 0), (0, 2), (1, 2)] {
