@@ -11,9 +11,7 @@ use crate::front::diagnostic::Diag;
 use crate::run::battlefield::{Base, Pt, Shape, Zone};
 use crate::run::eval::{EvalError, R};
 use crate::run::world::World;
-use std::sync::atomic::{
-    AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
-};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 
 pub mod files;
@@ -42,8 +40,8 @@ pub struct NearFeature {
 /// a unit forgets its pairs at once. Atomics only so that a prepared field
 /// can be shared between threads; each game has its own.
 ///
-/// The numbers are 31 bits (the 32nd marks a spot of the unit weighed,
-/// [`AWAY`]): when they run out (some two billion moves into one game), the field forgets everything and numbers afresh
+/// The numbers are 32 bits: when they run out (some four billion moves
+/// into one game), the field forgets everything and numbers afresh
 /// ([`Field::moved`]); `round` counts how often, so that a unit put back
 /// after that is not given a number of the round before.
 #[derive(Debug, Default)]
@@ -53,29 +51,6 @@ struct Epochs {
     next: AtomicU32,
     /// How many times the numbers have begun again.
     round: u32,
-    /// The unit being weighed at other spots ([`Field::stand`]; `NO_TRIAL`:
-    /// none): its numbers away from where it stood are marked [`AWAY`],
-    /// and what is worked out of its pairs there goes to the caches' trial
-    /// rows, so that what was known of it at home stays known.
-    trial: AtomicUsize,
-}
-
-/// No unit is being weighed ([`Epochs::trial`]).
-const NO_TRIAL: usize = usize::MAX;
-
-/// The mark of a number given to the unit weighed away from where it
-/// stood ([`Epochs::trial`]); the numbers themselves stay below it.
-const AWAY: u32 = 1 << 31;
-
-/// The last number given before the numbers begin again.
-const LAST: u32 = AWAY - 1;
-
-/// Which cell of a per-pair cache holds a pair: of the main table
-/// (`a * n + b`) or of the trial row (`2 * other` for (trial, other),
-/// `2 * other + 1` for (other, trial)).
-enum Cell {
-    Main(usize),
-    Trial(usize),
 }
 
 impl Epochs {
@@ -88,26 +63,10 @@ impl Epochs {
             of: (0..n).map(|_| AtomicU32::new(1)).collect(),
             next: AtomicU32::new(2),
             round,
-            trial: AtomicUsize::new(NO_TRIAL),
-        }
-    }
-    /// Where the pair (a, b), of tag `tag` ([`Epochs::tag`]), of a cache of
-    /// `n` units is kept: in the trial row when one of them is the unit
-    /// weighed, away from where it stood (its number marked [`AWAY`]).
-    #[inline(always)]
-    fn cell(n: usize, a: usize, b: usize, tag: u64) -> Cell {
-        const A: u64 = (AWAY as u64) << 32;
-        const B: u64 = AWAY as u64;
-        if tag & (A | B) == 0 {
-            Cell::Main(a * n + b)
-        } else if tag & A != 0 {
-            Cell::Trial(2 * b)
-        } else {
-            Cell::Trial(2 * a + 1)
         }
     }
     /// The pair's tag: what a remembered value of it is good for.
-    #[inline(always)]
+    #[inline]
     fn tag(&self, a: usize, b: usize) -> u64 {
         (u64::from(self.of[a].load(Relaxed)) << 32) | u64::from(self.of[b].load(Relaxed))
     }
@@ -116,28 +75,12 @@ impl Epochs {
     #[must_use]
     fn moved(&self, u: usize) -> bool {
         let e = self.next.load(Relaxed);
-        if e >= LAST {
+        if e == u32::MAX {
             return false;
         }
         self.next.store(e + 1, Relaxed);
-        let away = if self.trial.load(Relaxed) == u {
-            AWAY
-        } else {
-            0
-        };
-        self.of[u].store(e | away, Relaxed);
+        self.of[u].store(e, Relaxed);
         true
-    }
-    /// Unit `u` is the one weighed from now on. The unit weighed before,
-    /// if it was left at a spot away from where it stood (its move made),
-    /// keeps its number there unmarked: a number given once, never before
-    /// without the mark, so nothing remembered is taken for it.
-    fn weigh(&self, u: usize) {
-        let t = self.trial.load(Relaxed);
-        if let Some(e) = self.of.get(t) {
-            e.store(e.load(Relaxed) & !AWAY, Relaxed);
-        }
-        self.trial.store(u, Relaxed);
     }
 }
 
@@ -151,7 +94,6 @@ impl Clone for Epochs {
                 .collect(),
             next: AtomicU32::new(self.next.load(Relaxed)),
             round: self.round,
-            trial: AtomicUsize::new(self.trial.load(Relaxed)),
         }
     }
 }
@@ -185,9 +127,6 @@ pub struct DistanceCache {
     /// f64 bits.
     cells: Vec<AtomicU64>,
     tags: Vec<AtomicU64>,
-    /// The unit weighed away from home: its pairs ([`Cell::Trial`]).
-    trial: Vec<AtomicU64>,
-    trial_tags: Vec<AtomicU64>,
 }
 
 /// `n` cells made by `cell`, or none when the memory cannot be had: a
@@ -210,81 +149,26 @@ impl DistanceCache {
         let pairs = n.checked_mul(n);
         let cells = cells(pairs, |_| AtomicU64::new(0));
         let tags = cells_like(&cells, |_| AtomicU64::new(NEVER));
-        let (trial, trial_tags) = trial_row(n, &cells, || AtomicU64::new(0));
-        DistanceCache {
-            n,
-            cells,
-            tags,
-            trial,
-            trial_tags,
-        }
+        DistanceCache { n, cells, tags }
     }
-    /// The cell of the pair (a, b) and its tag.
-    #[inline(always)]
-    fn slot(&self, a: usize, b: usize, tag: u64) -> Option<(&AtomicU64, &AtomicU64)> {
-        slot(
-            tag,
-            self.n,
-            a,
-            b,
-            (&self.cells, &self.tags),
-            (&self.trial, &self.trial_tags),
-        )
-    }
-    #[inline(always)]
+    #[inline]
     fn get(&self, e: &Epochs, a: usize, b: usize) -> Option<f64> {
-        let tag = e.tag(a, b);
-        let (c, t) = self.slot(a, b, tag)?;
-        (t.load(Relaxed) == tag).then(|| f64::from_bits(c.load(Relaxed)))
+        let i = a * self.n + b;
+        let tag = self.tags.get(i)?.load(Relaxed);
+        (tag == e.tag(a, b)).then(|| f64::from_bits(self.cells[i].load(Relaxed)))
     }
     /// Nothing is known.
     fn forget_all(&self) {
         forget_tags(&self.tags);
-        forget_tags(&self.trial_tags);
     }
-    #[inline(always)]
     fn put(&self, e: &Epochs, a: usize, b: usize, d: f64) {
-        for (x, y) in [(a, b), (b, a)] {
-            let tag = e.tag(x, y);
-            if let Some((c, t)) = self.slot(x, y, tag) {
+        for (i, tag) in [(a * self.n + b, e.tag(a, b)), (b * self.n + a, e.tag(b, a))] {
+            if let (Some(c), Some(t)) = (self.cells.get(i), self.tags.get(i)) {
                 c.store(d.to_bits(), Relaxed);
                 t.store(tag, Relaxed);
             }
         }
     }
-}
-
-/// A cache's trial row for `n` units (two cells a unit: see [`Cell`]),
-/// with its tags; none when the cache has no cells (`main`, see [`cells`]).
-fn trial_row<T, U>(n: usize, main: &[U], cell: impl Fn() -> T) -> (Vec<T>, Vec<AtomicU64>) {
-    if main.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
-    let row = cells(Some(2 * n), |_| cell());
-    let tags = cells_like(&row, |_| AtomicU64::new(NEVER));
-    if tags.len() != row.len() {
-        return (Vec::new(), Vec::new());
-    }
-    (row, tags)
-}
-
-/// The cell of the pair (a, b) in a cache of `n` units, and its tag: in
-/// `main` (cells, tags) or in the `trial` row ([`Epochs::cell`]); none if
-/// the cache could not be had.
-#[inline(always)]
-fn slot<'c, T>(
-    tag: u64,
-    n: usize,
-    a: usize,
-    b: usize,
-    main: (&'c [T], &'c [AtomicU64]),
-    trial: (&'c [T], &'c [AtomicU64]),
-) -> Option<(&'c T, &'c AtomicU64)> {
-    let ((cells, tags), i) = match Epochs::cell(n, a, b, tag) {
-        Cell::Main(i) => (main, i),
-        Cell::Trial(i) => (trial, i),
-    };
-    Some((cells.get(i)?, tags.get(i)?))
 }
 
 /// Every cell's tag is no pair's: nothing in the cache is good.
@@ -316,19 +200,10 @@ impl Clone for DistanceCache {
                 ..Default::default()
             };
         }
-        let (trial, trial_tags) = (copied(&self.trial), copied(&self.trial_tags));
-        if trial.len() != trial_tags.len() {
-            return DistanceCache {
-                n: self.n,
-                ..Default::default()
-            };
-        }
         DistanceCache {
             n: self.n,
             cells,
             tags,
-            trial,
-            trial_tags,
         }
     }
 }
@@ -344,53 +219,28 @@ pub struct ZoneCache {
     n: usize,
     cells: Vec<AtomicU8>,
     tags: Vec<AtomicU64>,
-    /// The unit weighed away from home: its pairs ([`Cell::Trial`]).
-    trial: Vec<AtomicU8>,
-    trial_tags: Vec<AtomicU64>,
 }
 
 impl ZoneCache {
     fn new(n: usize) -> Self {
         let cells = cells(n.checked_mul(n), |_| AtomicU8::new(0));
         let tags = cells_like(&cells, |_| AtomicU64::new(NEVER));
-        let (trial, trial_tags) = trial_row(n, &cells, || AtomicU8::new(0));
-        ZoneCache {
-            n,
-            cells,
-            tags,
-            trial,
-            trial_tags,
-        }
+        ZoneCache { n, cells, tags }
     }
-    /// The cell of the pair (a, b) and its tag.
-    #[inline(always)]
-    fn slot(&self, a: usize, b: usize, tag: u64) -> Option<(&AtomicU8, &AtomicU64)> {
-        slot(
-            tag,
-            self.n,
-            a,
-            b,
-            (&self.cells, &self.tags),
-            (&self.trial, &self.trial_tags),
-        )
-    }
-    #[inline(always)]
     fn get(&self, e: &Epochs, a: usize, b: usize) -> u8 {
-        let tag = e.tag(a, b);
-        match self.slot(a, b, tag) {
-            Some((c, t)) if t.load(Relaxed) == tag => c.load(Relaxed),
+        let i = a * self.n + b;
+        match (self.tags.get(i), self.cells.get(i)) {
+            (Some(t), Some(c)) if t.load(Relaxed) == e.tag(a, b) => c.load(Relaxed),
             _ => 0,
         }
     }
     /// Nothing is known.
     fn forget_all(&self) {
         forget_tags(&self.tags);
-        forget_tags(&self.trial_tags);
     }
-    #[inline(always)]
     fn set(&self, e: &Epochs, a: usize, b: usize, bits: u8) {
-        let tag = e.tag(a, b);
-        let Some((c, t)) = self.slot(a, b, tag) else {
+        let (i, tag) = (a * self.n + b, e.tag(a, b));
+        let (Some(t), Some(c)) = (self.tags.get(i), self.cells.get(i)) else {
             return;
         };
         if t.load(Relaxed) == tag {
@@ -413,20 +263,10 @@ impl Clone for ZoneCache {
                 ..Default::default()
             };
         }
-        let trial = cells_like(&self.trial, |i| AtomicU8::new(self.trial[i].load(Relaxed)));
-        let trial_tags = copied(&self.trial_tags);
-        if trial.len() != trial_tags.len() {
-            return ZoneCache {
-                n: self.n,
-                ..Default::default()
-            };
-        }
         ZoneCache {
             n: self.n,
             cells,
             tags,
-            trial,
-            trial_tags,
         }
     }
 }
@@ -477,7 +317,7 @@ impl Clone for GroupCache {
 /// Where a unit stands, its [`Epochs`] number there and what is known of
 /// the groups, taken before moves are weighed ([`Field::stand`]) and put
 /// back after ([`Field::put_back`]): what was known of its pairs there is
-/// good again (the spots weighed wrote to the caches' trial rows).
+/// good again, but for the cells the spots weighed wrote over.
 pub struct Stand {
     u: usize,
     base: Base,
@@ -695,15 +535,8 @@ impl Field {
         self.groups.forget();
     }
 
-    /// Where unit `u` stands now, with what is known of its distances;
-    /// and from now until another unit is weighed, `u` is the unit weighed
-    /// at other spots: what is worked out of its pairs away from here goes
-    /// to the caches' trial rows (forgotten now), so that put back
-    /// ([`Field::put_back`]) everything known of it here is known still.
+    /// Where unit `u` stands now, with what is known of its distances.
     pub fn stand(&self, u: usize) -> Stand {
-        forget_tags(&self.cache.trial_tags);
-        forget_tags(&self.zones.trial_tags);
-        self.epochs.weigh(u);
         Stand {
             u,
             base: self.bases[u],
@@ -860,7 +693,6 @@ impl Field {
     }
 
     /// The closest distance between two units' bases.
-    #[inline]
     pub fn dist(&self, a: usize, b: usize) -> f64 {
         if let Some(d) = self.cache.get(&self.epochs, a, b) {
             return d;
@@ -1588,9 +1420,8 @@ mod tests {
     /// What is remembered of a pair is good only while neither base has
     /// moved: a unit weighed at another spot and put back is measured
     /// where it stands again (never by what was found at the other spot),
-    /// what was known of it before is known again (the other spot's
-    /// answers went to the trial row), and pairs without it are not
-    /// forgotten.
+    /// what was known of it before is known again unless the other spot
+    /// overwrote it, and pairs without it are not forgotten.
     #[test]
     fn a_unit_put_back_is_measured_where_it_stands() {
         let mut f = table(vec![
@@ -1614,63 +1445,14 @@ mod tests {
         assert_eq!(f.dist(0, 1), d01);
         assert_eq!(zone(&f, 0, 1), z01);
         assert_eq!(zone(&f, 1, 0), z10);
-        // Still known, the pair measured at the other spot too (that went
-        // to the trial row).
-        assert_eq!(f.cache.get(&f.epochs, 0, 1), Some(d01));
+        // Not overwritten at the other spot: still known.
         assert_eq!(f.cache.get(&f.epochs, 0, 2), Some(d02));
         assert_eq!(f.cache.get(&f.epochs, 1, 2), Some(d12));
-        assert_ne!(f.zones.get(&f.epochs, 0, 1), 0, "the zone known at home");
         // Moved again, to a spot of its own: nothing of it is known.
         f.set_base(0, at(10.0, 20.0, 0.0));
         assert_eq!(f.cache.get(&f.epochs, 0, 1), None);
         assert_eq!(f.cache.get(&f.epochs, 0, 2), None);
         assert_eq!(f.dist(0, 1), d01x);
-    }
-
-    /// The trial row belongs to the unit weighed last: weighing another
-    /// unit forgets it, so that no answer found for one unit at a spot is
-    /// taken for another's (every unit starts at the same number). Each
-    /// distance and zone asked, at home and away, for either unit, is what
-    /// the bases say; and each unit's home pairs survive its trial.
-    #[test]
-    fn the_trial_row_is_the_unit_weighed() {
-        let mut f = table(vec![
-            at(10.0, 10.0, 0.0),
-            at(10.0, 14.0, 0.0),
-            at(20.0, 10.0, 0.0),
-        ]);
-        let zone = |f: &Field, a, b| f.of_two(Builtin::Zone, a, b).expect("a zone");
-        let exact = |f: &Field, a: usize, b: usize| f.bases[a].distance(&f.bases[b]);
-        let spots = [
-            at(10.0, 20.0, 0.0),
-            at(15.0, 12.0, 90.0),
-            at(30.0, 5.0, 180.0),
-        ];
-        for round in 0..3 {
-            for u in [0, 1, 0, 2] {
-                let home: Vec<f64> = (0..3).map(|o| f.dist(u, o)).collect();
-                let home_zones: Vec<Value> = (0..3).map(|o| zone(&f, o, u)).collect();
-                let stand = f.stand(u);
-                for s in spots {
-                    f.set_base(u, s.advanced(round as f64));
-                    for (a, b) in [(u, 0), (1, u), (u, 2), (0, 1), (2, 1)] {
-                        assert_eq!(f.dist(a, b), exact(&f, a, b), "{u} at {s:?}: {a}-{b}");
-                        assert_eq!(f.dist(b, a), exact(&f, a, b));
-                    }
-                    let _ = zone(&f, 0, u);
-                    f.put_back(&stand);
-                }
-                for o in 0..3 {
-                    // Known without measuring, and right.
-                    assert_eq!(f.cache.get(&f.epochs, u, o), Some(home[o]), "{u}-{o}");
-                    assert_eq!(f.dist(u, o), exact(&f, u, o));
-                    assert_eq!(zone(&f, o, u), home_zones[o]);
-                }
-            }
-            // Committed: unit 1 stands at a new spot of its own.
-            f.set_base(1, spots[round].advanced(-2.0));
-            assert_eq!(f.dist(1, 2), exact(&f, 1, 2));
-        }
     }
 
     /// A per-pair cache whose cells cannot be had (2^31 units: 2^62
@@ -1718,7 +1500,7 @@ mod tests {
             for (a, b) in [(0, 1), (0, 2), (1, 2)] {
                 assert_eq!(f.dist(a, b), exact(&f, a, b));
             }
-            f.epochs.next.store(super::LAST - left, Relaxed);
+            f.epochs.next.store(u32::MAX - left, Relaxed);
             for i in 0..8 {
                 let stand = f.stand(0);
                 for (a, b) in [(0, 1), (1, 0), (0, 2), (1, 2)] {
