@@ -133,9 +133,9 @@ impl<'r> Game<'r> {
         if done.outcomes[i].as_bool() {
             return Ok(true);
         }
-        let unit = self.world.units[u as usize].name.clone();
-        self.note(|_| Event::Stays {
-            unit,
+        // The name is copied only for a log kept (`note`).
+        self.note(|g| Event::Stays {
+            unit: g.world.units[u as usize].name.clone(),
             why: "failed its check".into(),
         });
         Ok(false)

@@ -763,9 +763,9 @@ impl<'r> Game<'r> {
                 continue;
             }
             self.set_base(u as usize, end);
-            let unit = self.world.units[u as usize].name.clone();
-            self.note(|_| Event::Move {
-                unit,
+            // The name is copied only for a log kept (`note`).
+            self.note(|g| Event::Move {
+                unit: g.world.units[u as usize].name.clone(),
                 how: told(how, finish),
                 from: place(&start),
                 to: place(&end),
