@@ -528,6 +528,126 @@ fn an_outcome_a_path_never_sets_is_a_warning_at_the_if() {
     assert_eq!(spanned(&b.sources, &b.ruleset.warnings[0]), "r");
 }
 
+/// The `muster::unset_outcome` warnings of a ruleset: (the text each
+/// points at, its label).
+fn unset_warnings(b: &Build) -> Vec<(String, String)> {
+    b.ruleset
+        .warnings
+        .iter()
+        .filter(|d| d.code == "muster::unset_outcome")
+        .map(|d| (spanned(&b.sources, d).to_string(), d.label.clone()))
+        .collect()
+}
+
+/// A `call` is seen through: it sets the caller's outcome when the callee
+/// has one of that name and sets it on every path; a callee without it
+/// sets nothing (this was taken to set it, so `p` read `none` silently).
+/// A callee that may leave its own listed outcome unset is warned of
+/// itself, once, not again at each caller.
+#[test]
+fn a_call_sets_an_outcome_only_when_the_callee_does() {
+    const OUT: &str = "outcomes { n: holds | breaks }";
+    let always = format!("procedure sub(u: unit) {OUT} {{\n  outcome n = holds\n}}\n");
+    let other = "procedure sub(u: unit) outcomes { m: holds | breaks } {\n  outcome m = holds\n}\n";
+    let sometimes =
+        format!("procedure sub(u: unit) {OUT} {{\n  if d6 >= 4 {{ outcome n = holds }}\n}}\n");
+    let caller = format!("procedure p(u: unit) {OUT} {{\n  call sub(u)\n}}\n");
+    // The callee sets it on every path: nothing to warn of.
+    let b = build_ok(&with(&format!("{always}{caller}")));
+    assert_eq!(unset_warnings(&b), []);
+    // The callee has no `n`: the call sets nothing, and `p` never sets it.
+    let b = build_ok(&with(&format!("{other}{caller}")));
+    assert_eq!(
+        unset_warnings(&b),
+        [("n".to_string(), "no statement sets it".to_string())]
+    );
+    assert!(b.ruleset.warnings[0].message.contains("procedure `p`"));
+    // Only on one side of an `if`: the warning is at the `if`.
+    let b = build_ok(&with(&format!(
+        "{other}procedure p(u: unit) {OUT} {{\n  if charging(u) {{ call sub(u) }} else {{ outcome n = breaks }}\n}}\n"
+    )));
+    assert_eq!(
+        unset_warnings(&b),
+        [(
+            "charging(u)".to_string(),
+            "not set when this is true".to_string()
+        )]
+    );
+    // The callee leaves it unset on a path: one warning, the callee's.
+    let b = build_ok(&with(&format!("{sometimes}{caller}")));
+    let w = unset_warnings(&b);
+    assert_eq!(
+        w,
+        [(
+            "d6 >= 4".to_string(),
+            "not set when this is false".to_string()
+        )]
+    );
+    assert!(b.ruleset.warnings[0].message.contains("procedure `sub`"));
+    // A callee whose `n` is not of listed values (so not warned of) is
+    // followed: it sets `n` on every path, so the call does.
+    let b = build_ok(&with(&format!(
+        "procedure sub(u: unit) outcomes {{ n: int }} {{\n  outcome n = 1\n}}\n{caller}"
+    )));
+    assert_eq!(unset_warnings(&b), []);
+}
+
+/// Hooks: a hook whose script calls `set_outcome` with the outcome's
+/// name is taken to set it; a `before` or `after` hook that does not name
+/// it leaves the body's paths to decide (a procedure with hooks was left
+/// out before); a `replace` hook that never names it leaves it unset; an
+/// outcome a hook declares and no hook sets is warned of at its
+/// declaration.
+#[test]
+fn hooks_set_an_outcome_only_when_their_script_names_it() {
+    let body = "procedure p(u: unit) outcomes { n: holds | breaks } {\n  if d6 >= 4 { outcome n = holds }\n}\n";
+    // A hook that logs only: the body's gap is still reported.
+    let b = build_ok(&with(&format!(
+        "{body}hook talk before p {{\n  log(\"p runs\");\n}}\n"
+    )));
+    assert_eq!(
+        unset_warnings(&b),
+        [(
+            "d6 >= 4".to_string(),
+            "not set when this is false".to_string()
+        )]
+    );
+    // A hook that sets it (by its name, or by a name it computes): none.
+    for script in [
+        "set_outcome(\"n\", \"breaks\");",
+        "let o = \"n\";\n  set_outcome(o, \"breaks\");",
+    ] {
+        let b = build_ok(&with(&format!(
+            "{body}hook mend after p {{\n  if outcome(\"n\") == () {{ {script} }}\n}}\n"
+        )));
+        assert_eq!(unset_warnings(&b), [], "{script}");
+    }
+    // A hook setting another outcome does not count.
+    let b = build_ok(&with(
+        "procedure p(u: unit) outcomes { n: holds | breaks, k: int } {\n  if d6 >= 4 { outcome n = holds }\n}\nhook tally after p {\n  set_outcome(\"k\", 1);\n}\n"
+    ));
+    assert_eq!(unset_warnings(&b).len(), 1);
+    // A replacing hook that never sets it: at the outcome, naming the hook.
+    let b = build_ok(&with(
+        "procedure p(u: unit) outcomes { n: holds | breaks } { }\nhook instead replace p {\n  log(\"nothing\");\n}\n",
+    ));
+    assert_eq!(
+        unset_warnings(&b),
+        [(
+            "n".to_string(),
+            "hook `instead` replaces the body and never sets it".to_string()
+        )]
+    );
+    // An outcome a hook declares, which no hook sets: at its declaration.
+    let b = build_ok(&with(
+        "procedure p(u: unit) outcomes { k: int } {\n  outcome k = 1\n}\nhook h after p outcomes { mood: calm | angry } {\n  log(\"after\");\n}\n",
+    ));
+    assert_eq!(
+        unset_warnings(&b),
+        [("mood".to_string(), "no statement sets it".to_string())]
+    );
+}
+
 // ============================================================ parse errors in words
 
 #[test]
@@ -548,4 +668,31 @@ fn parse_errors_name_what_an_author_writes_not_grammar_rules() {
     for leak in [" kw", " item,", "unary", "header"] {
         assert!(!label.contains(leak), "{label}");
     }
+}
+
+/// A `\"` in a string (an escape in many languages) ends the string, and
+/// the parse failed after it with a list of what may follow: now the
+/// diagnostic points at the `\"` and says how to quote inside a string.
+#[test]
+fn an_escaped_quote_is_blamed_not_the_text_after_it() {
+    let (d, s) = rejected(&with(
+        "procedure p(u: unit) outcomes { n: int } {\n  require u.resolve > 0 else \"the unit is \\\"broken\\\"\"\n  outcome n = 1\n}\n",
+    ));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].code, "muster::syntax");
+    assert_eq!(d[0].message, "a string has no escapes: `\\\"` ends it");
+    assert_eq!(spanned(&s, &d[0]), "\\\"");
+    assert_eq!(d[0].label, "the string ends at this `\"`");
+    let at = d[0].span.unwrap().start as usize;
+    assert!(
+        s.get(d[0].span.unwrap().file).text[..at].ends_with("the unit is "),
+        "the first `\\\"`"
+    );
+    assert!(d[0].help.as_deref().unwrap_or("").contains("single quotes"));
+    // In a header's title too; and a `\` before a closing quote that ends
+    // the string where it should is no mistake of this kind.
+    let (d, _) = rejected("ruleset q \"A \\\"quoted\\\" title\"\nstat resolve\n");
+    assert_eq!(d[0].message, "a string has no escapes: `\\\"` ends it");
+    let (d, _) = rejected("ruleset q \"a path C:\\\"\nstat resolve\n42\n");
+    assert_eq!(d[0].message, "the ruleset does not parse here");
 }

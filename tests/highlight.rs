@@ -337,4 +337,15 @@ fn the_extension_names_the_grammar_and_the_server() {
         ext.contains("args: ['lsp']"),
         "the extension runs `muster lsp`"
     );
+    // Packaged with vsce and tokenised as VS Code does by npm scripts (run
+    // by hand: they need the npm registry); the package leaves the tools out.
+    assert_eq!(
+        pkg["scripts"]["tokenise"],
+        "node test/tokenise.js ../../rules/*.muster ../../stdlib/*.muster"
+    );
+    assert!(pkg["devDependencies"]["vscode-textmate"].is_string());
+    assert!(pkg["devDependencies"]["@vscode/vsce"].is_string());
+    assert!(root().join("editors/vscode/test/tokenise.js").is_file());
+    let ignore = std::fs::read_to_string(root().join("editors/vscode/.vscodeignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "test/**"), "{ignore}");
 }

@@ -771,3 +771,60 @@ fn check_watch_reports_what_a_save_changes() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// The language's builtins are offered by completion after the ruleset's
+/// names, with how each is called, and hover on one says the same
+/// (`distance` is a measure of the table; a quantifier reads as one).
+#[test]
+fn builtins_are_completed_and_hovered() {
+    let path = rules("tillys_very_bad_day.muster");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let u = uri(&path);
+    let mut c = Client::start();
+    c.open(&u, &text);
+    c.diagnostics(&u);
+    let at = place(&text, "distance(s, t) <= s.range", 0);
+    let items = c.at("textDocument/completion", &u, at);
+    let items = items.as_array().unwrap();
+    let detail = |l: &str| {
+        items
+            .iter()
+            .find(|i| i["label"] == l)
+            .map(|i| i["detail"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        detail("distance").as_deref(),
+        Some("builtin distance(unit, unit) -> int: a measure of the table (a value only in a battle)")
+    );
+    assert_eq!(detail("ceil").as_deref(), Some("builtin ceil(int) -> int"));
+    assert_eq!(
+        detail("touches_terrain").as_deref(),
+        Some("builtin touches_terrain(unit, terrain) -> bool: a measure of the table (a value only in a battle)")
+    );
+    assert_eq!(
+        detail("count").as_deref(),
+        Some("count u: COND — how many units COND holds for")
+    );
+    // After the ruleset's own names, each once.
+    let index = |n: &str| items.iter().position(|i| i["label"] == n).unwrap();
+    assert!(index("melee_to_hit") < index("distance"));
+    assert_eq!(items.iter().filter(|i| i["label"] == "max").count(), 1);
+    let h = c.at("textDocument/hover", &u, (at.0, at.1 + 2));
+    assert_eq!(
+        h["contents"]["value"],
+        "*builtin distance(unit, unit) -> int: a measure of the table (a value only in a battle)*\n"
+    );
+    let h = c.at(
+        "textDocument/hover",
+        &u,
+        place(&text, "count u: u.side == self", 1),
+    );
+    assert!(
+        h["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("how many units"),
+        "{h}"
+    );
+    c.stop();
+}

@@ -810,63 +810,91 @@ pub enum BTy {
     Terrain,
 }
 
+impl BTy {
+    /// Its name as a ruleset writes the type.
+    pub fn word(self) -> &'static str {
+        match self {
+            BTy::Num => "int",
+            BTy::Bool => "bool",
+            BTy::Unit => "unit",
+            BTy::Zone => "zone",
+            BTy::Terrain => "terrain",
+        }
+    }
+}
+
 impl Builtin {
+    /// Every builtin a ruleset may call, by its name.
+    pub const NAMED: &'static [(&'static str, Builtin)] = &[
+        ("min", Builtin::Min),
+        ("max", Builtin::Max),
+        ("ceil", Builtin::Ceil),
+        ("floor", Builtin::Floor),
+        ("roll_off", Builtin::RollOff),
+        ("distance", Builtin::Distance),
+        ("zone", Builtin::Zone),
+        ("same_flank", Builtin::SameFlank),
+        ("in_front_within", Builtin::InFrontWithin),
+        ("front_flank", Builtin::FrontFlank),
+        ("in_contact", Builtin::InContact),
+        ("aligned", Builtin::Aligned),
+        ("nearest_enemy", Builtin::NearestEnemy),
+        ("nearest_friend", Builtin::NearestFriend),
+        ("in_terrain", Builtin::InTerrain),
+        ("touches_terrain", Builtin::TouchesTerrain),
+        ("uphill", Builtin::Uphill),
+        ("sight_crosses", Builtin::SightCrosses),
+        ("units_between", Builtin::UnitsBetween),
+        ("gap_narrower", Builtin::GapNarrower),
+        ("reachable", Builtin::Reachable),
+        ("from_own_edge", Builtin::FromOwnEdge),
+        ("from_centre_line", Builtin::FromCentreLine),
+        ("from_left_edge", Builtin::FromLeftEdge),
+        ("line_within", Builtin::LineWithin),
+        ("same_command", Builtin::SameCommand),
+        ("grouped", Builtin::Grouped),
+        ("command_number", Builtin::CommandNumber),
+        ("in_reserve", Builtin::InReserve),
+        ("table_width", Builtin::TableWidth),
+        ("table_depth", Builtin::TableDepth),
+        ("in_arc", Builtin::InArc),
+        ("moved_this_turn", Builtin::MovedThisTurn),
+        ("group_reachable", Builtin::GroupReachable),
+        ("group_reachable_front", Builtin::GroupReachableFront),
+        ("on_line_through", Builtin::OnLineThrough),
+        ("room_behind", Builtin::RoomBehind),
+        ("retired_through", Builtin::RetiredThrough),
+        ("opposite_file", Builtin::OppositeFile),
+        ("files_in_contact", Builtin::FilesInContact),
+        ("room_to_expand", Builtin::RoomToExpand),
+        ("formation", Builtin::Formation),
+        ("files", Builtin::Files),
+        ("file_bases", Builtin::FileBases),
+        ("formation_bases", Builtin::FormationBases),
+        ("formation_ranks", Builtin::FormationRanks),
+        ("front_bases", Builtin::FrontBases),
+        ("remove_bases", Builtin::RemoveBases),
+        ("remove_front_bases", Builtin::RemoveFrontBases),
+        ("expand", Builtin::Expand),
+        ("contract", Builtin::Contract),
+    ];
+
     pub fn named(name: &str) -> Option<Builtin> {
-        use Builtin::*;
-        Some(match name {
-            "min" => Min,
-            "max" => Max,
-            "ceil" => Ceil,
-            "floor" => Floor,
-            "roll_off" => RollOff,
-            "distance" => Distance,
-            "zone" => Zone,
-            "same_flank" => SameFlank,
-            "in_front_within" => InFrontWithin,
-            "front_flank" => FrontFlank,
-            "in_contact" => InContact,
-            "aligned" => Aligned,
-            "nearest_enemy" => NearestEnemy,
-            "nearest_friend" => NearestFriend,
-            "in_terrain" => InTerrain,
-            "touches_terrain" => TouchesTerrain,
-            "uphill" => Uphill,
-            "sight_crosses" => SightCrosses,
-            "units_between" => UnitsBetween,
-            "gap_narrower" => GapNarrower,
-            "reachable" => Reachable,
-            "from_own_edge" => FromOwnEdge,
-            "from_centre_line" => FromCentreLine,
-            "from_left_edge" => FromLeftEdge,
-            "line_within" => LineWithin,
-            "same_command" => SameCommand,
-            "grouped" => Grouped,
-            "command_number" => CommandNumber,
-            "in_reserve" => InReserve,
-            "table_width" => TableWidth,
-            "table_depth" => TableDepth,
-            "in_arc" => InArc,
-            "moved_this_turn" => MovedThisTurn,
-            "group_reachable" => GroupReachable,
-            "group_reachable_front" => GroupReachableFront,
-            "on_line_through" => OnLineThrough,
-            "room_behind" => RoomBehind,
-            "retired_through" => RetiredThrough,
-            "opposite_file" => OppositeFile,
-            "files_in_contact" => FilesInContact,
-            "room_to_expand" => RoomToExpand,
-            "formation" => Formation,
-            "files" => Files,
-            "file_bases" => FileBases,
-            "formation_bases" => FormationBases,
-            "formation_ranks" => FormationRanks,
-            "front_bases" => FrontBases,
-            "remove_bases" => RemoveBases,
-            "remove_front_bases" => RemoveFrontBases,
-            "expand" => Expand,
-            "contract" => Contract,
-            _ => return None,
-        })
+        Builtin::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, b)| b)
+    }
+
+    /// How it is called: `distance(unit, unit) -> int`.
+    pub fn shown(name: &str) -> Option<String> {
+        let (params, result) = Builtin::named(name)?.signature();
+        let params: Vec<&str> = params.iter().map(|t| t.word()).collect();
+        Some(format!(
+            "{name}({}) -> {}",
+            params.join(", "),
+            result.word()
+        ))
     }
 
     /// Parameter types and result type.

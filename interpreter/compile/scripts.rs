@@ -452,3 +452,26 @@ fn no_such_function(f: &str, own: &[String]) -> (String, String) {
     };
     (format!("there is no function `{f}`"), help)
 }
+
+/// May hook `h`'s script set the outcome `name`? So when it calls
+/// `set_outcome` with that name as a literal, or with a name it computes
+/// (which may be any). The script's own paths are not followed: a call
+/// anywhere in it (or in a function it defines) counts.
+pub(crate) fn may_set_outcome(h: &HookDef, name: &str) -> bool {
+    let mut found = false;
+    h.ast.walk(&mut |path: &[rhai::ASTNode]| {
+        let call = match path.last() {
+            Some(rhai::ASTNode::Expr(rhai::Expr::FnCall(c, _) | rhai::Expr::MethodCall(c, _)))
+            | Some(rhai::ASTNode::Stmt(rhai::Stmt::FnCall(c, _))) => c,
+            _ => return true,
+        };
+        if call.name.as_str() == "set_outcome" {
+            found = match call.args.first() {
+                Some(rhai::Expr::StringConstant(s, _)) => s.as_str() == name,
+                _ => true,
+            };
+        }
+        !found
+    });
+    found
+}

@@ -118,9 +118,46 @@ fn syntax_error(e: pest::error::Error<Rule>, file: FileId, text: &str) -> Diag {
         )
         .help("remove the `}` or add the `{` it should close: a script's braces pair up (braces in strings and comments are skipped)");
     }
+    if let Some(quote) = escaped_quote(text, start) {
+        return Diag::new(
+            "muster::syntax",
+            "a string has no escapes: `\\\"` ends it",
+        )
+        .at(Span::new(file, quote - 1, quote + 1), "the string ends at this `\"`")
+        .note(
+            Span::new(file, start, end),
+            "so the text after it is read as the ruleset's",
+        )
+        .help("a string runs from `\"` to the next `\"`; to quote inside one, write single quotes (`\"the 'forlorn hope'\"`) or typographic ones (“ ”)");
+    }
     Diag::new("muster::syntax", "the ruleset does not parse here")
         .at(Span::new(file, start, end), label)
         .help("check the construct against docs/LANGUAGE.md; a missing `{`, `}`, `=>` or `,` is the usual cause")
+}
+
+/// Where a parse failed at `pos` on a line where a string closed at a
+/// `\"` before it (as an escape would be written in many languages): the
+/// offset of that closing `"`. The line is read as the grammar reads it,
+/// strings from `"` to `"` and a `//` outside one starting a comment.
+fn escaped_quote(text: &str, pos: usize) -> Option<usize> {
+    let line_start = text.get(..pos)?.rfind('\n').map_or(0, |n| n + 1);
+    let line = text.get(line_start..pos)?.as_bytes();
+    let (mut in_string, mut found, mut i) = (false, None, 0);
+    while i < line.len() {
+        match line[i] {
+            b'"' if in_string => {
+                in_string = false;
+                if i > 0 && line[i - 1] == b'\\' {
+                    found = Some(line_start + i);
+                }
+            }
+            b'"' => in_string = true,
+            b'/' if !in_string && line.get(i + 1) == Some(&b'/') => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    found
 }
 
 /// Where a parse failed at `pos` because a hook's script closed early:

@@ -384,8 +384,13 @@ impl Server {
                 Some(range),
             ));
         }
-        let d = a.find(&name)?;
-        Some(markdown(a.hover(d), Some(range)))
+        match a.find(&name) {
+            Some(d) => Some(markdown(a.hover(d), Some(range))),
+            None => {
+                let (_, what) = builtins().find(|(n, _)| *n == name)?;
+                Some(markdown(format!("*{what}*\n"), Some(range)))
+            }
+        }
     }
 
     /// The names bound at a position of an open ruleset that no declaration
@@ -474,9 +479,21 @@ impl Server {
                     insert_text: quoted.then(|| format!("\"{}\"", d.name)),
                     ..Default::default()
                 }
-            });
+            })
+            .collect::<Vec<_>>();
+        // Then the language's own: its builtins, and the forms that read
+        // like calls (quantifiers, `chance`, `expect`).
+        let builtins = builtins()
+            .filter(|(name, _)| seen.insert(name.to_string()))
+            .map(|(name, detail)| CompletionItem {
+                label: name.to_string(),
+                kind: Some(CompletionItemKind::FUNCTION),
+                detail: Some(detail),
+                ..Default::default()
+            })
+            .collect::<Vec<_>>();
         Some(CompletionResponse::Array(
-            locals.into_iter().chain(items).collect(),
+            locals.into_iter().chain(items).chain(builtins).collect(),
         ))
     }
 
@@ -534,6 +551,51 @@ impl Server {
             })
             .collect()
     }
+}
+
+/// The language's forms that read like calls, with what each does.
+const FORMS: &[(&str, &str)] = &[
+    (
+        "any",
+        "any u: COND — some unit for which COND holds (`any s in sides: COND`, some side)",
+    ),
+    (
+        "all",
+        "all u: COND — COND holds for every unit (`all s in sides: COND`)",
+    ),
+    ("count", "count u: COND — how many units COND holds for"),
+    (
+        "first",
+        "first u: COND — the first unit for which COND holds, or `none`",
+    ),
+    (
+        "sum",
+        "sum u: COND of V — V added up over the units for which COND holds",
+    ),
+    (
+        "chance",
+        "chance(PROC(ARGS), COND) — the probability of COND over the procedure's endings",
+    ),
+    (
+        "expect",
+        "expect(PROC(ARGS), VALUE) — the mean of VALUE over the procedure's endings",
+    ),
+];
+
+/// Every builtin name with what completion and hover say of it: the
+/// builtins' calls (a measure of the table noted as such), then [`FORMS`].
+fn builtins() -> impl Iterator<Item = (&'static str, String)> {
+    use crate::compile::ir::Builtin;
+    let calls = Builtin::NAMED.iter().map(|&(name, b)| {
+        let call = Builtin::shown(name).unwrap_or_default();
+        let note = if b.measures_table() {
+            ": a measure of the table (a value only in a battle)"
+        } else {
+            ""
+        };
+        (name, format!("builtin {call}{note}"))
+    });
+    calls.chain(FORMS.iter().map(|&(n, what)| (n, what.to_string())))
 }
 
 fn markdown(value: String, range: Option<Range>) -> Hover {
