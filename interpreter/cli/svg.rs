@@ -116,6 +116,8 @@ fn style(kind: &str) -> Style {
         band("#d2b48c")
     } else if has("fort") || has("works") || has("wall") {
         band("#333333")
+    } else if has("hedge") {
+        band("#2f6b2a")
     } else {
         area("#b0b0b0", "#808080", 1.0)
     }
