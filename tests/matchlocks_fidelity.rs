@@ -1347,6 +1347,12 @@ fn a_fall_back_into_a_continuing_melee_joins_it() {
 /// 14" from Red's edge.
 const OBSTACLES: &str = "tests/scenarios/matchlocks_obstacles.toml";
 
+/// The situation of a crossing by a unit of type `ty` (no facts: the die
+/// alone decides).
+fn crossing_in(ty: &str) -> String {
+    situation("crossing", &[], &[("u", ty, "first_army", "actions = 1")])
+}
+
 /// §X Movement Penalties 3 played on the table against `muster odds`: a
 /// Musketeer Division 2" short of the hedge with both its actions,
 /// ordered to Move toward a Battalia beyond it, crosses it and rolls:
@@ -1370,18 +1376,10 @@ fn crossing_a_hedge_on_the_table_matches_the_exact_odds() {
         &setup,
         &red,
         "moved",
-        &situation(
-            "crossing",
-            &[],
-            &[("u", "Musketeer Division", "first_army", "actions = 1")],
-        ),
+        &crossing_in("Musketeer Division"),
         &["crossing_roll", "crossing_disarray"],
     );
-    let exact = scene.exact(&situation(
-        "crossing",
-        &[],
-        &[("u", "Musketeer Division", "first_army", "actions = 1")],
-    ));
+    let exact = scene.exact(&crossing_in("Musketeer Division"));
     let disarray = exact.get("crossing_disarray").unwrap();
     for (d, p) in [(0, (1, 6)), (1, (2, 3)), (2, (1, 6))] {
         assert_eq!(
@@ -1452,18 +1450,10 @@ fn a_crossing_needs_both_actions_and_skirmishers_are_exempt() {
         },
         &|g: &mut Game| g.decide_named("moves", &[Value::Side(0)]),
         "moved",
-        &situation(
-            "crossing",
-            &[],
-            &[("u", "Musketeer Detachment", "first_army", "actions = 1")],
-        ),
+        &crossing_in("Musketeer Detachment"),
         &["crossing_roll", "crossing_disarray"],
     );
-    let exact = scene.exact(&situation(
-        "crossing",
-        &[],
-        &[("u", "Musketeer Detachment", "first_army", "actions = 1")],
-    ));
+    let exact = scene.exact(&crossing_in("Musketeer Detachment"));
     let disarray = exact.get("crossing_disarray").unwrap();
     assert_eq!(disarray.p(Value::Int(0)).fraction(), Some((5, 6)));
     assert_eq!(disarray.p(Value::Int(2)).fraction(), Some((1, 6)));
