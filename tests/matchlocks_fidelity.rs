@@ -1340,3 +1340,158 @@ fn a_fall_back_into_a_continuing_melee_joins_it() {
         &["round", "winner", "defender_kills", "result", "total"],
     );
 }
+
+// ------------------------------------------------------------------ linear obstacles
+
+/// The table of a hedge (x 0-30) and a low wall (x 30-60) drawn as lines
+/// 14" from Red's edge.
+const OBSTACLES: &str = "tests/scenarios/matchlocks_obstacles.toml";
+
+/// The situation of a crossing by a unit of type `ty` (no facts: the die
+/// alone decides).
+fn crossing_in(ty: &str) -> String {
+    situation("crossing", &[], &[("u", ty, "first_army", "actions = 1")])
+}
+
+/// §X Movement Penalties 3 played on the table against `muster odds`: a
+/// Musketeer Division 2" short of the hedge with both its actions,
+/// ordered to Move toward a Battalia beyond it, crosses it and rolls:
+/// 6 across clear (1/6), 2-5 a Disarray (2/3), 1 held at the hedge, two
+/// Disarrays (1/6). The battle's `crossing` is compared with the exact
+/// odds of the procedure; every game's Division ends beyond the hedge
+/// with the Disarray the roll gave and, on a 1 (or in the main battle at
+/// all), no action left.
+#[test]
+fn crossing_a_hedge_on_the_table_matches_the_exact_odds() {
+    let mut scene = Scene::open(RULES, Some(OBSTACLES), &[]);
+    let setup = |s: &Scene, g: &mut Game| {
+        place(g, "red_division", 20.0, 11.0, Some(0.0));
+        place(g, "blue_battalia", 20.0, 27.0, None);
+        activate(s, g, "red_division");
+    };
+    let red = |g: &mut Game| g.decide_named("moves", &[Value::Side(0)]);
+    against_the_odds(
+        &mut scene,
+        "a Division crossing a hedge",
+        &setup,
+        &red,
+        "moved",
+        &crossing_in("Musketeer Division"),
+        &["crossing_roll", "crossing_disarray"],
+    );
+    let exact = scene.exact(&crossing_in("Musketeer Division"));
+    let disarray = exact.get("crossing_disarray").unwrap();
+    for (d, p) in [(0, (1, 6)), (1, (2, 3)), (2, (1, 6))] {
+        assert_eq!(
+            disarray.p(Value::Int(d)).fraction(),
+            Some(p),
+            "{d} Disarray"
+        );
+    }
+    // The same game, looked at once: across, disarrayed as rolled.
+    for seed in 0..40 {
+        let mut g = scene.start(seed, true);
+        setup(&scene, &mut g);
+        red(&mut g).unwrap();
+        let o = last_outcomes(&g, "moved");
+        let disarray: i64 = o
+            .iter()
+            .find(|(k, _)| k == "crossing_disarray")
+            .unwrap()
+            .1
+            .parse()
+            .unwrap();
+        let y = g.world.field.as_ref().unwrap().bases[common::table::index(&g, "red_division")]
+            .centre
+            .y;
+        assert!(
+            y > 14.0,
+            "seed {seed}: the Division ends beyond the hedge ({y})"
+        );
+        assert_eq!(
+            scene.state(&g, "red_division", "disarray"),
+            Value::Int(disarray)
+        );
+        assert_eq!(scene.state(&g, "red_division", "actions"), Value::Int(0));
+    }
+}
+
+/// §X Movement Penalties 3: moving up to an obstacle is one action and
+/// crossing it another, so a unit with one action left does not cross
+/// (it may still move up to the hedge), and foot skirmishers take no
+/// Disarray on a 2-5 (the exact odds: no Disarray 5/6, two 1/6).
+#[test]
+fn a_crossing_needs_both_actions_and_skirmishers_are_exempt() {
+    let mut scene = Scene::open(RULES, Some(OBSTACLES), &[]);
+    for seed in 0..20 {
+        let mut g = scene.start(seed, true);
+        place(&mut g, "red_division", 20.0, 11.0, Some(0.0));
+        place(&mut g, "blue_battalia", 20.0, 27.0, None);
+        activate(&scene, &mut g, "red_division");
+        scene.set(&mut g, "red_division", "actions", Value::Int(1));
+        let before = g.log.len();
+        g.decide_named("moves", &[Value::Side(0)]).unwrap();
+        let y = g.world.field.as_ref().unwrap().bases[common::table::index(&g, "red_division")]
+            .centre
+            .y;
+        assert!(y < 14.0, "seed {seed}: one action does not cross ({y})");
+        let rolled = g.log[before..].iter().any(|e| {
+            matches!(e, muster::battle::game::Event::Procedure { rolls, .. } if !rolls.is_empty())
+        });
+        assert!(!rolled, "seed {seed}: no crossing roll");
+    }
+    against_the_odds(
+        &mut scene,
+        "skirmishers crossing a hedge",
+        &|s, g| {
+            place(g, "red_skirmishers", 10.0, 12.0, Some(0.0));
+            place(g, "blue_battalia", 10.0, 27.0, None);
+            activate(s, g, "red_skirmishers");
+        },
+        &|g: &mut Game| g.decide_named("moves", &[Value::Side(0)]),
+        "moved",
+        &crossing_in("Musketeer Detachment"),
+        &["crossing_roll", "crossing_disarray"],
+    );
+    let exact = scene.exact(&crossing_in("Musketeer Detachment"));
+    let disarray = exact.get("crossing_disarray").unwrap();
+    assert_eq!(disarray.p(Value::Int(0)).fraction(), Some((5, 6)));
+    assert_eq!(disarray.p(Value::Int(2)).fraction(), Some((1, 6)));
+}
+
+/// §XI Spotting (c) and Saving Throw Adjustments: a hedge or low wall
+/// across the line of sight hides a unit beyond 12" (seen at 12" or
+/// nearer, and with nothing between at any range); musketeers touching
+/// a wall are in cover, touching a hedge only skirmishers are, and horse
+/// never.
+#[test]
+fn hedges_and_walls_are_light_cover() {
+    let mut t = Table::open(RULES, Some(OBSTACLES), 1);
+    t.place_facing("red_division", 20.0, 6.0, 0.0);
+    t.place_facing("blue_battalia", 20.0, 20.5, 180.0);
+    assert!(t.holds("sight_crosses(red_division, blue_battalia, hedge)"));
+    let d = t.eval("distance(red_division, blue_battalia)");
+    assert!(
+        !t.holds("spotted(red_division, blue_battalia)"),
+        "{d:?} apart"
+    );
+    assert!(!t.holds("shootable(red_division, blue_battalia)"));
+    t.place_facing("red_division", 20.0, 9.0, 0.0);
+    assert!(t.holds("distance(red_division, blue_battalia) <= 12"));
+    assert!(t.holds("spotted(red_division, blue_battalia)"));
+    // The same distance past the hedge's end: seen.
+    t.place_facing("red_division", 20.0, 6.0, 0.0);
+    t.place_facing("red_skirmishers", 2.0, 30.0, 180.0);
+    t.place_facing("blue_battalia", 40.0, 30.0, 180.0);
+    t.place_facing("red_battalia", 40.0, 15.5, 0.0);
+    assert!(t.holds("sight_crosses(red_battalia, blue_battalia, wall) == false"));
+    // Cover: the line under the base.
+    t.place_facing("red_battalia", 40.0, 14.0, 0.0);
+    assert!(t.holds("in_cover(red_battalia)"));
+    t.place_facing("red_division", 20.0, 14.0, 0.0);
+    assert!(!t.holds("in_cover(red_division)"));
+    t.place_facing("red_skirmishers", 10.0, 14.0, 0.0);
+    assert!(t.holds("in_cover(red_skirmishers)"));
+    t.place_facing("red_division", 20.0, 11.0, 0.0);
+    assert!(!t.holds("in_cover(red_division)"));
+}

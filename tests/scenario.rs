@@ -713,3 +713,36 @@ fn check_default(mut b: Build) {
         assert_eq!(points, 56, "{}", army.name);
     }
 }
+
+/// A `line` (a linear obstacle: a path of no width) is read as a band of
+/// width 0; a line of one point and a misspelt kind are each reported
+/// against the file, with the closest kind.
+#[test]
+fn a_bad_line() {
+    let mut b = ruleset();
+    let s = good(
+        &mut b,
+        concat!(
+            "[[terrain]]\nkind = \"river\"\nline = { path = [[0, 15], [45, 16]] }\n\n",
+            scenario!(units: "  { type = \"Horse\", at = [33, 5] },\n")
+        ),
+    );
+    match &s.terrain[0].shape {
+        Shape::Band { path, width } => {
+            assert_eq!((path.len(), *width), (2, 0.0));
+        }
+        other => panic!("a line is a band of no width: {other:?}"),
+    }
+    let (d, r) = rejected(concat!(
+        "[[terrain]]\nkind = \"rivers\"\nline = { path = [[0, 15]] }\n\n",
+        scenario!(units: "  { type = \"Horse\", at = [33, 5] },\n")
+    ));
+    let messages: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+    assert!(
+        messages.contains(&"a line needs a path of at least two points"),
+        "{r}"
+    );
+    assert!(r.contains("did you mean \"river\"?"), "{r}");
+    assert!(r.contains("only one point"), "{r}");
+    insta::assert_snapshot!("a_bad_line", r);
+}

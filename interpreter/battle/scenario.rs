@@ -108,6 +108,8 @@ struct TerrainToml {
     ellipse: Option<Spanned<EllipseToml>>,
     #[serde(default)]
     band: Option<Spanned<BandToml>>,
+    #[serde(default)]
+    line: Option<Spanned<LineToml>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -135,6 +137,13 @@ struct EllipseToml {
 struct BandToml {
     path: Spanned<Vec<[f64; 2]>>,
     width: Spanned<f64>,
+}
+
+/// A linear obstacle: a path with no width (a hedge, a wall, a stream).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct LineToml {
+    path: Spanned<Vec<[f64; 2]>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -305,7 +314,7 @@ pub fn read(
         .at(Span::new(file, start, end), "here")
         .help(
             "a scenario has `[table] width = W  depth = D`, `[[terrain]]` tables with `kind` and \
-             one of `rect`, `ellipse` or `band`, and two `[[army]]` tables, each with \
+             one of `rect`, `ellipse`, `band` or `line`, and two `[[army]]` tables, each with \
              `[[army.command]]` tables of `name` and `units = [{ type = \"...\", at = [X, Y] }]`",
         )]
     })?;
@@ -814,6 +823,7 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
         tt.rect.as_ref().map(|s| ("rect", span_of(file, s))),
         tt.ellipse.as_ref().map(|s| ("ellipse", span_of(file, s))),
         tt.band.as_ref().map(|s| ("band", span_of(file, s))),
+        tt.line.as_ref().map(|s| ("line", span_of(file, s))),
     ]
     .into_iter()
     .flatten()
@@ -825,8 +835,9 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
                     .at(span_of(file, &tt.kind), "where is it?")
                     .help(
                         "give it one of `rect = { centre = [X, Y], width = W, depth = D }`, \
-                         `ellipse = { centre = [X, Y], rx = RX, ry = RY }` or \
-                         `band = { path = [[X, Y], ...], width = W }`",
+                         `ellipse = { centre = [X, Y], rx = RX, ry = RY }`, \
+                         `band = { path = [[X, Y], ...], width = W }` or \
+                         `line = { path = [[X, Y], ...] }`",
                     ),
             );
             return None;
@@ -841,7 +852,7 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
                 .at(*ss, format!("a second shape ({second})"))
                 .note(*fs, format!("the first shape ({first})"))
                 .help(
-                    "a terrain feature has exactly one shape: `rect`, `ellipse` or `band`; \
+                    "a terrain feature has exactly one shape: `rect`, `ellipse`, `band` or `line`; \
                          make the other shape a feature of its own",
                 ),
             );
@@ -867,58 +878,81 @@ fn read_shape(file: FileId, t: &Spanned<TerrainToml>, diags: &mut Vec<Diag>) -> 
         }
     } else if let Some(b) = &tt.band {
         let bb = b.get_ref();
-        let mut path = Vec::new();
-        for &[x, y] in bb.path.get_ref() {
-            if x.is_finite() && y.is_finite() {
-                path.push(Pt { x, y });
-            } else {
-                diags.push(
-                    Diag::new(CODE, "a band's path has a point that is not on the table")
-                        .at(span_of(file, &bb.path), "not two finite numbers")
-                        .help("write each point as `[x, y]`, e.g. `[0, 12]`"),
-                );
-            }
-        }
-        if bb.path.get_ref().len() > MAX_TERRAIN {
-            diags.push(
-                Diag::new(
-                    CODE,
-                    format!(
-                        "a band's path has {} points, more than the {MAX_TERRAIN} it may have",
-                        bb.path.get_ref().len()
-                    ),
-                )
-                .at(span_of(file, &bb.path), "too long a path")
-                .help(format!(
-                    "a band's path has at most {MAX_TERRAIN} points: a river or a road needs a \
-                     few, where it bends"
-                )),
-            );
-        }
-        if bb.path.get_ref().len() < 2 {
-            diags.push(
-                Diag::new(CODE, "a band needs a path of at least two points")
-                    .at(
-                        span_of(file, &bb.path),
-                        match bb.path.get_ref().len() {
-                            0 => "no points",
-                            _ => "only one point",
-                        },
-                    )
-                    .help(
-                        "give the points it runs through, e.g. `path = [[0, 12], [45, 14]]` \
-                         from one table edge to the other",
-                    ),
-            );
-        }
         Shape::Band {
-            path,
+            path: read_path(file, &bb.path, "band", diags),
             width: positive(file, &bb.width, "a band's width", diags),
+        }
+    } else if let Some(l) = &tt.line {
+        // A line is a band of no width: crossed, never stood in.
+        Shape::Band {
+            path: read_path(file, &l.get_ref().path, "line", diags),
+            width: 0.0,
         }
     } else {
         return None;
     };
     (diags.len() == before).then_some(shape)
+}
+
+/// The points of a band's or a line's path (`what` names it), each problem
+/// reported against the path: a point not two finite numbers, fewer than
+/// two points, more than [`MAX_TERRAIN`].
+fn read_path(
+    file: FileId,
+    p: &Spanned<Vec<[f64; 2]>>,
+    what: &str,
+    diags: &mut Vec<Diag>,
+) -> Vec<Pt> {
+    let mut path = Vec::new();
+    for &[x, y] in p.get_ref() {
+        if x.is_finite() && y.is_finite() {
+            path.push(Pt { x, y });
+        } else {
+            diags.push(
+                Diag::new(
+                    CODE,
+                    format!("a {what}'s path has a point that is not on the table"),
+                )
+                .at(span_of(file, p), "not two finite numbers")
+                .help("write each point as `[x, y]`, e.g. `[0, 12]`"),
+            );
+        }
+    }
+    let n = p.get_ref().len();
+    if n > MAX_TERRAIN {
+        diags.push(
+            Diag::new(
+                CODE,
+                format!("a {what}'s path has {n} points, more than the {MAX_TERRAIN} it may have"),
+            )
+            .at(span_of(file, p), "too long a path")
+            .help(format!(
+                "a {what}'s path has at most {MAX_TERRAIN} points: a river, a road or a hedge \
+                 needs a few, where it bends"
+            )),
+        );
+    }
+    if n < 2 {
+        diags.push(
+            Diag::new(
+                CODE,
+                format!("a {what} needs a path of at least two points"),
+            )
+            .at(
+                span_of(file, p),
+                if n == 0 {
+                    "no points"
+                } else {
+                    "only one point"
+                },
+            )
+            .help(
+                "give the points it runs through, e.g. `path = [[0, 12], [45, 14]]` \
+                     from one table edge to the other",
+            ),
+        );
+    }
+    path
 }
 
 /// Read army `ai`, its entries' counts expanded into units, `units`

@@ -116,6 +116,8 @@ fn style(kind: &str) -> Style {
         band("#d2b48c")
     } else if has("fort") || has("works") || has("wall") {
         band("#333333")
+    } else if has("hedge") {
+        band("#2f6b2a")
     } else {
         area("#b0b0b0", "#808080", 1.0)
     }
@@ -741,6 +743,39 @@ mod tests {
             &units,
         );
         assert_eq!(s.matches(r#"class="terrain""#).count(), 4);
+    }
+
+    /// A linear obstacle (a `line`: a band of no width) is drawn as a
+    /// stroke 3 pixels wide, a hedge green, a wall dark.
+    #[test]
+    fn lines_are_drawn() {
+        let line = Shape::Band {
+            path: vec![Pt::new(0.0, 14.0), Pt::new(30.0, 14.0)],
+            width: 0.0,
+        };
+        let features = [
+            Feature {
+                label: "Hedge",
+                kind: "hedge",
+                shape: &line,
+            },
+            Feature {
+                label: "Wall",
+                kind: "wall",
+                shape: &line,
+            },
+        ];
+        let s = render("t", 48.0, 32.0, &features, &[]);
+        assert_eq!(
+            s.matches(r##"stroke="#2f6b2a" stroke-width="3""##).count(),
+            1,
+            "{s}"
+        );
+        assert_eq!(
+            s.matches(r##"stroke="#333333" stroke-width="3""##).count(),
+            1,
+            "{s}"
+        );
     }
 
     /// The key names each short name once, in the order units come, and

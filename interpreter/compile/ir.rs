@@ -696,6 +696,10 @@ pub enum Builtin {
     /// `sight_crosses(a, b, kind)`: the line between the centres crosses a
     /// feature of that kind that holds neither centre.
     SightCrosses,
+    /// `crossed_terrain(a, kind)`: the straight line from where a's centre
+    /// stood before its last move this turn to where it stands enters a
+    /// feature of that kind (crosses it, for a `line`).
+    CrossedTerrain,
     /// `units_between(a, b)`: another unit's base lies across the line between the centres.
     UnitsBetween,
     /// `gap_narrower(a, b, w)`: the line between the centres passes between
@@ -844,6 +848,7 @@ impl Builtin {
         ("touches_terrain", Builtin::TouchesTerrain),
         ("uphill", Builtin::Uphill),
         ("sight_crosses", Builtin::SightCrosses),
+        ("crossed_terrain", Builtin::CrossedTerrain),
         ("units_between", Builtin::UnitsBetween),
         ("gap_narrower", Builtin::GapNarrower),
         ("reachable", Builtin::Reachable),
@@ -917,7 +922,7 @@ impl Builtin {
             | B::RetiredThrough
             | B::FrontFlank => (&[Unit, Unit], Bool),
             B::NearestEnemy | B::NearestFriend => (&[Unit], Unit),
-            B::InTerrain | B::TouchesTerrain => (&[Unit, Terrain], Bool),
+            B::InTerrain | B::TouchesTerrain | B::CrossedTerrain => (&[Unit, Terrain], Bool),
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),
             B::GapNarrower => (&[Unit, Unit, Num], Bool),
             B::Reachable | B::GroupReachable | B::GroupReachableFront => {

@@ -325,6 +325,8 @@ pub struct Stand {
     epoch: u32,
     round: u32,
     groups: Option<Vec<u32>>,
+    /// Where its centre stood before its last move ([`Field::last_from`]).
+    from: Pt,
 }
 
 /// Where everything is.
@@ -368,6 +370,10 @@ pub struct Field {
     pub groups: GroupCache,
     /// Per unit: where its centre stood when the turn began.
     pub turn_start: Vec<Pt>,
+    /// Per unit: where its centre stood before it was last moved this turn
+    /// (where it stands, if it has not moved since the turn began):
+    /// `crossed_terrain` looks along the line from there.
+    pub last_from: Vec<Pt>,
     /// (a, b): a's last `retire` this turn went through b's base
     /// (`retired_through`); forgotten when a retires again and when a turn
     /// begins.
@@ -446,10 +452,12 @@ impl Field {
         zone_syms: [u32; 3],
     ) -> Field {
         let n = bases.len();
-        let turn_start = bases.iter().map(|b| b.centre).collect();
+        let turn_start: Vec<Pt> = bases.iter().map(|b| b.centre).collect();
+        let last_from = turn_start.clone();
         let terrain_bounds = terrain.iter().map(|f| f.shape.bounds()).collect();
         Field {
             turn_start,
+            last_from,
             retired_through: Vec::new(),
             width,
             depth,
@@ -476,6 +484,7 @@ impl Field {
     /// Put unit `u` on a new base (its remembered distances are forgotten).
     pub fn set_base(&mut self, u: usize, b: Base) {
         if self.bases[u] != b {
+            self.last_from[u] = self.bases[u].centre;
             self.bases[u] = b;
             self.moved(u);
             self.groups.forget();
@@ -512,21 +521,22 @@ impl Field {
     }
 
     /// Put every unit where `bases` says, on the table or not, held in
-    /// reserve or not, with the turn begun at `turn_start` and the units
-    /// retired through; everything known of distances, zones and groups
+    /// reserve or not, with the turn begun at `turn_start`, each unit's
+    /// last move made from `last_from`, and the units retired through; everything known of distances, zones and groups
     /// is forgotten.
     pub fn restore(
         &mut self,
         bases: &[Base],
         on_table: &[bool],
         reserve: &[bool],
-        turn_start: &[Pt],
+        (turn_start, last_from): (&[Pt], &[Pt]),
         retired_through: &[(u16, u16)],
     ) {
         self.bases.copy_from_slice(bases);
         self.on_table.copy_from_slice(on_table);
         self.reserve.copy_from_slice(reserve);
         self.turn_start.copy_from_slice(turn_start);
+        self.last_from.copy_from_slice(last_from);
         self.retired_through.clear();
         self.retired_through.extend_from_slice(retired_through);
         for u in 0..self.bases.len() {
@@ -540,6 +550,7 @@ impl Field {
         Stand {
             u,
             base: self.bases[u],
+            from: self.last_from[u],
             epoch: self.epochs.of[u].load(Relaxed),
             round: self.epochs.round,
             groups: self
@@ -555,6 +566,7 @@ impl Field {
     /// numbers ran out and began again meanwhile).
     pub fn put_back(&mut self, s: &Stand) {
         self.bases[s.u] = s.base;
+        self.last_from[s.u] = s.from;
         if s.round == self.epochs.round {
             self.epochs.of[s.u].store(s.epoch, Relaxed);
         } else {
@@ -575,8 +587,14 @@ impl Field {
     /// A new turn: every unit's travel this turn starts from where it
     /// stands, and no unit has retired through another yet.
     pub fn start_turn(&mut self) {
-        for (s, b) in self.turn_start.iter_mut().zip(&self.bases) {
+        for ((s, f), b) in self
+            .turn_start
+            .iter_mut()
+            .zip(&mut self.last_from)
+            .zip(&self.bases)
+        {
             *s = b.centre;
+            *f = b.centre;
         }
         self.retired_through.clear();
     }
@@ -877,6 +895,15 @@ impl Field {
             _ => u32::MAX,
         };
         self.terrain.iter().filter(move |f| f.kind == k)
+    }
+
+    /// `crossed_terrain(a, kind)`: the straight line from where a's centre
+    /// stood before its last move this turn to where it stands now enters
+    /// a feature of that kind (a `line`, having no width, by crossing it).
+    /// False for a unit that has not moved this turn or is off the table.
+    fn crossed_terrain(&self, a: usize, kind: Value) -> bool {
+        let (p, q) = (self.last_from[a], self.bases[a].centre);
+        self.on_table[a] && p != q && self.features_of(kind).any(|f| f.shape.hits_segment(p, q))
     }
 
     /// The terrain features that a base like `base` whose centre stays
@@ -1201,6 +1228,10 @@ impl Field {
                         .any(|f| f.shape.overlaps_base(&self.bases[a])),
                 }
                 .into()
+            }
+            B::CrossedTerrain => {
+                let a = self.unit(v[0])?;
+                self.crossed_terrain(a, v[1]).into()
             }
             B::SightCrosses => {
                 let (a, o) = (self.unit(v[0])?, self.unit(v[1])?);

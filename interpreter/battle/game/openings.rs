@@ -120,6 +120,7 @@ struct Position {
     on_table: Vec<bool>,
     reserve: Vec<bool>,
     turn_start: Vec<Bits<Pt>>,
+    last_from: Vec<Bits<Pt>>,
     retired_through: Vec<(u16, u16)>,
     unplaced: Vec<bool>,
     side_of_army: Vec<u16>,
@@ -154,7 +155,7 @@ impl Position {
                 .map(|(k, _)| v * (k.len() + 1) + 24)
                 .sum::<usize>()
             + std::mem::size_of::<Base>() * self.bases.len()
-            + 16 * self.turn_start.len()
+            + 16 * (self.turn_start.len() + self.last_from.len())
             + 4 * self.retired_through.len()
             + self.piles.iter().map(|p| 24 * p.len()).sum::<usize>()
             + self
@@ -255,6 +256,7 @@ impl Game<'_> {
             on_table: f.on_table.clone(),
             reserve: f.reserve.clone(),
             turn_start: f.turn_start.iter().map(|p| Bits(*p)).collect(),
+            last_from: f.last_from.iter().map(|p| Bits(*p)).collect(),
             retired_through: f.retired_through.clone(),
             unplaced: self.unplaced.clone(),
             side_of_army: self.side_of_army.clone(),
@@ -289,8 +291,14 @@ impl Game<'_> {
         }
         let bases: Vec<Base> = p.bases.iter().map(|b| b.0).collect();
         let starts: Vec<Pt> = p.turn_start.iter().map(|q| q.0).collect();
-        self.field_mut()
-            .restore(&bases, &p.on_table, &p.reserve, &starts, &p.retired_through);
+        let from: Vec<Pt> = p.last_from.iter().map(|q| q.0).collect();
+        self.field_mut().restore(
+            &bases,
+            &p.on_table,
+            &p.reserve,
+            (&starts, &from),
+            &p.retired_through,
+        );
         self.unplaced.clone_from(&p.unplaced);
         self.side_of_army.clone_from(&p.side_of_army);
         self.result.clone_from(&p.result);
