@@ -580,20 +580,10 @@ fn every_path_sets_the_books_outcomes() {
             .filter(|d| d.code == "muster::unset_outcome")
             .map(|d| d.message.as_str())
             .collect();
-        // Found once the check saw through `call`: a newcomer's attack
-        // (`call joined_attack`, which has no tactics outcomes) leaves the
-        // two tactics outcomes of these procedures `none`. Left for the
-        // port to decide which tactics a joined round reports.
-        let known: &[&str] = if book.contains("matchlocks") {
-            &[
-                "procedure `attack_contact` may leave its outcome `attacker_tactics` unset, and it would read `none`",
-                "procedure `attack_contact` may leave its outcome `defender_tactics` unset, and it would read `none`",
-                "procedure `fall_back_combat` may leave its outcome `attacker_tactics` unset, and it would read `none`",
-                "procedure `fall_back_combat` may leave its outcome `defender_tactics` unset, and it would read `none`",
-            ]
-        } else {
-            &[]
-        };
+        // The check sees through `call`: a newcomer's attack (`call
+        // joined_attack`) sets the tactics outcomes too (its ally's and the
+        // attacked unit's), so no path of either book leaves one `none`.
+        let known: &[&str] = &[];
         assert_eq!(unset, known, "{book}");
     }
     let mut b = matchlocks();
