@@ -178,6 +178,18 @@ fn uri(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 
+/// A server started on one of the shipped files, opened, its first
+/// diagnostics read: the client, the file's text and its URI.
+fn opened(name: &str) -> (Client, String, String) {
+    let path = rules(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let u = uri(&path);
+    let mut c = Client::start();
+    c.open(&u, &text);
+    c.diagnostics(&u);
+    (c, text, u)
+}
+
 /// The 0-based line and column of the first `needle` in `text` (plus
 /// `into` characters, to stand inside a name).
 fn place(text: &str, needle: &str, into: usize) -> (usize, usize) {
@@ -301,12 +313,7 @@ fn definition_follows_extends_and_import() {
 /// standard library's); the outline lists what the file declares.
 #[test]
 fn completion_and_outline() {
-    let path = rules("tvbd_steady_pike.muster");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let u = uri(&path);
-    let mut c = Client::start();
-    c.open(&u, &text);
-    c.diagnostics(&u);
+    let (mut c, text, u) = opened("tvbd_steady_pike.muster");
     let items = c.at(
         "textDocument/completion",
         &u,
@@ -343,12 +350,7 @@ fn completion_and_outline() {
 /// hover, followed by go to definition, and not offered outside their scope.
 #[test]
 fn completion_hover_and_definition_know_the_names_in_scope() {
-    let path = rules("tillys_very_bad_day.muster");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let u = uri(&path);
-    let mut c = Client::start();
-    c.open(&u, &text);
-    c.diagnostics(&u);
+    let (mut c, text, u) = opened("tillys_very_bad_day.muster");
     let labels = |c: &mut Client, at: (usize, usize)| -> Vec<(String, String)> {
         c.at("textDocument/completion", &u, at)
             .as_array()
@@ -543,12 +545,7 @@ fn diagnostics_and_unsaved_text_across_extends() {
 /// it, as `muster odds` computes them (184/729 for TVBD's horse).
 #[test]
 fn situation_odds_as_code_lenses() {
-    let path = rules("situations/tvbd_horse_charges_pike.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let u = uri(&path);
-    let mut c = Client::start();
-    c.open(&u, &text);
-    c.diagnostics(&u);
+    let (mut c, text, u) = opened("situations/tvbd_horse_charges_pike.toml");
     let r = c.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
     let titles: Vec<&str> = r["result"]
         .as_array()
@@ -777,12 +774,7 @@ fn check_watch_reports_what_a_save_changes() {
 /// (`distance` is a measure of the table; a quantifier reads as one).
 #[test]
 fn builtins_are_completed_and_hovered() {
-    let path = rules("tillys_very_bad_day.muster");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let u = uri(&path);
-    let mut c = Client::start();
-    c.open(&u, &text);
-    c.diagnostics(&u);
+    let (mut c, text, u) = opened("tillys_very_bad_day.muster");
     let at = place(&text, "distance(s, t) <= s.range", 0);
     let items = c.at("textDocument/completion", &u, at);
     let items = items.as_array().unwrap();
