@@ -1123,6 +1123,11 @@ impl OddsRun<'_> {
             }
         };
         let o = result.map_err(|d| report(&[b.locate(&s, d)], &b.sources))?;
+        let procedure = s.procedure.unwrap_or(0) as usize;
+        warn(
+            &muster::odds::unset::unset_outcomes(&b.ruleset, procedure, &o),
+            &b.sources,
+        );
         Ok(OddsOf {
             build: b,
             situation: s,

@@ -528,6 +528,52 @@ fn an_outcome_a_path_never_sets_is_a_warning_at_the_if() {
     assert_eq!(spanned(&b.sources, &b.ruleset.warnings[0]), "r");
 }
 
+/// Where the check cannot see the gap (a hook's script names the outcome,
+/// so it counts as setting it, but its path does not), `muster odds` says
+/// so at run time: the outcome read `none` in half of the ways it went.
+#[test]
+fn an_outcome_left_unset_at_run_time_is_warned_by_odds() {
+    let text = with(
+        "procedure p(u: unit) outcomes { n: holds | breaks } {\n  if d6 >= 4 { outcome n = holds }\n}\nhook mend after p {\n  if outcome(\"n\") == () && false { set_outcome(\"n\", \"breaks\"); }\n}\n",
+    );
+    assert_eq!(unset_warnings(&build_ok(&text)), []);
+    let o = run_in(
+        "unset-at-run-time",
+        &[
+            ("t.muster", &text),
+            ("s.toml", "procedure = \"p\"\n[units.u]\ntype = \"Horse\"\n"),
+        ],
+        &["odds", "t.muster", "--situation", "s.toml"],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    // The message as one line (miette wraps it behind a bar).
+    let err: Vec<&str> = err.split_whitespace().filter(|w| *w != "│").collect();
+    let err = err.join(" ");
+    assert!(
+        err.contains(
+            "procedure `p` left its outcome `n` unset in 1/2 of the ways it went: it read `none`"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("muster check"), "{err}");
+    // Set on every path: no warning.
+    let fixed = text.replace(
+        "outcome n = holds }",
+        "outcome n = holds } else { outcome n = breaks }",
+    );
+    let o = run_in(
+        "unset-at-run-time-fixed",
+        &[
+            ("t.muster", &fixed),
+            ("s.toml", "procedure = \"p\"\n[units.u]\ntype = \"Horse\"\n"),
+        ],
+        &["odds", "t.muster", "--situation", "s.toml"],
+    );
+    assert!(o.status.success());
+    assert!(!stderr(&o).contains("unset"), "{}", stderr(&o));
+}
+
 /// The `muster::unset_outcome` warnings of a ruleset: (the text each
 /// points at, its label).
 fn unset_warnings(b: &Build) -> Vec<(String, String)> {

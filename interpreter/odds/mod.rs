@@ -9,3 +9,4 @@
 
 pub mod pair;
 pub mod situation;
+pub mod unset;
