@@ -71,14 +71,7 @@ fn simulate_is_the_same_on_any_thread_count() {
     let mut b = tvbd();
     let sc = b.scenario(None).unwrap();
     let prep = Prepared::new(&b.ruleset, &sc).unwrap();
-    let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| muster::cli::simulate::run(&prep, 12, 42, &|| {}))
-            .unwrap()
-    };
+    let run = |threads: usize| common::simulate_on(&prep, threads, 12, 42);
     let one = run(1);
     let two = run(2);
     assert_eq!(one, two);

@@ -347,14 +347,7 @@ fn a_hook_that_rolls_dice_gives_the_same_battle_for_a_seed() {
     // Some gun lost its nerve in this game (the narrative shows the line).
     assert!(text.contains("lose their nerve"), "{text}");
     // Whole runs: the same summary on 1 and 2 threads.
-    let run = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| muster::cli::simulate::run(&prep, 12, 3, &|| {}))
-            .unwrap()
-    };
+    let run = |threads| common::simulate_on(&prep, threads, 12, 3);
     assert_eq!(run(1), run(2));
 }
 

@@ -916,14 +916,7 @@ fn simulate_is_the_same_on_any_thread_count() {
     let mut build = common::ruleset(RULES);
     let sc = build.scenario(None).unwrap();
     let prep = Prepared::new(&build.ruleset, &sc).unwrap();
-    let run = |threads: usize, seed: u64| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| muster::cli::simulate::run(&prep, 8, seed, &|| {}))
-            .unwrap()
-    };
+    let run = |threads: usize, seed: u64| common::simulate_on(&prep, threads, 8, seed);
     let one = run(1, 42);
     let two = run(2, 42);
     assert_eq!(one, two);

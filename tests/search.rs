@@ -35,14 +35,7 @@ fn purposeful_games_are_the_same_on_any_thread_count() {
         let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
         let thorough = prep.play(3, true).unwrap().narrative();
         prep.search = vec![Some(Search::Purposeful); prep.policy.len()];
-        let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| muster::cli::simulate::run(&prep, 12, 42, &|| {}))
-                .unwrap()
-        };
+        let run = |threads: usize| common::simulate_on(&prep, threads, 12, 42);
         let one = run(1);
         assert_eq!(one, run(2), "{file}");
         assert_eq!(one.games, 12);

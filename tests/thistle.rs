@@ -648,14 +648,7 @@ fn thistle_simulate_is_the_same_on_any_thread_count() {
     let mut b = thistle();
     let sc = b.scenario(None).unwrap();
     let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
-    let run = |prep: &Prepared, threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| muster::cli::simulate::run(prep, 6, 42, &|| {}))
-            .unwrap()
-    };
+    let run = |prep: &Prepared, threads: usize| common::simulate_on(prep, threads, 6, 42);
     let one = run(&prep, 1);
     let two = run(&prep, 2);
     assert_eq!(one, two);

@@ -136,3 +136,18 @@ pub fn succeeded(out: std::process::Output) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 pub mod table;
+
+/// `muster simulate`'s run of `games` games from `seed` on a pool of
+/// `threads` threads of its own (the summary must not depend on it).
+pub fn simulate_on(
+    prep: &muster::battle::game::Prepared,
+    threads: usize,
+    games: u64,
+    seed: u64,
+) -> muster::cli::simulate::Summary {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| muster::cli::simulate::run(prep, games, seed, &|| {}).unwrap())
+}
