@@ -742,7 +742,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             bar.finish_and_clear();
             let secs = start.elapsed().as_secs_f64();
             let frame = muster::cli::simulate::Frame::of(&prep);
-            let tally = muster::cli::simulate::Tally::of(&played, frame.unit_types.len());
+            let tally =
+                muster::cli::simulate::Tally::of(&played, games.start, frame.unit_types.len());
             let scenario_name = sc.description.clone().unwrap_or_else(|| "scenario".into());
             // The whole run's summary, made once for the text, the JSON and
             // the chart (a shard keeps its counts instead).
@@ -879,7 +880,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             bar.finish_and_clear();
             use muster::cli::simulate::{shard, Frame};
             let (fa, fb) = (Frame::of(&pa), Frame::of(&pb));
-            let paired = muster::cli::compare::Paired::of(&fa, &ga, &fb, &gb)
+            let paired = muster::cli::compare::Paired::of(&fa, &ga, &fb, &gb, games.start)
                 .map_err(|d| report(&[d], &bb.sources))?;
             let titles = [ba.ruleset.title.clone(), bb.ruleset.title.clone()];
             let heading = muster::cli::compare::Heading {

@@ -173,7 +173,7 @@ fn odds_exact_sampled_and_paired() {
     check_odds("odds_pair.b", &pair["b"]);
 }
 
-const SUMMARY: [(&str, T, bool); 12] = [
+const SUMMARY: [(&str, T, bool); 13] = [
     ("ruleset", T::Str, true),
     ("scenario", T::Str, true),
     ("games", T::Int, true),
@@ -182,6 +182,7 @@ const SUMMARY: [(&str, T, bool); 12] = [
     ("wins", T::Arr, true),
     ("draws", T::Obj, true),
     ("turn_limit", T::Obj, true),
+    ("turn_limit_games", T::Arr, true),
     ("length", T::Arr, true),
     ("mean_turns", T::Num, true),
     ("median_turns", T::Int, true),
@@ -199,6 +200,16 @@ fn check_summary(what: &str, v: &Value) {
     wins.extend(rate);
     each(&format!("{what}.wins"), &v["wins"], &wins);
     check(&format!("{what}.draws"), &v["draws"], &rate);
+    check(&format!("{what}.turn_limit"), &v["turn_limit"], &rate);
+    // Empty when every game was decided (shard::games_at_the_turn_limit_...
+    // checks a run with some).
+    if v["turn_limit"]["count"] != 0 {
+        each(
+            &format!("{what}.turn_limit_games"),
+            &v["turn_limit_games"],
+            &[("game", T::Int, true), ("seed", T::Int, true)],
+        );
+    }
     each(
         &format!("{what}.length"),
         &v["length"],

@@ -202,3 +202,80 @@ fn a_bad_shard_argument_is_a_usage_error() {
     let out = common::muster_in(&d, &["merge", "nowhere.json"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// TVBD's default battle cut to four turns: most games reach the limit.
+const FOUR_TURNS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/scenarios/tvbd_four_turns.toml"
+);
+
+/// `muster battle TVBD --scenario FOUR_TURNS --seed SEED --log json`'s result.
+fn replayed(dir: &Path, seed: u64) -> String {
+    let seed = seed.to_string();
+    let out = common::succeeded(common::muster_in(
+        dir,
+        &[
+            "battle",
+            TVBD,
+            "--scenario",
+            FOUR_TURNS,
+            "--seed",
+            &seed,
+            "--log",
+            "json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["summary"]["result"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn games_at_the_turn_limit_are_named_so_they_can_be_replayed() {
+    let d = scratch("undecided");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--scenario", FOUR_TURNS];
+        args.extend(extra);
+        simulate(&d, 16, &args)
+    };
+    let v: serde_json::Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    // 15 of the 16 games of seed 5 are undecided after four turns; the
+    // first ten are named, each with the seed `battle` replays it from.
+    assert_eq!(v["turn_limit"]["count"], 15);
+    let named = v["turn_limit_games"].as_array().unwrap();
+    let games: Vec<u64> = named.iter().map(|g| g["game"].as_u64().unwrap()).collect();
+    assert_eq!(games, [0, 1, 2, 4, 5, 6, 7, 8, 9, 10]);
+    for g in [&named[0], &named[3], &named[9]] {
+        assert_eq!(
+            replayed(&d, g["seed"].as_u64().unwrap()),
+            "turn_limit",
+            "{g}"
+        );
+    }
+    // Game 3, the one not named before game 10, was decided.
+    let third = muster::cli::simulate::game_seed(5, 3);
+    assert_eq!(replayed(&d, third), "won");
+    let text = run(&[]);
+    assert!(
+        text.contains("replay them (the first 10) with `muster battle --seed S`")
+            && text.contains(&format!("game 4: --seed {}", named[3]["seed"])),
+        "{text}"
+    );
+    // Shards name the same games: merged, they give the whole run's
+    // summary byte for byte (the list is the first ten by index, whatever
+    // slice each game fell in).
+    let mut files = Vec::new();
+    for i in 1..=3 {
+        let name = format!("u{i}.json");
+        let out = run(&["--shard", &format!("{i}/3")]);
+        std::fs::write(d.join(&name), out).unwrap();
+        files.push(name);
+    }
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    assert_eq!(common::succeeded(common::muster_in(&d, &args)), text);
+    args.push("--json");
+    assert_eq!(
+        common::succeeded(common::muster_in(&d, &args)),
+        run(&["--json"])
+    );
+}

@@ -293,13 +293,15 @@ pub struct Paired {
 
 impl Paired {
     /// The counts of games `ga` (under A, fielding `fa`) and `gb` (under B,
-    /// fielding `fb`), game `i` of each at index `i`. An error when the two
-    /// do not play the same armies or the same number of games.
+    /// fielding `fb`), game `first + i` of the run at index `i` of each. An
+    /// error when the two do not play the same armies or the same number of
+    /// games.
     pub fn of(
         fa: &Frame,
         ga: &[GameSummary],
         fb: &Frame,
         gb: &[GameSummary],
+        first: u64,
     ) -> Result<Paired, Diag> {
         if fa.armies != fb.armies {
             return Err(Diag::new(
@@ -331,8 +333,8 @@ impl Paired {
             .collect();
         Ok(Paired {
             games: ga.len() as u64,
-            a: Tally::of(ga, fa.unit_types.len()),
-            b: Tally::of(gb, fb.unit_types.len()),
+            a: Tally::of(ga, first, fa.unit_types.len()),
+            b: Tally::of(gb, first, fb.unit_types.len()),
             sums,
         })
     }
@@ -431,7 +433,7 @@ pub fn compare(
     seed: u64,
 ) -> Result<Comparison, Diag> {
     let (fa, fb) = (Frame::of(pa), Frame::of(pb));
-    let paired = Paired::of(&fa, ga, &fb, gb)?;
+    let paired = Paired::of(&fa, ga, &fb, gb, 0)?;
     Ok(paired.comparison(&fa, &fb, [pa.rs.title.clone(), pb.rs.title.clone()], seed))
 }
 

@@ -84,6 +84,10 @@ pub struct Summary {
     pub draws: Rate,
     /// Games still undecided at the scenario's turn limit.
     pub turn_limit: Rate,
+    /// The first of them by index ([`UNDECIDED_NAMED`] at most), each as
+    /// (game, its seed), so a reader can replay one with `muster battle
+    /// --seed`.
+    pub undecided: Vec<(u64, u64)>,
     /// Games by length: (turns, games).
     pub length: Vec<(u32, u64)>,
     pub mean_turns: f64,
@@ -137,7 +141,7 @@ pub fn play_range(
 /// The summary of the games of a run seeded `seed` ([`play`]).
 pub fn summarise(p: &Prepared, games: &[GameSummary], seed: u64) -> Summary {
     let frame = Frame::of(p);
-    Tally::of(games, frame.unit_types.len()).summary(&frame, seed)
+    Tally::of(games, 0, frame.unit_types.len()).summary(&frame, seed)
 }
 
 /// What a summary names besides the counts: the armies, the ruleset's unit
@@ -177,26 +181,40 @@ pub struct Tally {
     pub wins: [u64; 2],
     pub draws: u64,
     pub turn_limit: u64,
+    /// The indices of the first games (by index, [`UNDECIDED_NAMED`] at
+    /// most) that reached the turn limit: the same for a run and for its
+    /// shards added up, whatever the order.
+    #[serde(default)]
+    pub undecided: Vec<u64>,
     /// Games by length: (turns, games), shortest first.
     pub length: Vec<(u32, u64)>,
     /// Per army, per unit type: units that left the table, over all games.
     pub lost: Vec<Vec<u64>>,
 }
 
+/// How many games that reached the turn limit a summary names.
+pub const UNDECIDED_NAMED: usize = 10;
+
 impl Tally {
-    /// The tally of `games`, in a ruleset of `types` unit types.
-    pub fn of(games: &[GameSummary], types: usize) -> Tally {
+    /// The tally of `games`, in a ruleset of `types` unit types; `games[0]`
+    /// is game `first` of the run.
+    pub fn of(games: &[GameSummary], first: u64, types: usize) -> Tally {
         let mut t = Tally {
             lost: vec![vec![0u64; types]; 2],
             ..Tally::default()
         };
         let mut lengths: Vec<u32> = Vec::with_capacity(games.len());
-        for g in games {
+        for (i, g) in (first..).zip(games) {
             t.games += 1;
             match g.result {
                 Result_::Won(a) => t.wins[a] += 1,
                 Result_::Draw => t.draws += 1,
-                Result_::TurnLimit => t.turn_limit += 1,
+                Result_::TurnLimit => {
+                    t.turn_limit += 1;
+                    if t.undecided.len() < UNDECIDED_NAMED {
+                        t.undecided.push(i);
+                    }
+                }
             }
             lengths.push(g.turns);
             for (mine, theirs) in t.lost.iter_mut().zip(&g.lost) {
@@ -223,6 +241,10 @@ impl Tally {
         }
         self.draws += other.draws;
         self.turn_limit += other.turn_limit;
+        self.undecided.extend(&other.undecided);
+        self.undecided.sort_unstable();
+        self.undecided.dedup();
+        self.undecided.truncate(UNDECIDED_NAMED);
         let mut length = std::collections::BTreeMap::new();
         for (turns, c) in self.length.iter().chain(&other.length) {
             *length.entry(*turns).or_insert(0u64) += c;
@@ -257,7 +279,9 @@ impl Tally {
             && self.lost.len() == 2
             && frame.fielded.iter().all(|f| f.len() == types)
             && self.lost.iter().all(|l| l.len() == types);
-        outcomes == Some(self.games) && lengths == Some(self.games) && shape
+        let named = self.undecided.len() as u64 <= self.turn_limit.min(UNDECIDED_NAMED as u64)
+            && self.undecided.windows(2).all(|w| w[0] < w[1]);
+        outcomes == Some(self.games) && lengths == Some(self.games) && shape && named
     }
 
     /// The summary these games make, seeded `seed`.
@@ -292,6 +316,11 @@ impl Tally {
             wins: self.wins.iter().map(|w| Rate::of(*w, n)).collect(),
             draws: Rate::of(self.draws, n),
             turn_limit: Rate::of(self.turn_limit, n),
+            undecided: self
+                .undecided
+                .iter()
+                .map(|i| (*i, game_seed(seed, *i)))
+                .collect(),
             length: self.length.clone(),
             mean_turns: if n == 0 { 0.0 } else { turns as f64 / n as f64 },
             median_turns: self.median_turns(),
@@ -341,6 +370,11 @@ impl Summary {
             .iter()
             .map(|(turns, games)| json!({"turns": turns, "games": games}))
             .collect();
+        let undecided: Vec<_> = self
+            .undecided
+            .iter()
+            .map(|(game, seed)| json!({"game": game, "seed": seed}))
+            .collect();
         json!({
                 "ruleset": ruleset,
                 "scenario": scenario,
@@ -350,6 +384,7 @@ impl Summary {
                 "wins": wins,
                 "draws": self.draws,
                 "turn_limit": self.turn_limit,
+                "turn_limit_games": undecided,
                 "length": length,
                 "mean_turns": self.mean_turns,
                 "median_turns": self.median_turns,
@@ -379,6 +414,20 @@ impl std::fmt::Display for Summary {
             "  undecided at the turn limit: {}",
             pct(&self.turn_limit)
         )?;
+        if !self.undecided.is_empty() {
+            let more = if self.turn_limit.count > self.undecided.len() as u64 {
+                format!(" (the first {})", self.undecided.len())
+            } else {
+                String::new()
+            };
+            writeln!(
+                f,
+                "    replay them{more} with `muster battle --seed S` (and this run's scenario and options):"
+            )?;
+            for (game, seed) in &self.undecided {
+                writeln!(f, "      game {game}: --seed {seed}")?;
+            }
+        }
         writeln!(
             f,
             "game length: mean {:.2} turns, median {}",
