@@ -67,6 +67,11 @@ struct Cli {
     /// terminal and NO_COLOR is unset), always, or never.
     #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     color: ColorWhen,
+    /// Parse every file again instead of reading its tree from the parse
+    /// cache (in $XDG_CACHE_HOME/muster/parse, else ~/.cache/muster/parse;
+    /// MUSTER_NO_CACHE=1 does the same).
+    #[arg(long, global = true)]
+    no_cache: bool,
 }
 
 /// When to colour what the program writes for people (`--color`).
@@ -367,6 +372,11 @@ fn main() -> ExitCode {
     };
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     set_colour(cli.color);
+    // The parse cache, for every command but the language server (whose
+    // texts are an editor's unsaved ones).
+    if !cli.no_cache && !matches!(cli.command, Command::Lsp) {
+        muster::front::cache::enable(muster::front::cache::ParseCache::from_env());
+    }
     let work = std::thread::Builder::new()
         .name("muster".into())
         .stack_size(STACK)

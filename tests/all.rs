@@ -30,6 +30,7 @@ mod highlight;
 mod hooks;
 mod json_schema;
 mod layers;
+mod load_cache;
 mod lsp;
 mod matchlocks;
 mod matchlocks_battle;

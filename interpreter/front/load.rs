@@ -5,8 +5,8 @@
 
 mod merge;
 
+use crate::front::cache;
 use crate::front::diagnostic::Diag;
-use crate::front::parse::parse_file;
 use crate::front::source::{
     folder_or_here, read_text, FileKind, ReadError, Refused, Sources, Tree,
 };
@@ -154,7 +154,10 @@ impl Loader<'_> {
             return;
         }
         let file = self.sources.add_in(name, text, folder.clone());
-        let parsed = match parse_file(text, file) {
+        // Through the parse cache when it is on, keyed by the real path
+        // when there is one (the same file named two ways is one entry).
+        let key = real.as_ref().map(|r| r.display().to_string());
+        let parsed = match cache::parse(key.as_deref().unwrap_or(name), text, file) {
             Ok(f) => f,
             Err(d) => {
                 self.diags.push(d);

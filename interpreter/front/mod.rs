@@ -4,10 +4,12 @@
 //! the pest grammar and the tree builder ([`parse`]), the trees
 //! ([`syntax`]), following `extends` and `import` into one merged ruleset
 //! ([`load`]), and the diagnostics every stage reports with
-//! ([`diagnostic`]).
+//! ([`diagnostic`]); the parse cache on disk that lets a ruleset read
+//! before skip the grammar ([`cache`]).
 //!
 //! Uses [`crate::base`] only.
 
+pub mod cache;
 pub mod diagnostic;
 pub mod load;
 pub mod nesting;

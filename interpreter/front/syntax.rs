@@ -4,11 +4,15 @@
 use std::fmt;
 
 /// Which loaded source a span belongs to (an index into [`crate::front::source::Sources`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct FileId(pub u32);
 
 /// A byte range in one source file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct Span {
     pub file: FileId,
     pub start: u32,
@@ -39,7 +43,7 @@ impl Span {
 }
 
 /// A name with the place it was written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Name {
     pub text: String,
     pub span: Span,
@@ -52,26 +56,26 @@ impl fmt::Display for Name {
 }
 
 /// A whole ruleset file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct File {
     pub header: Option<Header>,
     pub items: Vec<Item>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Header {
     pub id: Name,
     pub title: Option<String>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Item {
     pub kind: ItemKind,
     pub overrides: bool,
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ItemKind {
     Extends(String),
     Import(Name),
@@ -118,7 +122,7 @@ pub enum ItemKind {
 /// ... | { ACTIONS }]`: the first step of the base sequence named NAME,
 /// renamed, moved, its actions given expressions for names (`with`, a new
 /// actor: `attacker = active_side()`) or replaced.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct StepChange {
     pub name: Name,
     pub rename: Option<Name>,
@@ -131,19 +135,19 @@ pub struct StepChange {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Die {
     pub name: Name,
     pub faces: DieFaces,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum DieFaces {
     Range(i64, i64),
     Named(Vec<Face>),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Face {
     pub name: Name,
     pub count: u32,
@@ -152,7 +156,7 @@ pub struct Face {
     pub value: i64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OptionDecl {
     pub name: Name,
     pub title: Option<String>,
@@ -163,7 +167,7 @@ pub struct OptionDecl {
 
 /// `effects NAME(PARAMS) -> { TALLIES } "doc" { FACE => TALLY N [when COND], ... }`:
 /// how the faces of a pool are read.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Effects {
     pub name: Name,
     pub params: Vec<Param>,
@@ -173,20 +177,20 @@ pub struct Effects {
 }
 
 /// One face of an `effects` block and what it yields.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct EffectRow {
     pub face: Name,
     /// (tally, amount, condition).
     pub yields: Vec<(Name, i64, Option<Expr>)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct UnitsBlock {
     pub columns: Vec<Name>,
     pub rows: Vec<UnitRow>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct UnitRow {
     pub name: Name,
     pub overrides: bool,
@@ -195,14 +199,14 @@ pub struct UnitRow {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StatValue {
     None,
     Unlimited,
     Int(i64),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Quality {
     pub name: Name,
     pub default: bool,
@@ -211,7 +215,7 @@ pub struct Quality {
 
 /// One line of a quality: a stat (or `points`) and what the quality does
 /// to it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct QualityLine {
     pub name: Name,
     pub change: QualityChange,
@@ -219,7 +223,7 @@ pub struct QualityLine {
     pub value_span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum QualityChange {
     /// `STAT +N` / `STAT -N` (and `points N`): added to the type's value.
     By(i64),
@@ -229,7 +233,7 @@ pub enum QualityChange {
     To { value: StatValue, plus: bool },
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct StateDecl {
     pub per_side: bool,
     pub name: Name,
@@ -239,7 +243,7 @@ pub struct StateDecl {
     pub each_turn: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FactDecl {
     pub name: Name,
     /// Parameter types, each with its name when the fact names it (a fact
@@ -253,14 +257,14 @@ pub struct FactDecl {
     pub battle: Option<Expr>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Param {
     pub name: Name,
     pub ty: Name,
     pub range: Option<(i64, i64)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Define {
     pub name: Name,
     pub params: Vec<Param>,
@@ -268,7 +272,7 @@ pub struct Define {
     pub body: Expr,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Table {
     pub name: Name,
     pub params: Vec<Param>,
@@ -276,21 +280,21 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     pub guard: Guard,
     pub value: Expr,
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Guard {
     Otherwise,
     When(Expr),
     Keys(Vec<KeyPattern>),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum KeyPattern {
     Any(Span),
     Int(i64, Span),
@@ -311,7 +315,7 @@ impl KeyPattern {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Quantity {
     pub name: Name,
     pub params: Vec<Param>,
@@ -321,14 +325,14 @@ pub struct Quantity {
     pub body: Expr,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AssignOp {
     Set,
     Add,
     Sub,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Modifier {
     pub name: Name,
     pub source: Option<String>,
@@ -338,7 +342,7 @@ pub struct Modifier {
     pub when: Option<Expr>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Procedure {
     pub name: Name,
     pub params: Vec<Param>,
@@ -347,7 +351,7 @@ pub struct Procedure {
 }
 
 /// A hook: a rhai script attached to a point of the ruleset.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Hook {
     pub name: Name,
     pub doc: Option<String>,
@@ -358,7 +362,7 @@ pub struct Hook {
 }
 
 /// Where a hook runs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum HookPoint {
     /// `before PROC` / `after PROC` (`after == true`).
     Procedure { after: bool, proc: Name },
@@ -372,20 +376,20 @@ pub enum HookPoint {
 
 /// A hook's script: inline text (with the span of that text), or a file
 /// named relative to the ruleset (the loader reads it and makes it inline).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Script {
     Inline { text: String, span: Span },
     File { path: String, span: Span },
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OutcomeDecl {
     pub name: Name,
     /// Either one type name (`int`, `bool`) or a list of symbols.
     pub ty: Vec<Name>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Decision {
     pub name: Name,
     pub params: Vec<Param>,
@@ -395,7 +399,7 @@ pub struct Decision {
 }
 
 /// What kind of choice a decision is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ChoiceKind {
     /// `pick a, b where LEGAL ... then PROC(...)`: choose among bindings.
     Pick,
@@ -415,7 +419,7 @@ pub enum ChoiceKind {
 }
 
 /// The body of a decision.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Choice {
     pub kind: ChoiceKind,
     /// The names bound for each option (`s, t`; `c onto t`).
@@ -426,7 +430,7 @@ pub struct Choice {
 }
 
 /// A clause of a decision's body.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Clause {
     /// `must COND`, `by ORDER`, `reach N`, `wheel N`, `allowance N`,
     /// `buffer N`, `distance N`: the keyword and its expression.
@@ -442,7 +446,7 @@ pub enum Clause {
 }
 
 /// A `pick`'s `pay DECK COST from HOLDER [to HOLDER]` clause.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Pay {
     pub deck: Name,
     pub cost: Expr,
@@ -452,7 +456,7 @@ pub struct Pay {
 }
 
 /// A policy: preference scores for the options of decisions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Policy {
     pub name: Name,
     pub doc: Option<String>,
@@ -461,7 +465,7 @@ pub struct Policy {
     pub options: Vec<(Name, Name)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Stmt {
     Let(Name, Expr),
     Outcome(Name, Expr),
@@ -486,7 +490,7 @@ pub enum Stmt {
 /// a file whose body marked it, its neighbours that have not fought yet;
 /// otherwise the lowest not yet fought. LEFT and RIGHT are the marks of
 /// the files to its left and right, if they fought before it (else 0).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ForFile {
     pub var: Name,
     pub beside: Option<(Name, Name)>,
@@ -497,20 +501,20 @@ pub struct ForFile {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Army {
     pub name: Name,
     pub rules: Vec<ArmyRule>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ArmyRule {
     pub per_command: bool,
     pub kind: ArmyRuleKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ArmyRuleKind {
     Units(i64, i64),
     Points(i64, i64),
@@ -527,14 +531,14 @@ pub enum ArmyRuleKind {
     Always(Vec<Name>, Vec<Name>),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Limit {
     AtMost,
     AtLeast,
     Exactly,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Sequence {
     pub setup: Vec<PhaseOrStep>,
     pub turn: Vec<PhaseOrStep>,
@@ -542,13 +546,13 @@ pub struct Sequence {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum PhaseOrStep {
     Phase(Name, Vec<Step>),
     Step(Step),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     pub name: Name,
     pub anchor: Option<(bool, Name)>,
@@ -558,7 +562,7 @@ pub struct Step {
 
 /// `for each V in sides|units [where COND]`: a repetition (of a `do` or a
 /// `draw`), or the cards of a `for each` card.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Each {
     pub var: Name,
     /// `sides` or `units` (anything else is reported by the compiler).
@@ -566,7 +570,7 @@ pub struct Each {
     pub cond: Option<Expr>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Action {
     Do {
         target: Name,
@@ -629,7 +633,7 @@ pub enum Action {
 }
 
 /// A deck of cards: `deck NAME [(PARAMS)] ["doc"] { card ... [after each card { ... }] }`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Deck {
     pub name: Name,
     pub params: Vec<Param>,
@@ -642,7 +646,7 @@ pub struct Deck {
 
 /// `after each card { ACTIONS }`: what follows the resolving of each card
 /// of a deck.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AfterEach {
     pub actions: Vec<Action>,
     /// The words `after each card`.
@@ -650,7 +654,7 @@ pub struct AfterEach {
 }
 
 /// `card NAME [copies N] [for each V in sides|units [where COND]] [when COND] { ACTIONS }`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Card {
     pub name: Name,
     /// `copies N`, as written, with its span.
@@ -663,7 +667,7 @@ pub struct Card {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BinOp {
     Or,
     And,
@@ -679,7 +683,7 @@ pub enum BinOp {
     Div,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Quant {
     Any,
     All,
@@ -694,7 +698,7 @@ pub enum Quant {
     Max,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Reroll {
     Misses,
     Ones,
@@ -702,13 +706,13 @@ pub enum Reroll {
     Sixes,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ExprKind {
     Int(i64),
     Bool(bool),
@@ -747,7 +751,7 @@ pub enum ExprKind {
 /// `chance(PROC(ARGS) [given FACTS], COND)` (how likely COND is among the
 /// procedure's outcomes) or `expect(PROC(ARGS) [given FACTS], VALUE)` (the
 /// mean of VALUE): the exact odds of a procedure read by an expression.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OddsOf {
     /// `expect` (a mean) rather than `chance` (a probability).
     pub expect: bool,

@@ -1,0 +1,254 @@
+//! The parse cache: a file's syntax tree kept on disk, so that a command
+//! run again on a ruleset it has read before skips the grammar (issue 33,
+//! item 5: the grammar was about 80% of a `muster odds` call).
+//!
+//! An entry is one file of the user's cache directory
+//! (`$XDG_CACHE_HOME/muster/parse/`, else `~/.cache/muster/parse/`; never
+//! next to the ruleset), named by a hash of the text's name as the loader
+//! shows it (its path), the [`FileId`] it is parsed as and the program's
+//! identity (version, commit, and the size and time of the executable, so
+//! that any rebuild misses). It holds a magic line, a hash and the length of
+//! the text it was parsed from, and the tree (bincode). Read back, it is
+//! used only when the text read now hashes the same: an edited file is
+//! parsed again and its entry rewritten. An entry that cannot be read or
+//! decoded is parsed again and rewritten, never an error; a file at an
+//! entry's name that does not start with the magic line is not ours and is
+//! neither read nor replaced. A text that does not parse is not cached (its
+//! diagnostic is made again each time). Writes go to a temporary file of
+//! the same folder, renamed into place, so that two runs at once never see
+//! half an entry.
+//!
+//! Off in the library unless [`enable`] is called: `muster` enables it for
+//! every command but `lsp`, unless `--no-cache` is given or
+//! `MUSTER_NO_CACHE` is set (to anything but empty).
+//!
+//! Uses [`crate::front::parse`] and [`crate::front::syntax`] only.
+
+use crate::front::diagnostic::Diag;
+use crate::front::parse::parse_file;
+use crate::front::syntax::{File, FileId};
+use std::hash::Hasher;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The first bytes of every entry (and its format's version).
+const MAGIC: &[u8; 16] = b"muster-parse-v1\n";
+
+/// A parse cache in one folder.
+#[derive(Clone, Debug)]
+pub struct ParseCache {
+    dir: PathBuf,
+}
+
+/// What a lookup found (tests and `MUSTER_CACHE_TRACE` read it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The entry's tree was used.
+    Hit,
+    /// No entry: parsed and written.
+    Miss,
+    /// The entry was of another text (the file was edited): parsed, rewritten.
+    Stale,
+    /// The entry could not be read or decoded: parsed, rewritten.
+    Corrupt,
+    /// A file not written by this program stands at the entry's name: parsed,
+    /// the file left as it is.
+    Foreign,
+    /// The text does not parse: its diagnostic, nothing written.
+    Refused,
+}
+
+impl ParseCache {
+    /// A cache in `dir` (created when an entry is first written).
+    pub fn in_dir(dir: impl Into<PathBuf>) -> ParseCache {
+        ParseCache { dir: dir.into() }
+    }
+
+    /// The user's cache: `$XDG_CACHE_HOME/muster/parse` (an absolute
+    /// path), else `$HOME/.cache/muster/parse`; `None` when neither is set
+    /// or `MUSTER_NO_CACHE` is set to anything but empty.
+    pub fn from_env() -> Option<ParseCache> {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        if var("MUSTER_NO_CACHE").is_some() {
+            return None;
+        }
+        let base = var("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+        Some(ParseCache::in_dir(base.join("muster").join("parse")))
+    }
+
+    /// The folder the entries are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the entry for the text named `name`, parsed as `file`, is.
+    pub fn entry(&self, name: &str, file: FileId) -> PathBuf {
+        let mut h = Hash128::new();
+        h.write(identity().as_bytes());
+        h.write(&file.0.to_le_bytes());
+        h.write(name.as_bytes());
+        self.dir.join(format!("{:032x}", h.finish()))
+    }
+
+    /// [`parse_file`], through the cache.
+    pub fn parse(&self, name: &str, text: &str, file: FileId) -> (Result<File, Diag>, Lookup) {
+        let path = self.entry(name, file);
+        let hash = text_hash(text);
+        let found = match std::fs::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Lookup::Miss,
+            Err(_) => Lookup::Corrupt,
+            Ok(bytes) => match read_entry(&bytes, hash, text.len()) {
+                Ok(tree) => return (Ok(tree), Lookup::Hit),
+                Err(why) => why,
+            },
+        };
+        let parsed = parse_file(text, file);
+        let Ok(tree) = &parsed else {
+            return (parsed, Lookup::Refused);
+        };
+        if found != Lookup::Foreign {
+            // A cache that cannot be written is no cache: the parse stands.
+            let _ = self.write(&path, hash, text.len(), tree);
+        }
+        (parsed, found)
+    }
+
+    /// Write an entry through a temporary file renamed into place.
+    fn write(&self, path: &Path, hash: u128, len: usize, tree: &File) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let mut bytes = Vec::with_capacity(64 * 1024);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&hash.to_le_bytes());
+        bytes.extend_from_slice(&(len as u64).to_le_bytes());
+        bincode::serialize_into(&mut bytes, tree).map_err(std::io::Error::other)?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = self
+            .dir
+            .join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+        let written = std::fs::File::create_new(&tmp).and_then(|mut f| f.write_all(&bytes));
+        // Only a file of ours (or none) is replaced: checked again just
+        // before, as another run may have written one since.
+        let ours = match std::fs::File::open(path) {
+            Ok(f) => starts_with_magic(f),
+            Err(_) => true,
+        };
+        let moved = match written {
+            Ok(()) if ours => std::fs::rename(&tmp, path),
+            Ok(()) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if moved.is_err() || !ours {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        moved
+    }
+}
+
+/// The tree of an entry's bytes, when it is of this text; else why not.
+fn read_entry(bytes: &[u8], hash: u128, len: usize) -> Result<File, Lookup> {
+    let Some(rest) = bytes.strip_prefix(MAGIC.as_slice()) else {
+        return Err(Lookup::Foreign);
+    };
+    if rest.len() < 24 {
+        return Err(Lookup::Corrupt);
+    }
+    let (head, tree) = rest.split_at(24);
+    let same = head[..16] == hash.to_le_bytes() && head[16..] == (len as u64).to_le_bytes();
+    if !same {
+        return Err(Lookup::Stale);
+    }
+    bincode::deserialize(tree).map_err(|_| Lookup::Corrupt)
+}
+
+/// Whether a file starts with [`MAGIC`] (a file too short to does not).
+fn starts_with_magic(mut f: std::fs::File) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; MAGIC.len()];
+    f.read_exact(&mut head).is_ok() && &head == MAGIC
+}
+
+/// A number no other temporary file of this process has.
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The program's identity: an entry written by another build is never read.
+fn identity() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::env::current_exe()
+            .and_then(std::fs::metadata)
+            .ok()
+            .map(|m| {
+                let t = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("{}:{t}", m.len())
+            })
+            .unwrap_or_default();
+        format!(
+            "{} {} {exe}",
+            env!("CARGO_PKG_VERSION"),
+            env!("MUSTER_COMMIT")
+        )
+    })
+}
+
+/// A 128-bit hash of a text (two SipHash passes of different seeds: an
+/// edited file is told from its entry's by this and its length).
+fn text_hash(text: &str) -> u128 {
+    let mut h = Hash128::new();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
+/// Two of the standard library's hashers (SipHash, fixed keys: the same
+/// on every run) seeded apart.
+struct Hash128(std::hash::DefaultHasher, std::hash::DefaultHasher);
+
+impl Hash128 {
+    fn new() -> Hash128 {
+        let (mut a, mut b) = Default::default();
+        Hasher::write_u8(&mut a, 1);
+        Hasher::write_u8(&mut b, 2);
+        Hash128(a, b)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+        self.1.write(bytes);
+    }
+    fn finish(&self) -> u128 {
+        (u128::from(self.0.finish()) << 64) | u128::from(self.1.finish())
+    }
+}
+
+/// The cache the loader parses through (none until [`enable`]).
+static ENABLED: OnceLock<Option<ParseCache>> = OnceLock::new();
+
+/// Parse through `cache` from now on in this process (`None`: never). The
+/// first call decides; later ones are ignored.
+pub fn enable(cache: Option<ParseCache>) {
+    let _ = ENABLED.set(cache);
+}
+
+/// Parse a text as the loader does: through the enabled cache, if any.
+pub fn parse(name: &str, text: &str, file: FileId) -> Result<File, Diag> {
+    match ENABLED.get() {
+        Some(Some(cache)) => {
+            let (parsed, found) = cache.parse(name, text, file);
+            if std::env::var_os("MUSTER_CACHE_TRACE").is_some() {
+                eprintln!("parse cache: {name}: {found:?}");
+            }
+            parsed
+        }
+        _ => parse_file(text, file),
+    }
+}
