@@ -93,10 +93,11 @@ fn a_corrupt_entry_is_parsed_again_and_rewritten() {
     let _ = cache.parse("x.muster", A, FileId(0));
     let entry = cache.entry("x.muster", FileId(0));
     let good = std::fs::read(&entry).unwrap();
-    // Ours (the magic line and the text's hash), but the tree cut short;
+    // Ours (the magic line, the build's and the text's hashes), but the
+    // tree cut short;
     // then only the magic line; then the tree's bytes garbled.
     let mut garbled = good.clone();
-    for b in &mut garbled[40..] {
+    for b in &mut garbled[56..] {
         *b ^= 0x5a;
     }
     for bad in [
@@ -111,6 +112,21 @@ fn a_corrupt_entry_is_parsed_again_and_rewritten() {
         assert_eq!(std::fs::read(&entry).unwrap(), good, "rewritten");
         assert_eq!(cache.parse("x.muster", A, FileId(0)).1, Lookup::Hit);
     }
+    // An entry another build wrote (its build hash differs), or one of an
+    // older format, is ours but stale: rewritten in place, so a file keeps
+    // one entry however often the program is rebuilt.
+    let mut other_build = good.clone();
+    other_build[16] ^= 1;
+    let mut old_format = b"muster-parse-v1\n".to_vec();
+    old_format.extend_from_slice(&good[32..]);
+    for stale in [other_build, old_format] {
+        std::fs::write(&entry, &stale).unwrap();
+        let (tree, how) = cache.parse("x.muster", A, FileId(0));
+        assert_eq!(how, Lookup::Stale);
+        assert_eq!(shown(&tree), shown(&parse_file(A, FileId(0))));
+        assert_eq!(std::fs::read(&entry).unwrap(), good, "rewritten");
+    }
+    assert_eq!(files(cache.dir()).len(), 1);
     let _ = std::fs::remove_dir_all(cache.dir());
 }
 

@@ -723,7 +723,7 @@ fn check_watch_reports_what_a_save_changes() {
         "procedure = \"melee\"\n[units.a]\ntype = \"Pike\"\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+    let mut child = common::muster_command()
         .args(["check", "--watch", "base.muster"])
         .current_dir(&dir)
         .stdout(Stdio::piped())

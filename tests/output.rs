@@ -7,7 +7,7 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const TVBD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -109,7 +109,7 @@ fn a_full_disk_is_a_message_not_a_panic() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_muster"))
+    let out = common::muster_command()
         .args(["battle", TVBD, "--seed", "7"])
         .stdout(full)
         .output()
@@ -124,7 +124,7 @@ fn a_full_disk_is_a_message_not_a_panic() {
 
 #[test]
 fn a_reader_that_goes_away_ends_the_command_quietly() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+    let mut child = common::muster_command()
         .args(["battle", TVBD, "--seed", "7"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -201,7 +201,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 /// the memory or run for minutes fails its test in seconds (the process
 /// is stopped and fails), instead of stopping the whole test run.
 fn muster_limited(dir: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("sh")
+    common::with_test_cache(&mut std::process::Command::new("sh"))
         .arg("-c")
         .arg("ulimit -v 4000000 && exec timeout 20 \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_muster"))

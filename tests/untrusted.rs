@@ -309,7 +309,7 @@ fn a_situation_may_come_from_standard_input() {
         "{ROOT}/rules/situations/tvbd_horse_charges_pike.toml"
     ))
     .unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+    let mut child = common::muster_command()
         .args([
             "odds",
             "rules/tillys_very_bad_day.muster",

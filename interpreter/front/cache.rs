@@ -5,12 +5,13 @@
 //! An entry is one file of the user's cache directory
 //! (`$XDG_CACHE_HOME/muster/parse/`, else `~/.cache/muster/parse/`; never
 //! next to the ruleset), named by a hash of the text's name as the loader
-//! shows it (its path), the [`FileId`] it is parsed as and the program's
-//! identity (version, commit, and the size and time of the executable, so
-//! that any rebuild misses). It holds a magic line, a hash and the length of
-//! the text it was parsed from, and the tree (bincode). Read back, it is
-//! used only when the text read now hashes the same: an edited file is
-//! parsed again and its entry rewritten. An entry that cannot be read or
+//! shows it (its path) and the [`FileId`] it is parsed as, so a file has
+//! one entry however often it is edited or the program rebuilt. It holds a
+//! magic line, a hash of the program's identity (version, commit, and the
+//! size and time of the executable), a hash and the length of the text it
+//! was parsed from, and the tree (bincode). Read back, it is used only when
+//! it was written by this very program from the text read now: an edited
+//! file, or an entry of another build, is parsed again and rewritten. An entry that cannot be read or
 //! decoded is parsed again and rewritten, never an error; a file at an
 //! entry's name that does not start with the magic line is not ours and is
 //! neither read nor replaced. A text that does not parse is not cached (its
@@ -33,7 +34,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The first bytes of every entry (and its format's version).
-const MAGIC: &[u8; 16] = b"muster-parse-v1\n";
+const MAGIC: &[u8; 16] = b"muster-parse-v2\n";
+
+/// The first bytes of an entry of any version: a file that starts so is
+/// ours to replace.
+const OURS: &[u8] = b"muster-parse-v";
 
 /// A parse cache in one folder.
 #[derive(Clone, Debug)]
@@ -88,7 +93,6 @@ impl ParseCache {
     /// Where the entry for the text named `name`, parsed as `file`, is.
     pub fn entry(&self, name: &str, file: FileId) -> PathBuf {
         let mut h = Hash128::new();
-        h.write(identity().as_bytes());
         h.write(&file.0.to_le_bytes());
         h.write(name.as_bytes());
         self.dir.join(format!("{:032x}", h.finish()))
@@ -101,7 +105,7 @@ impl ParseCache {
         let found = match std::fs::read(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Lookup::Miss,
             Err(_) => Lookup::Corrupt,
-            Ok(bytes) => match read_entry(&bytes, hash, text.len()) {
+            Ok(bytes) => match read_entry(&bytes, build(), hash, text.len()) {
                 Ok(tree) => return (Ok(tree), Lookup::Hit),
                 Err(why) => why,
             },
@@ -122,6 +126,7 @@ impl ParseCache {
         std::fs::create_dir_all(&self.dir)?;
         let mut bytes = Vec::with_capacity(64 * 1024);
         bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&build().to_le_bytes());
         bytes.extend_from_slice(&hash.to_le_bytes());
         bytes.extend_from_slice(&(len as u64).to_le_bytes());
         bincode::serialize_into(&mut bytes, tree).map_err(std::io::Error::other)?;
@@ -148,27 +153,35 @@ impl ParseCache {
     }
 }
 
-/// The tree of an entry's bytes, when it is of this text; else why not.
-fn read_entry(bytes: &[u8], hash: u128, len: usize) -> Result<File, Lookup> {
+/// The tree of an entry's bytes, when this build wrote it from this text;
+/// else why not.
+fn read_entry(bytes: &[u8], build: u128, hash: u128, len: usize) -> Result<File, Lookup> {
     let Some(rest) = bytes.strip_prefix(MAGIC.as_slice()) else {
-        return Err(Lookup::Foreign);
+        return Err(if bytes.starts_with(OURS) {
+            Lookup::Stale
+        } else {
+            Lookup::Foreign
+        });
     };
-    if rest.len() < 24 {
+    if rest.len() < 40 {
         return Err(Lookup::Corrupt);
     }
-    let (head, tree) = rest.split_at(24);
-    let same = head[..16] == hash.to_le_bytes() && head[16..] == (len as u64).to_le_bytes();
+    let (head, tree) = rest.split_at(40);
+    let same = head[..16] == build.to_le_bytes()
+        && head[16..32] == hash.to_le_bytes()
+        && head[32..] == (len as u64).to_le_bytes();
     if !same {
         return Err(Lookup::Stale);
     }
     bincode::deserialize(tree).map_err(|_| Lookup::Corrupt)
 }
 
-/// Whether a file starts with [`MAGIC`] (a file too short to does not).
+/// Whether a file starts as an entry of any version does ([`OURS`]; a file
+/// too short to does not).
 fn starts_with_magic(mut f: std::fs::File) -> bool {
     use std::io::Read;
-    let mut head = [0u8; MAGIC.len()];
-    f.read_exact(&mut head).is_ok() && &head == MAGIC
+    let mut head = [0u8; OURS.len()];
+    f.read_exact(&mut head).is_ok() && head == OURS
 }
 
 /// A number no other temporary file of this process has.
@@ -176,6 +189,12 @@ fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A hash of the program's [`identity`].
+fn build() -> u128 {
+    static BUILD: OnceLock<u128> = OnceLock::new();
+    *BUILD.get_or_init(|| text_hash(identity()))
 }
 
 /// The program's identity: an entry written by another build is never read.

@@ -90,10 +90,28 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     d
 }
 
+/// The `muster` binary as a command, its parse cache in the build's own
+/// scratch folder (never the user's `~/.cache`), whatever the caller's
+/// environment says.
+pub fn muster_command() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_muster"));
+    with_test_cache(&mut c);
+    c
+}
+
+/// A command that runs `muster`, given the build's scratch folder as its
+/// parse cache (see [`muster_command`]).
+pub fn with_test_cache(c: &mut std::process::Command) -> &mut std::process::Command {
+    c.env_remove("MUSTER_NO_CACHE").env(
+        "XDG_CACHE_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"),
+    )
+}
+
 /// The `muster` binary run with `args`, in folder `dir` (relative paths
 /// in `args` are read from there).
 pub fn muster_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+    muster_command()
         .args(args)
         .current_dir(dir)
         .output()
