@@ -123,6 +123,29 @@ fn strings(v: &Json) -> Vec<String> {
         .collect()
 }
 
+/// The prompt tests' rules: each leader is dealt up to `size` cards, and
+/// the sides take turns to have a foot act, paying a card of its cost
+/// from its leader's hand; the policy scores an act `score`.
+fn prompt_rules(score: &str, size: u32) -> String {
+    r#"
+decision prompt(side: side) "act, paying a card of the unit's cost" {
+  pick u where u.side == side and u is troops and u.acted == 0
+  pay colours u.cost from leader_of(u)
+  then act(u)
+}
+policy default "act" { prompt => SCORE }
+sequence {
+  step "Cards" { shuffle colours }
+  turn {
+    step "Deal" { deal colours to l up to SIZE for each l in units where l is leader }
+    step "Prompts" { alternate prompt(s) for each s in sides }
+  } until any s in sides: s.defeated
+}
+"#
+    .replace("SCORE", score)
+    .replace("SIZE", &size.to_string())
+}
+
 /// Each leader is dealt a hand of 2; Red's leader holds only I cards after
 /// the cheap foot pays one, so the dear foot (II) is refused, and says so;
 /// the sides go round until both pass.
@@ -130,23 +153,7 @@ fn strings(v: &Json) -> Vec<String> {
 fn a_prompt_is_refused_when_the_hand_lacks_the_colour() {
     // Every card but one II: the deck's order is the seed's; find a seed
     // whose deal gives Red two I cards (the test checks it did).
-    let mut b = tiny(
-        r#"
-decision prompt(side: side) "act, paying a card of the unit's cost" {
-  pick u where u.side == side and u is troops and u.acted == 0
-  pay colours u.cost from leader_of(u)
-  then act(u)
-}
-policy default "act" { prompt => u.cost }
-sequence {
-  step "Cards" { shuffle colours }
-  turn {
-    step "Deal" { deal colours to l up to 2 for each l in units where l is leader }
-    step "Prompts" { alternate prompt(s) for each s in sides }
-  } until any s in sides: s.defeated
-}
-"#,
-    );
+    let mut b = tiny(&prompt_rules("u.cost", 2));
     let sc = tiny_scenario(&mut b);
     let mut checked = 0;
     for seed in 1..40 {
@@ -207,23 +214,10 @@ sequence {
 /// 5 and Blue 2 in 5 (the pile is shuffled by the seed).
 #[test]
 fn cards_held_counts_a_hand_and_the_policy_reads_it() {
-    let rules = r#"
-decision prompt(side: side) "act, paying a card of the unit's cost" {
-  pick u where u.side == side and u is troops and u.acted == 0
-  pay colours u.cost from leader_of(u)
-  then act(u)
-}
-policy default "act when the hand pays" {
-  prompt => if cards_held(leader_of(u), u.cost) > 0 then u.cost else 0 - 1
-}
-sequence {
-  step "Cards" { shuffle colours }
-  turn {
-    step "Deal" { deal colours to l up to 3 for each l in units where l is leader }
-    step "Prompts" { alternate prompt(s) for each s in sides }
-  } until any s in sides: s.defeated
-}
-"#;
+    let rules = &prompt_rules(
+        "if cards_held(leader_of(u), u.cost) > 0 then u.cost else 0 - 1",
+        3,
+    );
     let mut b = tiny(rules);
     // A second build of the same rules, to ask `cards_held` of a game's
     // world (the first is lent to the games).
