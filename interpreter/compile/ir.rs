@@ -769,6 +769,9 @@ pub enum Builtin {
     /// `room_to_expand(a, left, right)`: a's base, `left` files wider on its
     /// left and `right` on its right, is on the table and on no other unit.
     RoomToExpand,
+    /// `cards_held(a, v)`: how many cards worth `v` or more unit a holds in its
+    /// hands (of every deck; 0 outside a battle and before any `deal`).
+    CardsHeld,
     // Formations (pure: numbers in, a number out; see
     // `crate::run::battlefield::files`).
     /// `formation(files, bases, front)`.
@@ -872,6 +875,7 @@ impl Builtin {
         ("opposite_file", Builtin::OppositeFile),
         ("files_in_contact", Builtin::FilesInContact),
         ("room_to_expand", Builtin::RoomToExpand),
+        ("cards_held", Builtin::CardsHeld),
         ("formation", Builtin::Formation),
         ("files", Builtin::Files),
         ("file_bases", Builtin::FileBases),
@@ -937,6 +941,7 @@ impl Builtin {
             B::MovedThisTurn | B::RoomBehind => (&[Unit], Num),
             B::OnLineThrough => (&[Unit, Unit, Unit], Bool),
             B::OppositeFile => (&[Unit, Num, Unit], Num),
+            B::CardsHeld => (&[Unit, Num], Num),
             B::FilesInContact => (&[Unit, Unit], Num),
             B::RoomToExpand => (&[Unit, Num, Num], Bool),
             B::Formation => (&[Num, Num, Bool], Num),

@@ -609,6 +609,34 @@ pub(crate) fn fault(msg: impl Into<String>, help: impl Into<String>) -> EvalErro
     EvalError::Fault(Box::new(Diag::new("muster::runtime", msg).help(help)))
 }
 
+/// `cards_held(a, v)`: how many cards worth `v` or more unit `a` holds (the
+/// world's copy of the battle's hands; none outside a battle).
+fn cards_held(c: Ctx, v: &[Value]) -> R<Value> {
+    if c.dirty.is_some() {
+        return Err(EvalError::NotStatic);
+    }
+    let Value::Unit(u) = v[0] else {
+        return Err(fault(
+            format!("`cards_held` needs a unit, not {}", v[0]),
+            "guard the rule so the holder is never `none`",
+        ));
+    };
+    let Some((n, d)) = v[1].as_frac() else {
+        return Err(fault(
+            format!("`cards_held` needs a card value, not {}", v[1]),
+            "the second argument is the least value a card counted is worth",
+        ));
+    };
+    let hand = c
+        .world
+        .held
+        .get(u as usize)
+        .map_or(&[][..], |h| h.as_slice());
+    Ok(Value::Int(
+        hand.iter().filter(|&&x| x * d >= n).count() as i64
+    ))
+}
+
 /// A pool of dice that cannot be rolled for its size (below none, over
 /// [`crate::compile::ir::MAX_POOL`]), at the rule that rolls it.
 #[cold]
@@ -1332,6 +1360,9 @@ impl<'r> Eval<'r> {
     /// A measure of the table, with its arguments' values.
     #[inline(never)]
     pub(crate) fn measure(&self, c: Ctx, b: Builtin, v: &[Value]) -> R<Value> {
+        if b == Builtin::CardsHeld {
+            return cards_held(c, v);
+        }
         let Some(f) = &c.world.field else {
             if c.dirty.is_some() {
                 return Err(EvalError::NotStatic);

@@ -44,6 +44,10 @@ pub struct World {
     /// In a battle, the table: facts derived `in battle:` and the
     /// battlefield's measures read it.
     pub field: Option<Box<crate::run::field::Field>>,
+    /// In a battle, per unit: the values of the cards it holds in its
+    /// hands of every deck, lowest first (what `cards_held` reads; empty
+    /// elsewhere, and for a unit dealt nothing).
+    pub held: Vec<Vec<i64>>,
 }
 
 impl World {
@@ -57,6 +61,7 @@ impl World {
             state: Vec::new(),
             side_state: Vec::new(),
             field: None,
+            held: Vec::new(),
         }
     }
 

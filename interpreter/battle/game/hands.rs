@@ -14,6 +14,7 @@ use super::{decks::Pile, Event, Game};
 use crate::base::value::Value;
 use crate::compile::ir::{Id, PayDef};
 use crate::front::diagnostic::Diag;
+use crate::run::eval::Change;
 
 /// One unit's hand of one deck: each card by its index in the deck, with
 /// its side or unit (as a pile holds it), kept lowest value first.
@@ -39,6 +40,33 @@ impl Game<'_> {
             hs.resize(n, Vec::new());
         }
         &mut hs[u as usize]
+    }
+
+    /// Tell the world what unit `u` holds now (the values of its cards in
+    /// every deck, lowest first: what `cards_held(u, v)` counts), and forget what
+    /// was remembered of the hands (`cards_held` is one of the table's measures
+    /// to the evaluator: a change of hands is a change of the table).
+    fn hands_changed(&mut self, u: u16) {
+        let mut values: Vec<i64> = (0..self.hands.len() as Id)
+            .flat_map(|d| self.hand(d, u).iter().map(move |c| (d, *c)))
+            .map(|(d, c)| self.value(d, c))
+            .collect();
+        values.sort_unstable();
+        let n = self.world.units.len();
+        let held = &mut self.world.held;
+        if held.len() < n {
+            held.resize(n, Vec::new());
+        }
+        held[u as usize] = values;
+        self.ev.changed(Change::Field);
+    }
+
+    /// Every unit's hands told to the world again (a position taken from
+    /// the book of openings replaces them whole).
+    pub(super) fn all_hands_changed(&mut self) {
+        for u in 0..self.world.units.len() as u16 {
+            self.hands_changed(u);
+        }
     }
 
     /// A card's value (the deck's `value N`).
@@ -67,6 +95,7 @@ impl Game<'_> {
         let k = key(self, card);
         let at = self.hand(deck, u).partition_point(|c| key(self, *c) <= k);
         self.hand_mut(deck, u).insert(at, card);
+        self.hands_changed(u);
     }
 
     /// Remove the cards held in any hand of `deck` from a pile being built
@@ -117,6 +146,7 @@ impl Game<'_> {
             return Ok(());
         }
         let gone: Vec<(u16, Value)> = self.hand_mut(deck, u).drain(..held - size).collect();
+        self.hands_changed(u);
         self.note(|g| Event::Discarded {
             deck: g.rs.decks[deck as usize].name.clone(),
             from: g.label(Value::Unit(u)),
@@ -181,6 +211,7 @@ impl Game<'_> {
             return Ok(false);
         };
         let card = self.hand_mut(deck, from).remove(at);
+        self.hands_changed(from);
         if let Some(t) = to {
             self.take_into(deck, t, card);
         }

@@ -304,6 +304,7 @@ impl Game<'_> {
         self.result.clone_from(&p.result);
         self.piles.clone_from(&p.piles);
         self.hands.clone_from(&p.hands);
+        self.all_hands_changed();
         self.turn = p.turn;
         self.drawing = p.drawing;
         self.ev.forget();
