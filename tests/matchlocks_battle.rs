@@ -788,6 +788,22 @@ fn a_brigade_breaks_down_only_into_its_own_figures() {
     assert!(t.holds("not left_battalia.off_table and division_1.off_table"));
 }
 
+/// §III Artillery: Field Guns deploy at least 12" apart. Two friendly guns
+/// with 12" between their 2" bases (centres 14" apart) are allowed; moved
+/// half an inch closer, neither is; an enemy gun 38" away counts for
+/// nothing, and a scenario that sets them 11.5" apart is refused at set-up.
+#[test]
+fn field_guns_deploy_twelve_inches_apart() {
+    let mut t = table(Some("tests/scenarios/matchlocks_two_guns.toml"), 1);
+    assert_eq!(t.eval("distance(left_gun, right_gun)"), Value::Int(12));
+    assert!(t.holds("legal_deployment(left_gun) and legal_deployment(right_gun)"));
+    t.place("right_gun", 38.5, 5.0);
+    assert_eq!(t.eval("distance(left_gun, right_gun)"), Value::Frac(23, 2));
+    assert!(t.holds("not field_guns_apart(left_gun) and not field_guns_apart(right_gun)"));
+    assert!(t.holds("not legal_deployment(right_gun) and field_guns_apart(blue_gun)"));
+    assert!(t.holds("field_guns_apart(red_battalia)"));
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12

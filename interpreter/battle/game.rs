@@ -1647,7 +1647,7 @@ pub(crate) mod tests {
         let mut parts = Vec::new();
         conjuncts(&rs, &ch.legal, &mut next, &mut parts, 0);
         let row: Vec<bool> = parts.iter().map(|p| same_along_a_row(&rs, p, 0)).collect();
-        assert_eq!(row, [true, false, false], "{parts:?}");
+        assert_eq!(row, [true, false, false, false], "{parts:?}");
     }
 
     /// A `manoeuvre` condition that reads only the unit, the manoeuvre and
