@@ -704,6 +704,106 @@ fn a_lost_brigadier_is_replaced_on_four_or_more() {
     assert!((11..=29).contains(&replaced), "{replaced} of 40 replaced");
 }
 
+// ------------------------------------------------------------------ divisions
+
+/// §III Divisions, the book's example: a brigade of three Battalia (72
+/// figures: 48 musketeers, 24 pikes) breaks down into four Divisions of
+/// Musketeers and two Pike Stands, at the start of the game. The Battalia
+/// leave the table and the six pieces the scenario holds in reserve take
+/// their places, two 3" pieces across each 6" frontage, left to right in
+/// the scenario's order, facing as the Battalia faced; figures carry over
+/// (12 + 12 for each Battalia's 24) and so do the tokens: 3 Battalia at 2
+/// are 6, as are 4 Divisions and 2 Stands at 1.
+#[test]
+fn a_brigade_breaks_down_into_divisions_and_stands() {
+    let mut t = table(Some("tests/scenarios/matchlocks_divisions.toml"), 1);
+    assert!(t.holds("may_divide(red_brigadier) and not may_divide(blue_brigadier)"));
+    assert_eq!(
+        t.int("sum b: divides(b, red_brigadier) of b.figures - b.musketeers"),
+        24
+    );
+    // Turned a quarter right, the centre Battalia's left is toward +y: its
+    // pieces run from +y to -y along its front edge, at x = 33 + 0.75 - 0.75.
+    t.place_facing("centre_battalia", 33.0, 9.0, 90.0);
+    let red = t.side(0);
+    t.decide("divide", &[red]);
+    assert_eq!(t.outcome("break_down", "divisions"), "4");
+    assert_eq!(t.outcome("break_down", "stands"), "2");
+    for b in ["left_battalia", "centre_battalia", "right_battalia"] {
+        assert!(t.holds(&format!("{b}.off_table")), "{b} left");
+    }
+    let at = |t: &Table, u: &str| {
+        let (x, y, f) = t.at(u);
+        ((x * 100.0).round() / 100.0, (y * 100.0).round() / 100.0, f)
+    };
+    assert_eq!(at(&t, "division_1"), (22.5, 7.0, 0.0));
+    assert_eq!(at(&t, "stand_1"), (25.5, 7.0, 0.0));
+    assert_eq!(at(&t, "division_2"), (33.0, 10.5, 90.0));
+    assert_eq!(at(&t, "division_3"), (33.0, 7.5, 90.0));
+    assert_eq!(at(&t, "stand_2"), (40.5, 7.0, 0.0));
+    assert_eq!(at(&t, "division_4"), (43.5, 7.0, 0.0));
+    for p in [
+        "division_1",
+        "stand_1",
+        "division_2",
+        "division_3",
+        "stand_2",
+        "division_4",
+    ] {
+        assert!(
+            t.holds(&format!(
+                "not {p}.off_table and not in_reserve({p}) and {p}.in_place_of == none"
+            )),
+            "{p} on the table"
+        );
+        assert_eq!(t.int(&format!("figures_left({p})")), 12);
+        assert_eq!(t.int(&format!("{p}.disarray")), 0);
+    }
+    assert_eq!(
+        t.int("sum u: u.side == first_army and not u.off_table of u.musketeers"),
+        48
+    );
+    assert!(t.holds("in_contact(division_1, stand_1) and in_contact(stand_2, division_4)"));
+    // Nothing is left to break down.
+    assert!(t.holds("not may_divide(red_brigadier)"));
+    t.perform("army_morale_tokens", &[red]);
+    assert_eq!(t.int("first_army.tokens"), 6);
+    // The same scene with a squadron of horse in Blue's army: the default
+    // policy keeps its Battalia.
+    let mut h = table(Some("tests/scenarios/matchlocks_divisions_horse.toml"), 1);
+    assert!(h.holds("may_divide(red_brigadier)"));
+    h.decide("divide", &[red]);
+    assert!(h.holds("not left_battalia.off_table and division_1.off_table"));
+}
+
+/// A brigade whose reserve does not hold exactly its Battalia's figures
+/// does not break down (one Stand too few: 12 pikes short).
+#[test]
+fn a_brigade_breaks_down_only_into_its_own_figures() {
+    let mut t = table(Some("tests/scenarios/matchlocks_divisions.toml"), 1);
+    t.set("stand_2", "in_place_of", t.u("blue_battalia"));
+    assert!(t.holds("not may_divide(red_brigadier)"));
+    let red = t.side(0);
+    t.decide("divide", &[red]);
+    assert!(t.holds("not left_battalia.off_table and division_1.off_table"));
+}
+
+/// §III Artillery: Field Guns deploy at least 12" apart. Two friendly guns
+/// with 12" between their 2" bases (centres 14" apart) are allowed; moved
+/// half an inch closer, neither is; an enemy gun 38" away counts for
+/// nothing, and a scenario that sets them 11.5" apart is refused at set-up.
+#[test]
+fn field_guns_deploy_twelve_inches_apart() {
+    let mut t = table(Some("tests/scenarios/matchlocks_two_guns.toml"), 1);
+    assert_eq!(t.eval("distance(left_gun, right_gun)"), Value::Int(12));
+    assert!(t.holds("legal_deployment(left_gun) and legal_deployment(right_gun)"));
+    t.place("right_gun", 38.5, 5.0);
+    assert_eq!(t.eval("distance(left_gun, right_gun)"), Value::Frac(23, 2));
+    assert!(t.holds("not field_guns_apart(left_gun) and not field_guns_apart(right_gun)"));
+    assert!(t.holds("not legal_deployment(right_gun) and field_guns_apart(blue_gun)"));
+    assert!(t.holds("field_guns_apart(red_battalia)"));
+}
+
 // ------------------------------------------------------------------ the default scenario
 
 /// §IV and §XVI on the default scenario: 192 and 178 points, 13 and 12

@@ -362,6 +362,7 @@ pub struct Prepared<'r> {
     /// Per unit: left by the scenario for the ruleset's deployment to place.
     pub unplaced: Vec<bool>,
     off_table: Option<Id>,
+    in_place_of: Option<Id>,
     manoeuvres: Manoeuvres,
     /// What the games evaluate over and over, compiled once.
     code: Arc<BattleCode>,
@@ -613,6 +614,8 @@ pub struct Game<'r> {
     pub move_stats: MoveStats,
     turn_limit: Option<u32>,
     off_table: Option<Id>,
+    /// The state `in_place_of` (a unit): see [`Game::take_places`].
+    in_place_of: Option<Id>,
     m: Manoeuvres,
     pub snapshots: Vec<Snapshot>,
     army_names: Vec<String>,
@@ -1088,12 +1091,107 @@ impl<'r> Game<'r> {
     fn sync_off_table(&mut self) {
         self.sync_formations();
         let Some(s) = self.off_table else { return };
+        let rows = self.plan_places();
         let ns = self.rs.states.len();
         for u in 0..self.world.units.len() {
             if self.field().on_table[u] && self.world.state[u * ns + s as usize].as_bool() {
                 self.field_mut().set_on_table(u, false);
                 let unit = self.world.units[u].name.clone();
                 self.note(|_| Event::Leaves { unit });
+            }
+        }
+        self.take_places(rows);
+    }
+
+    /// Units a rule brought back (`off_table` false) whose state
+    /// `in_place_of` names a unit, grouped by that unit, each row with the
+    /// bases it would take: side by side along the unit's front edge, left
+    /// to right in the scenario's order, facing as it faces, the row centred
+    /// on it and each front edge on its front edge. A row that would leave
+    /// the table, or overlap a unit staying on it or an earlier row, has no
+    /// room: its units stay off the table ("stays: no room in the place of
+    /// ...") and the unit they were to replace, if it was leaving in the
+    /// same action, stays on the table. Either way `in_place_of` goes back
+    /// to none, so only a later `place` decision brings such a unit back.
+    fn plan_places(&mut self) -> Vec<(usize, Vec<usize>, Vec<Base>)> {
+        let (Some(s), Some(p)) = (self.off_table, self.in_place_of) else {
+            return Vec::new();
+        };
+        let ns = self.rs.states.len();
+        let off = |g: &Self, u: usize| g.world.state[u * ns + s as usize].as_bool();
+        let mut rows: Vec<(usize, Vec<usize>, Vec<Base>)> = Vec::new();
+        for u in 0..self.world.units.len() {
+            if self.field().on_table[u] || off(self, u) {
+                continue;
+            }
+            let Value::Unit(o) = self.world.state[u * ns + p as usize] else {
+                continue;
+            };
+            self.world.state[u * ns + p as usize] = Value::None;
+            self.ev.changed(Change::State(p));
+            match rows.iter_mut().find(|(r, _, _)| *r == o as usize) {
+                Some((_, pieces, _)) => pieces.push(u),
+                None => rows.push((o as usize, vec![u], Vec::new())),
+            }
+        }
+        let mut planned: Vec<(usize, Vec<usize>, Vec<Base>)> = Vec::new();
+        for (o, pieces, _) in rows {
+            let ob = self.field().bases[o];
+            let (fwd, right) = (ob.forward(), ob.right());
+            let front = ob.centre + fwd * (ob.depth * 0.5);
+            let total: f64 = pieces.iter().map(|&u| self.field().bases[u].width).sum();
+            let mut left = -total * 0.5;
+            let mut bases = Vec::with_capacity(pieces.len());
+            for &u in &pieces {
+                let w = self.field().bases[u];
+                let c = front + right * (left + w.width * 0.5) - fwd * (w.depth * 0.5);
+                bases.push(Base::new(c, ob.facing, w.width, w.depth));
+                left += w.width;
+            }
+            let f = self.field();
+            let staying = |x: usize| x != o && f.on_table[x] && !off(self, x);
+            let room = bases.iter().all(|b| {
+                f.holds(b)
+                    && !f
+                        .bases
+                        .iter()
+                        .enumerate()
+                        .any(|(x, xb)| staying(x) && b.overlaps(xb))
+                    && !planned.iter().flat_map(|r| &r.2).any(|pb| b.overlaps(pb))
+            });
+            if room {
+                planned.push((o, pieces, bases));
+                continue;
+            }
+            let instead = self.world.units[o].name.clone();
+            for &u in &pieces {
+                self.world.state[u * ns + s as usize] = Value::Bool(true);
+                let unit = self.world.units[u].name.clone();
+                let why = format!("no room in the place of {instead}");
+                self.note(|_| Event::Stays { unit, why });
+            }
+            self.ev.changed(Change::State(s));
+            if self.field().on_table[o] && off(self, o) {
+                self.world.state[o * ns + s as usize] = Value::Bool(false);
+            }
+        }
+        planned
+    }
+
+    /// Put the rows [`Game::plan_places`] found room for on the table
+    /// ("arrives at ..."), once the units leaving have left.
+    fn take_places(&mut self, rows: Vec<(usize, Vec<usize>, Vec<Base>)>) {
+        for (_, pieces, bases) in rows {
+            for (u, b) in pieces.into_iter().zip(bases) {
+                self.set_base(u, b);
+                self.field_mut().set_on_table(u, true);
+                self.field_mut().reserve[u] = false;
+                self.unplaced[u] = false;
+                let unit = self.world.units[u].name.clone();
+                self.note(|_| Event::Arrives {
+                    unit,
+                    at: place(&b),
+                });
             }
         }
     }
@@ -1549,7 +1647,7 @@ pub(crate) mod tests {
         let mut parts = Vec::new();
         conjuncts(&rs, &ch.legal, &mut next, &mut parts, 0);
         let row: Vec<bool> = parts.iter().map(|p| same_along_a_row(&rs, p, 0)).collect();
-        assert_eq!(row, [true, false, false], "{parts:?}");
+        assert_eq!(row, [true, false, false, false], "{parts:?}");
     }
 
     /// A `manoeuvre` condition that reads only the unit, the manoeuvre and
