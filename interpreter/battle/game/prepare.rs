@@ -346,6 +346,7 @@ impl<'r> Prepared<'r> {
             openings: None,
             in_opening: true,
             manoeuvres_known: Default::default(),
+            scratch: Default::default(),
         }
     }
 
