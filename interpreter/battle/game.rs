@@ -645,6 +645,8 @@ pub struct Game<'r> {
     /// may finish the move (`finish`), as they are found (forgotten if the sides change:
     /// [`Game::sides_changed`]).
     manoeuvres_known: rustc_hash::FxHashMap<(Id, u16, u32), Option<moves::Finishes>>,
+    /// The move search's buffers, used again every unit-turn.
+    scratch: moves::Scratch,
 }
 
 /// What a game's player did to find its units' single moves (a group's
@@ -1273,14 +1275,32 @@ impl<'r> Game<'r> {
         base: &[Value],
         args: &[Ex],
     ) -> Result<Option<Vec<Value>>, Diag> {
-        let Some(mut frame) = self.repetition(each, i, slots, base)? else {
-            return Ok(None);
-        };
-        let mut vals = Vec::with_capacity(args.len());
-        for e in args {
-            vals.push(self.eval(e, &mut frame)?);
+        let (mut frame, mut vals) = (Vec::new(), Vec::new());
+        let kept = self.arguments_into(each, i, slots, base, args, &mut frame, &mut vals)?;
+        Ok(kept.then_some(vals))
+    }
+
+    /// [`Game::arguments`] into `vals`, made in `frame` (buffers a loop
+    /// over the repetitions uses again); false when left out.
+    #[allow(clippy::too_many_arguments)]
+    fn arguments_into(
+        &mut self,
+        each: Option<&Repeat>,
+        i: usize,
+        slots: u16,
+        base: &[Value],
+        args: &[Ex],
+        frame: &mut Vec<Value>,
+        vals: &mut Vec<Value>,
+    ) -> Result<bool, Diag> {
+        if !self.repetition(each, i, slots, base, frame)? {
+            return Ok(false);
         }
-        Ok(Some(vals))
+        vals.clear();
+        for e in args {
+            vals.push(self.eval(e, frame)?);
+        }
+        Ok(true)
     }
 
     /// Play an action with `base` in the first slots of its frame (a card's
@@ -1294,10 +1314,20 @@ impl<'r> Game<'r> {
                 each,
                 slots,
             } => {
+                // One frame and one list of arguments for every repetition.
+                let (mut frame, mut vals) = (Vec::new(), Vec::new());
                 for i in 0..self.repetitions(each.as_ref()) {
-                    let Some(vals) = self.arguments(each.as_ref(), i, *slots, base, args)? else {
+                    if !self.arguments_into(
+                        each.as_ref(),
+                        i,
+                        *slots,
+                        base,
+                        args,
+                        &mut frame,
+                        &mut vals,
+                    )? {
                         continue;
-                    };
+                    }
                     if *procedure {
                         self.perform(*target, &vals)
                             .map_err(|d| self.broken_by_the_table(d, &vals))?;
@@ -1315,10 +1345,19 @@ impl<'r> Game<'r> {
                 each,
                 slots,
             } => {
+                let (mut frame, mut vals) = (Vec::new(), Vec::new());
                 for i in 0..self.repetitions(each.as_ref()) {
-                    let Some(vals) = self.arguments(each.as_ref(), i, *slots, base, args)? else {
+                    if !self.arguments_into(
+                        each.as_ref(),
+                        i,
+                        *slots,
+                        base,
+                        args,
+                        &mut frame,
+                        &mut vals,
+                    )? {
                         continue;
-                    };
+                    }
                     self.draw(*deck, &vals, *until)?;
                 }
                 Ok(())
@@ -1332,10 +1371,11 @@ impl<'r> Game<'r> {
                 each,
                 slots,
             } => {
+                let mut frame = Vec::new();
                 for i in 0..self.repetitions(each.as_ref()) {
-                    let Some(mut frame) = self.repetition(each.as_ref(), i, *slots, base)? else {
+                    if !self.repetition(each.as_ref(), i, *slots, base, &mut frame)? {
                         continue;
-                    };
+                    }
                     let Value::Unit(u) = self.eval(holder, &mut frame)? else {
                         // No holder (`none`): nobody to deal to.
                         continue;
@@ -1380,25 +1420,28 @@ impl<'r> Game<'r> {
     }
 
     /// The frame of repetition `i` of an action (`base` first, then the
-    /// side or unit), or `None` when its `where` does not hold now.
+    /// side or unit), made afresh in `frame`; false when its `where` does
+    /// not hold now.
     fn repetition(
         &self,
         each: Option<&Repeat>,
         i: usize,
         slots: u16,
         base: &[Value],
-    ) -> Result<Option<Vec<Value>>, Diag> {
-        let mut frame = vec![Value::None; (slots as usize).max(1).max(base.len())];
+        frame: &mut Vec<Value>,
+    ) -> Result<bool, Diag> {
+        frame.clear();
+        frame.resize((slots as usize).max(1).max(base.len()), Value::None);
         frame[..base.len()].copy_from_slice(base);
         if let Some(r) = each {
             frame[r.slot as usize] = Self::repeated(r, i);
             if let Some(c) = &r.cond {
-                if !self.eval(c, &mut frame)?.as_bool() {
-                    return Ok(None);
+                if !self.eval(c, frame)?.as_bool() {
+                    return Ok(false);
                 }
             }
         }
-        Ok(Some(frame))
+        Ok(true)
     }
 
     /// The name of the army on side `s` (the side's own name before the

@@ -725,17 +725,16 @@ impl Field {
     /// start: within `buffer` of one of its bases, or overlapping one. (A
     /// path's box of centres lies within `reach` of the start on each axis,
     /// so within `reach` times the square root of 2 of it; the margin is
-    /// far above rounding.) In the units' order.
-    pub fn near(&self, u: usize, start: &Base, reach: f64, buffer: f64) -> Vec<usize> {
-        (0..self.bases.len())
-            .filter(|&o| {
-                let b = &self.bases[o];
-                o != u
-                    && self.on_table[o]
-                    && start.centre.dist(b.centre)
-                        <= reach * 1.5 + start.radius() + b.radius() + buffer + 1e-3
-            })
-            .collect()
+    /// far above rounding.) In the units' order, written into `out`.
+    pub fn near(&self, u: usize, start: &Base, reach: f64, buffer: f64, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend((0..self.bases.len()).filter(|&o| {
+            let b = &self.bases[o];
+            o != u
+                && self.on_table[o]
+                && start.centre.dist(b.centre)
+                    <= reach * 1.5 + start.radius() + b.radius() + buffer + 1e-3
+        }));
     }
 
     /// Are the two units' bases certainly no more than `d` apart? Decided

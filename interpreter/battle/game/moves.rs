@@ -23,6 +23,23 @@ pub(super) type Candidate = (How, Base, Way);
 /// (if any), where it ends, and its manoeuvre.
 pub(super) type Legal = (How, Option<Finish>, Base, u32);
 
+/// The buffers a unit's move search fills afresh each unit-turn, kept by
+/// the game so that the candidate loop allocates nothing once they have
+/// grown (taken out while a search runs; a search inside another, were
+/// there one, would start with empty ones).
+#[derive(Default)]
+pub(super) struct Scratch {
+    allowed: Vec<(u32, f64, Finishes)>,
+    near: Vec<usize>,
+    enemies: Vec<(usize, bool)>,
+    path: Vec<Base>,
+    purposes: Vec<Purpose>,
+    cands: Vec<Candidate>,
+    firsts: Vec<Candidate>,
+    /// The legal moves of the unit being moved ([`Game::move_units`]).
+    pub legal: Vec<Legal>,
+}
+
 impl<'r> Game<'r> {
     pub(super) fn on_table(&self, b: &Base) -> bool {
         self.field().holds(b)
@@ -244,21 +261,38 @@ impl<'r> Game<'r> {
         allowance: f64,
         target: Option<Pt>,
     ) -> Vec<Candidate> {
-        let mm = self.m;
         let mut out = Vec::new();
-        let two = |to: Base| (to, Way::Two(to));
+        self.candidates_into(m, b, allowance, target, &mut out);
+        out
+    }
+
+    /// [`Game::candidates`], added to `out` (a buffer used again).
+    fn candidates_into(
+        &self,
+        m: u32,
+        b: &Base,
+        allowance: f64,
+        target: Option<Pt>,
+        out: &mut Vec<Candidate>,
+    ) {
+        let mm = self.m;
+        let two = |to: Base| (to, Way::from(Step::Two(to)));
         // A handful of moves per manoeuvre: the whole allowance and half of
         // it (the policy picks among them; a finer grid costs time).
         let fractions = [1.0, 0.5];
         if m == mm.straight {
             for fr in fractions {
                 let d = allowance * fr;
-                out.push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
+                out.push((
+                    How::Advances(d),
+                    b.straight_end(d),
+                    Way::from(Step::Straight(d)),
+                ));
             }
         } else if m == mm.wheel {
-            self.wheels_then(b, allowance, 1.0, &mut out);
+            self.wheels_then(b, allowance, 1.0, out);
         } else if m == mm.back_wheel {
-            self.wheels_then(b, allowance, -1.0, &mut out);
+            self.wheels_then(b, allowance, -1.0, out);
         } else if m == mm.about_face {
             let turned = b.pivoted(180.0);
             let (end, way) = two(turned);
@@ -268,7 +302,7 @@ impl<'r> Game<'r> {
                 out.push((
                     How::AboutFacesAndAdvances(d),
                     turned.straight_end(d),
-                    Way::AboutFace(d),
+                    Way::from(Step::AboutFace(d)),
                 ));
             }
         } else if m == mm.oblique {
@@ -277,7 +311,7 @@ impl<'r> Game<'r> {
                 out.push((
                     How::Obliquely(a, d),
                     b.oblique_end(a, d),
-                    Way::Oblique(a, d),
+                    Way::from(Step::Oblique(a, d)),
                 ));
             }
         } else if m == mm.turn {
@@ -293,7 +327,11 @@ impl<'r> Game<'r> {
         } else if m == mm.backwards {
             for fr in [1.0, 0.5] {
                 let d = allowance * fr;
-                out.push((How::MovesBack(d), b.straight_end(-d), Way::Straight(-d)));
+                out.push((
+                    How::MovesBack(d),
+                    b.straight_end(-d),
+                    Way::from(Step::Straight(-d)),
+                ));
             }
         } else if m == mm.pivot {
             if let Some(t) = target {
@@ -306,7 +344,6 @@ impl<'r> Game<'r> {
         } else if m == mm.free {
             out.extend(target.and_then(|t| ride_toward(b, t, allowance)));
         }
-        out
     }
 
     /// A wheel of 22.5 or 45 degrees either way (about a front corner, its
@@ -332,7 +369,7 @@ impl<'r> Game<'r> {
                 } else {
                     How::WheelsAndMovesBack(w, d)
                 };
-                out.push((how, end, Way::Wheel(w, sign * d)));
+                out.push((how, end, Way::from(Step::Wheel(w, sign * d))));
             }
         }
     }
@@ -341,35 +378,44 @@ impl<'r> Game<'r> {
     /// direction (`finishes`): each of [`Game::candidates`]' moves, then an
     /// about face or a turn in place; and the same moves made within what
     /// the allowance leaves after a finishing wheel's cost, then the wheel.
-    pub(super) fn finished(
+    /// Added to `out`; `firsts` is a buffer for the moves before the
+    /// finish (made once per allowance the finishes leave).
+    #[allow(clippy::too_many_arguments)]
+    fn finished_into(
         &self,
         m: u32,
         b: &Base,
         allowance: f64,
         target: Option<Pt>,
         finishes: Finishes,
-    ) -> Vec<Candidate> {
-        let mut out = Vec::new();
-        let mut firsts: Vec<(f64, Vec<Candidate>)> = Vec::new();
+        out: &mut Vec<Candidate>,
+        firsts: &mut Vec<Candidate>,
+    ) {
+        firsts.clear();
+        // Per allowance left, where its moves are in `firsts` (at most one
+        // per finish: four wheels, an about face, two turns).
+        let mut spans = [(0.0f64, 0usize, 0usize); 7];
+        let mut n = 0;
         for finish in Finish::all(finishes) {
             let cost = finish.cost(b);
             let spare = allowance - cost;
             if cost > 0.0 && spare <= 1e-9 {
                 continue;
             }
-            let i = match firsts.iter().position(|(s, _)| *s == spare) {
-                Some(i) => i,
+            let (lo, hi) = match spans[..n].iter().find(|(s, ..)| *s == spare) {
+                Some(&(_, lo, hi)) => (lo, hi),
                 None => {
-                    firsts.push((spare, self.candidates(m, b, spare, target)));
-                    firsts.len() - 1
+                    let lo = firsts.len();
+                    self.candidates_into(m, b, spare, target, firsts);
+                    spans[n] = (spare, lo, firsts.len());
+                    n += 1;
+                    (lo, firsts.len())
                 }
             };
-            for (how, end, way) in &firsts[i].1 {
-                let way = Way::Finished(Box::new(way.clone()), finish);
-                out.push((*how, finish.end(end), way));
+            for &(how, end, way) in &firsts[lo..hi] {
+                out.push((how, finish.end(&end), way.then(finish)));
             }
         }
-        out
     }
 
     /// Where a unit heads with a pivot (to face the nearest enemy) or a free
@@ -499,6 +545,7 @@ impl<'r> Game<'r> {
     /// edges, other units (friends only where `through` allows), the enemy
     /// buffer zone, an enemy zone of control holding the unit (stand,
     /// close, or move directly away) and the allowance over its actual path.
+    /// Written into `out` (emptied first).
     #[inline(never)]
     pub(super) fn legal_moves(
         &mut self,
@@ -507,19 +554,32 @@ impl<'r> Game<'r> {
         u: u16,
         search: Search,
         frame: &mut [Value],
-    ) -> Result<Vec<Legal>, Diag> {
-        let mut out = Vec::new();
+        out: &mut Vec<Legal>,
+    ) -> Result<(), Diag> {
+        out.clear();
         if ch.manoeuvre.is_none() {
-            return Ok(out);
+            return Ok(());
         }
+        let Scratch {
+            mut allowed,
+            mut near,
+            mut enemies,
+            mut path,
+            mut purposes,
+            mut cands,
+            mut firsts,
+            legal,
+        } = std::mem::take(&mut self.scratch);
         let all = self.m.all();
         let start = self.field().bases[u as usize];
         // Which enemy holds the unit in its zone of control (the closest).
         let mut zoc: Option<(u16, f64)> = None;
         if let Some((e_slot, cond)) = &ch.control {
             let reach = self.control_reach(d, u);
-            for e in self.units_on_table() {
-                if self.world.units[e as usize].side == self.world.units[u as usize].side {
+            for e in 0..self.world.units.len() as u16 {
+                if !self.field().on_table[e as usize]
+                    || self.world.units[e as usize].side == self.world.units[u as usize].side
+                {
                     continue;
                 }
                 if self.controls(cond, *e_slot, reach.as_ref(), e, u, frame)? {
@@ -534,7 +594,7 @@ impl<'r> Game<'r> {
             Some(e) => to_len(self.eval(e, frame)?).unwrap_or(0.0),
             None => 0.0,
         };
-        let mut allowed = Vec::new();
+        allowed.clear();
         for m in all {
             if let Some((allowance, finishes)) = self.manoeuvre_allowance(ch, d, m, frame)? {
                 allowed.push((m, allowance, finishes));
@@ -547,19 +607,18 @@ impl<'r> Game<'r> {
         // (A finishing change of direction stays within the same bound: a
         // wheel's cost comes out of the allowance, a turn is in place.)
         let reach = allowed.iter().fold(0.0f64, |r, (_, a, _)| r.max(*a)) + 2.0 * start.radius();
-        let near = self
-            .field()
-            .near(u as usize, &start, reach, buffer.max(0.0));
-        let enemies: Vec<(usize, bool)> = self.buffer_enemies(u, buffer, &near).collect();
+        self.field()
+            .near(u as usize, &start, reach, buffer.max(0.0), &mut near);
+        enemies.clear();
+        enemies.extend(self.buffer_enemies(u, buffer, &near));
         // Lent a path, the table's answers change only for
         // `touches_terrain` of the unit: not for a path clear of all
         // terrain when the unit standing is.
         let terrain = self.field().terrain_within(&start, reach);
-        let mut path = Vec::new();
-        let purposes = match search {
-            Search::Thorough => Vec::new(),
-            Search::Purposeful => self.purposes(u, &start),
-        };
+        match search {
+            Search::Thorough => purposes.clear(),
+            Search::Purposeful => self.purposes(u, &start, &mut purposes),
+        }
         if !allowed.is_empty() {
             self.move_stats.unit_turns += 1;
         }
@@ -567,14 +626,13 @@ impl<'r> Game<'r> {
         // every other (a second pass): a policy that scores two moves the
         // same takes the first, so a unit makes the second change only when
         // it gains something by it.
-        let finishing: Vec<_> = allowed
+        let finishing = allowed
             .iter()
             .filter(|(_, _, fins)| fins.any())
-            .map(|&(m, allowance, fins)| (m, allowance, Some(fins)))
-            .collect();
+            .map(|&(m, allowance, fins)| (m, allowance, Some(fins)));
         let passes = allowed
-            .into_iter()
-            .map(|(m, a, _)| (m, a, None))
+            .iter()
+            .map(|&(m, a, _)| (m, a, None))
             .chain(finishing);
         for (m, allowance, finishes) in passes {
             let Some((m_slot, _)) = &ch.manoeuvre else {
@@ -582,16 +640,21 @@ impl<'r> Game<'r> {
             };
             frame[*m_slot as usize] = Value::Sym(m);
             let target = self.target_for(u, &[], m);
-            let mut cands = match (search, finishes) {
-                (Search::Thorough, None) => self.candidates(m, &start, allowance, target),
-                (Search::Thorough, Some(fins)) => self.finished(m, &start, allowance, target, fins),
+            cands.clear();
+            match (search, finishes) {
+                (Search::Thorough, None) => {
+                    self.candidates_into(m, &start, allowance, target, &mut cands)
+                }
+                (Search::Thorough, Some(fins)) => {
+                    self.finished_into(m, &start, allowance, target, fins, &mut cands, &mut firsts)
+                }
                 (Search::Purposeful, None) => {
-                    self.purposeful(m, &start, allowance, target, &purposes)
+                    self.purposeful(m, &start, allowance, target, &purposes, &mut cands)
                 }
                 (Search::Purposeful, Some(fins)) => {
-                    self.purposeful_finished(m, &start, allowance, fins, &purposes)
+                    self.purposeful_finished(m, &start, allowance, fins, &purposes, &mut cands)
                 }
-            };
+            }
             if m == self.m.straight && finishes.is_none() {
                 // As far ahead as the unit may go (up to the enemy buffer
                 // zone, a friend, the table's edge), in quarters of the measure.
@@ -608,7 +671,7 @@ impl<'r> Game<'r> {
                 )?);
             }
             self.move_stats.generated += cands.len() as u64;
-            for (how, end, way) in cands {
+            for &(how, end, way) in &cands {
                 // The checks that need only the end come first: most
                 // candidates fail one of them, and then no path is laid.
                 // (Each check is a question about the move alone, so which
@@ -680,7 +743,17 @@ impl<'r> Game<'r> {
             }
         }
         self.move_stats.legal += out.len() as u64;
-        Ok(out)
+        self.scratch = Scratch {
+            allowed,
+            near,
+            enemies,
+            path,
+            purposes,
+            cands,
+            firsts,
+            legal,
+        };
+        Ok(())
     }
 
     /// `move`: every legal unit of the side may move; the policy scores
@@ -730,31 +803,14 @@ impl<'r> Game<'r> {
             // reads only the decision's arguments and the unit, which
             // finding the moves leaves as they were.
             let search = self.search_for(Some(prefer), u);
-            let moves = self.legal_moves(ch, prefer.d, u, search, &mut frame)?;
-            if moves.is_empty() {
-                continue;
-            }
-            self.move_stats.scored += moves.len() as u64;
-            let start = self.field().bases[u as usize];
-            let stand = self.field().stand(u as usize);
-            let stay = self.score(prefer, &mut frame)?;
-            let mut best: Option<(Value, How, Option<Finish>, Base, u32)> = None;
-            for (how, finish, end, m) in moves {
-                frame[*m_slot as usize] = Value::Sym(m);
-                self.set_base(u as usize, end);
-                let s = self.score(prefer, &mut frame);
-                self.field_mut().put_back(&stand);
-                let s = s?;
-                if best
-                    .as_ref()
-                    .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
-                {
-                    best = Some((s, how, finish, end, m));
-                }
-            }
-            let Some((s, how, finish, end, m)) = best else {
+            let mut moves = std::mem::take(&mut self.scratch.legal);
+            self.legal_moves(ch, prefer.d, u, search, &mut frame, &mut moves)?;
+            let weighed = self.weigh_moves(prefer, u, *m_slot, &moves, &mut frame);
+            self.scratch.legal = moves;
+            let Some((stay, (s, how, finish, end, m))) = weighed? else {
                 continue;
             };
+            let start = self.field().bases[u as usize];
             if s.num_cmp(stay) != Some(std::cmp::Ordering::Greater) {
                 continue;
             }
@@ -774,6 +830,41 @@ impl<'r> Game<'r> {
             self.run_then(ch, &mut frame)?;
         }
         Ok(())
+    }
+
+    /// Unit `u`'s score standing, and its best of the legal `moves` (the
+    /// first of those scored highest), each scored where it would leave
+    /// the unit (put back after); None when there is no move.
+    #[allow(clippy::type_complexity)]
+    fn weigh_moves(
+        &mut self,
+        prefer: Prefer,
+        u: u16,
+        m_slot: u16,
+        moves: &[Legal],
+        frame: &mut [Value],
+    ) -> Result<Option<(Value, (Value, How, Option<Finish>, Base, u32))>, Diag> {
+        if moves.is_empty() {
+            return Ok(None);
+        }
+        self.move_stats.scored += moves.len() as u64;
+        let stand = self.field().stand(u as usize);
+        let stay = self.score(prefer, frame)?;
+        let mut best: Option<(Value, How, Option<Finish>, Base, u32)> = None;
+        for &(how, finish, end, m) in moves {
+            frame[m_slot as usize] = Value::Sym(m);
+            self.set_base(u as usize, end);
+            let s = self.score(prefer, frame);
+            self.field_mut().put_back(&stand);
+            let s = s?;
+            if best
+                .as_ref()
+                .is_none_or(|(bs, ..)| s.num_cmp(*bs) == Some(std::cmp::Ordering::Greater))
+            {
+                best = Some((s, how, finish, end, m));
+            }
+        }
+        Ok(best.map(|b| (stay, b)))
     }
 
     /// The moves the rules offer unit `u` under decision `name` (called
@@ -814,8 +905,16 @@ impl<'r> Game<'r> {
                     .collect());
             }
         }
-        Ok(self
-            .legal_moves(ch, d as Id, u, self.search_for(None, u), &mut frame)?
+        let mut moves = Vec::new();
+        self.legal_moves(
+            ch,
+            d as Id,
+            u,
+            self.search_for(None, u),
+            &mut frame,
+            &mut moves,
+        )?;
+        Ok(moves
             .into_iter()
             .map(|(how, finish, end, _)| (told(how, finish), end))
             .collect())
@@ -861,7 +960,7 @@ fn ride_toward(b: &Base, t: Pt, allowance: f64) -> Option<Candidate> {
         b.width,
         b.depth,
     );
-    Some((How::Rides(go), end, Way::Two(end)))
+    Some((How::Rides(go), end, Way::from(Step::Two(end))))
 }
 
 /// The most enemies a purposeful search heads for: the nearest ones.
@@ -882,10 +981,15 @@ impl<'r> Game<'r> {
     /// (its place in the command's line). Standing still is always
     /// weighed; falling back is the `backwards` manoeuvre's whole
     /// allowance.
-    pub(super) fn purposes(&self, u: u16, start: &Base) -> Vec<Purpose> {
+    /// Written into `out` (emptied first).
+    pub(super) fn purposes(&self, u: u16, start: &Base, out: &mut Vec<Purpose>) {
+        out.clear();
         let f = self.field();
         let side = self.world.units[u as usize].side;
-        let mut enemies: Vec<(f64, usize)> = Vec::new();
+        // The nearest enemies by the bound, then the units' order (the same
+        // on any machine), kept in order as they are found.
+        let mut enemies = [(f64::INFINITY, usize::MAX); PURPOSE_ENEMIES];
+        let mut n = 0;
         let mut friend: Option<(f64, usize)> = None;
         for o in 0..f.bases.len() {
             if o == u as usize || !f.on_table[o] {
@@ -894,21 +998,21 @@ impl<'r> Game<'r> {
             let ob = &f.bases[o];
             let gap = start.centre.dist(ob.centre) - ob.radius();
             if self.world.units[o].side != side {
-                enemies.push((gap, o));
+                let key = |e: &(f64, usize)| e.0.total_cmp(&gap).then(e.1.cmp(&o));
+                let at = enemies[..n].partition_point(|e| key(e).is_lt());
+                if at < PURPOSE_ENEMIES {
+                    n = (n + 1).min(PURPOSE_ENEMIES);
+                    enemies[at..n].rotate_right(1);
+                    enemies[at] = (gap, o);
+                }
             } else if f.command[o] == f.command[u as usize] && friend.is_none_or(|(g, _)| gap < g) {
                 friend = Some((gap, o));
             }
         }
-        // By the bound, then the units' order: the same on any machine.
-        enemies.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut out: Vec<Purpose> = enemies
-            .iter()
-            .take(PURPOSE_ENEMIES)
-            .map(|&(_, o)| Purpose {
-                at: f.bases[o].centre,
-                short: (start.depth + f.bases[o].depth) / 2.0,
-            })
-            .collect();
+        out.extend(enemies[..n].iter().map(|&(_, o)| Purpose {
+            at: f.bases[o].centre,
+            short: (start.depth + f.bases[o].depth) / 2.0,
+        }));
         if let Some((_, o)) = friend {
             let fb = &f.bases[o];
             let beside = (fb.width + start.width) / 2.0 + 0.01;
@@ -920,7 +1024,6 @@ impl<'r> Game<'r> {
             };
             out.push(Purpose { at, short: 0.0 });
         }
-        out
     }
 
     /// Candidate moves of one unit with manoeuvre `m` toward its
@@ -931,6 +1034,7 @@ impl<'r> Game<'r> {
     /// enemy, a free move toward it); and the whole allowance straight
     /// ahead and straight back (closing in general, falling back). Moves
     /// alike are made once.
+    /// Added to `out` (alike only to those added here).
     pub(super) fn purposeful(
         &self,
         m: u32,
@@ -938,12 +1042,13 @@ impl<'r> Game<'r> {
         allowance: f64,
         target: Option<Pt>,
         purposes: &[Purpose],
-    ) -> Vec<Candidate> {
+        out: &mut Vec<Candidate>,
+    ) {
         let mm = self.m;
-        let mut out: Vec<Candidate> = Vec::new();
+        let from = out.len();
         let mut push = |c: Candidate| {
             let (_, end, _) = &c;
-            let alike = out.iter().any(|(_, e, _)| {
+            let alike = out[from..].iter().any(|(_, e, _)| {
                 e.centre.dist(end.centre) < 0.05
                     && battlefield::norm_angle(e.facing - end.facing).abs() < 1.0
             });
@@ -951,26 +1056,34 @@ impl<'r> Game<'r> {
                 out.push(c);
             }
         };
-        let two = |to: Base| (to, Way::Two(to));
+        let two = |to: Base| (to, Way::from(Step::Two(to)));
         if m == mm.straight {
             // Closing in general, at the whole and half the allowance (a
             // line advances together); then level with each purpose ahead
             // (an enemy's front, a friend's place in the line).
             for fr in [1.0, 0.5] {
                 let d = allowance * fr;
-                push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
+                push((
+                    How::Advances(d),
+                    b.straight_end(d),
+                    Way::from(Step::Straight(d)),
+                ));
             }
             for p in purposes {
                 let ahead = (p.at - b.centre).dot(b.forward()) - p.short;
                 if let Some(d) = toward(ahead, allowance) {
-                    push((How::Advances(d), b.straight_end(d), Way::Straight(d)));
+                    push((
+                        How::Advances(d),
+                        b.straight_end(d),
+                        Way::from(Step::Straight(d)),
+                    ));
                 }
             }
         } else if m == mm.backwards {
             push((
                 How::MovesBack(allowance),
                 b.straight_end(-allowance),
-                Way::Straight(-allowance),
+                Way::from(Step::Straight(-allowance)),
             ));
         } else if m == mm.wheel {
             for p in purposes {
@@ -996,7 +1109,11 @@ impl<'r> Game<'r> {
                 } else {
                     wheeled
                 };
-                push((How::WheelsAndAdvances(w, d), end, Way::Wheel(w, d)));
+                push((
+                    How::WheelsAndAdvances(w, d),
+                    end,
+                    Way::from(Step::Wheel(w, d)),
+                ));
             }
         } else if m == mm.about_face {
             for p in purposes.iter().filter(|p| p.off(b).abs() > 112.5) {
@@ -1005,7 +1122,7 @@ impl<'r> Game<'r> {
                     Some(d) => push((
                         How::AboutFacesAndAdvances(d),
                         turned.straight_end(d),
-                        Way::AboutFace(d),
+                        Way::from(Step::AboutFace(d)),
                     )),
                     None => {
                         let (end, way) = two(turned);
@@ -1024,7 +1141,7 @@ impl<'r> Game<'r> {
                     push((
                         How::Obliquely(side, d),
                         b.oblique_end(side, d),
-                        Way::Oblique(side, d),
+                        Way::from(Step::Oblique(side, d)),
                     ));
                 }
             }
@@ -1063,7 +1180,6 @@ impl<'r> Game<'r> {
                 }
             }
         }
-        out
     }
 
     /// [`Game::purposeful`] moves ending with a change of direction
@@ -1078,10 +1194,10 @@ impl<'r> Game<'r> {
         allowance: f64,
         finishes: Finishes,
         purposes: &[Purpose],
-    ) -> Vec<Candidate> {
-        let mut out = Vec::new();
+        out: &mut Vec<Candidate>,
+    ) {
         if m != self.m.straight {
-            return out;
+            return;
         }
         for p in purposes {
             let mut best: Option<(f64, Candidate)> = None;
@@ -1099,12 +1215,11 @@ impl<'r> Game<'r> {
                 if after >= before - 11.25 || best.as_ref().is_some_and(|(x, _)| *x <= after) {
                     continue;
                 }
-                let way = Way::Finished(Box::new(Way::Straight(d)), finish);
+                let way = Way::from(Step::Straight(d)).then(finish);
                 best = Some((after, (How::Advances(d), end, way)));
             }
             out.extend(best.map(|(_, c)| c));
         }
-        out
     }
 }
 
@@ -1119,9 +1234,17 @@ fn told(how: How, finish: Option<Finish>) -> String {
 
 /// The way a candidate move goes from its start (laid out as a path only
 /// for a move whose end passes the first checks: most are turned down by
-/// the end alone).
-#[derive(Clone)]
-pub(super) enum Way {
+/// the end alone): a step, then the change of direction that finishes it,
+/// if any. Plain data: a candidate is made without allocating.
+#[derive(Clone, Copy)]
+pub(super) struct Way {
+    step: Step,
+    finish: Option<Finish>,
+}
+
+/// The part of a [`Way`] before any finishing change of direction.
+#[derive(Clone, Copy)]
+pub(super) enum Step {
     /// Straight to this end.
     Two(Base),
     /// Straight ahead `d` (back, when negative), a base every half measure.
@@ -1133,50 +1256,55 @@ pub(super) enum Way {
     AboutFace(f64),
     /// Obliquely: `d` along the bearing `a` off the facing, facing kept.
     Oblique(f64, f64),
-    /// A path already laid out.
-    Laid(Vec<Base>),
-    /// A way, then a change of direction at its end.
-    Finished(Box<Way>, Finish),
+}
+
+impl From<Step> for Way {
+    fn from(step: Step) -> Way {
+        Way { step, finish: None }
+    }
 }
 
 impl Way {
+    /// The same way, then `finish` at its end.
+    fn then(self, finish: Finish) -> Way {
+        Way {
+            finish: Some(finish),
+            ..self
+        }
+    }
+
     /// The path from `b`, start first, laid into `out` (emptied first: one
     /// buffer serves every candidate of a move). Its last base is the end
     /// [`Game::candidates`] gave, bit for bit. Returns where the finishing
     /// change of direction starts in `out` (its length when there is none).
     pub(super) fn lay(&self, b: &Base, out: &mut Vec<Base>) -> usize {
         out.clear();
-        match self {
-            Way::Two(end) => out.extend([*b, *end]),
-            Way::Straight(d) => out.extend(b.straight_bases(*d)),
-            Way::Wheel(w, d) => {
-                out.extend(b.wheel_bases(*w));
+        match self.step {
+            Step::Two(end) => out.extend([*b, end]),
+            Step::Straight(d) => out.extend(b.straight_bases(d)),
+            Step::Wheel(w, d) => {
+                out.extend(b.wheel_bases(w));
                 if d.abs() > 1e-9 {
                     let end = *out.last().expect("a path has an end");
-                    out.extend(end.straight_bases(*d).skip(1));
+                    out.extend(end.straight_bases(d).skip(1));
                 }
             }
-            Way::AboutFace(d) => {
+            Step::AboutFace(d) => {
                 out.push(*b);
-                out.extend(b.pivoted(180.0).straight_bases(*d));
+                out.extend(b.pivoted(180.0).straight_bases(d));
             }
-            Way::Oblique(a, d) => out.extend(b.oblique_bases(*a, *d)),
-            Way::Laid(path) => out.extend_from_slice(path),
-            Way::Finished(way, finish) => {
-                let first = way.lay(b, out);
-                finish.lay(out);
-                return first;
-            }
+            Step::Oblique(a, d) => out.extend(b.oblique_bases(a, d)),
         }
-        out.len()
+        let first = out.len();
+        if let Some(f) = self.finish {
+            f.lay(out);
+        }
+        first
     }
 
     /// The change of direction that ends this way, if any.
     fn finish(&self) -> Option<Finish> {
-        match self {
-            Way::Finished(_, f) => Some(*f),
-            _ => None,
-        }
+        self.finish
     }
 }
 
@@ -1278,18 +1406,21 @@ pub(super) fn advance_as_far<E>(
     // No advance longer than `longest` ends on the table, so the search
     // starts there: the same quarters, without the millions a rule's huge
     // allowance would have it try first.
+    // One buffer for every advance tried (the path of the one found is
+    // laid again, as `Step::Straight`, when its candidate is checked).
+    let mut path = Vec::new();
     let found = furthest_advance(allowance.min(longest), shortfall, |d| {
         if !on_table(&start.straight_end(d)) {
             return Ok(None);
         }
-        let path = start.straight_path(d);
-        Ok(clear(&path)?.then_some(path))
+        path.clear();
+        path.extend(start.straight_bases(d));
+        Ok(clear(&path)?.then(|| *path.last().expect("a path has an end")))
     })?;
-    Ok(found.and_then(|(d, path)| {
+    Ok(found.and_then(|(d, end)| {
         let new =
             d < allowance * 0.5 - 1e-9 || (d < allowance - 1e-9 && d > allowance * 0.5 + 1e-9);
-        let end = *path.last().expect("a path has an end");
-        new.then_some((How::AdvancesAsFar(d), end, Way::Laid(path)))
+        new.then_some((How::AdvancesAsFar(d), end, Way::from(Step::Straight(d))))
     }))
 }
 

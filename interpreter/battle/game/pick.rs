@@ -45,7 +45,8 @@ impl<'r> Game<'r> {
         let mut rescanned = false;
         let cap = self.world.units.len().pow(n as u32).min(100_000) + 1;
         for _ in 0..cap {
-            let mut best: Option<(bool, Value, Value, Vec<u16>)> = None;
+            // The best so far by where it is in `still` (no option copied).
+            let mut best: Option<(bool, Value, Value, usize)> = None;
             let mut still = Vec::with_capacity(known.len());
             for opt in std::mem::take(&mut known) {
                 for (k, s) in ch.vars.iter().enumerate() {
@@ -63,7 +64,7 @@ impl<'r> Game<'r> {
                     None => Value::Int(0),
                 };
                 let score = self.score(prefer, &mut frame)?;
-                still.push(opt.clone());
+                still.push(opt);
                 if !(must || score.num_cmp(Value::Int(0)) != Some(Less)) {
                     continue;
                 }
@@ -78,11 +79,11 @@ impl<'r> Game<'r> {
                     }
                 };
                 if better {
-                    best = Some((must, order, score, opt));
+                    best = Some((must, order, score, still.len() - 1));
                 }
             }
             known = still;
-            let Some((_, _, _, opt)) = best else {
+            let Some((_, _, _, i)) = best else {
                 if rescanned {
                     break;
                 }
@@ -92,6 +93,7 @@ impl<'r> Game<'r> {
                 continue;
             };
             rescanned = false;
+            let opt = known[i].clone();
             known.retain(|o| *o != opt);
             for (k, s) in ch.vars.iter().enumerate() {
                 frame[*s as usize] = Value::Unit(opt[k]);
@@ -302,11 +304,19 @@ impl<'r> Game<'r> {
     /// when PRE or LIMIT fails to evaluate or LIMIT is not a whole number
     /// (its pairs are then asked the fact itself).
     pub(super) fn reach(&self, bd: &Bound, u0: u16) -> Option<Reach> {
-        let mut frame = vec![Value::None; bd.slots];
+        // A frame on the stack when it is small (asked for every mover).
+        let mut small = [Value::None; 16];
+        let mut big;
+        let frame: &mut [Value] = if bd.slots <= small.len() {
+            &mut small[..bd.slots]
+        } else {
+            big = vec![Value::None; bd.slots];
+            &mut big
+        };
         frame[bd.first] = Value::Unit(u0);
-        match self.all_hold(&bd.pre, &mut frame)? {
+        match self.all_hold(&bd.pre, frame)? {
             false => Some(Reach::None),
-            true => match self.eval_raw(&bd.limit, &mut frame) {
+            true => match self.eval_raw(&bd.limit, frame) {
                 Ok(Value::Int(n)) => Some(Reach::within(n)),
                 _ => None,
             },

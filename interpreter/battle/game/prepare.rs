@@ -348,6 +348,7 @@ impl<'r> Prepared<'r> {
             openings: None,
             in_opening: true,
             manoeuvres_known: Default::default(),
+            scratch: Default::default(),
         }
     }
 
