@@ -222,7 +222,7 @@ impl<'r> Prepared<'r> {
                         )
                         .at(u.span, "breaks the ruleset's `legal_deployment`")
                         .note(f.span, "the ruleset's deployment rule")
-                        .help("move the unit into its army's deployment zone (pike+shot: the centre zone)"),
+                        .help("move the unit to where every part of the ruleset's `legal_deployment` holds"),
                     );
                 }
             }
