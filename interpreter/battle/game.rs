@@ -1681,7 +1681,8 @@ pub(crate) mod tests {
     /// Matchlocks deploys within 9 inches of its own edge: the first part
     /// of its deployment's LEGAL is the same along a row of spots (a row
     /// it turns down is left at once); the parts after it, which measure
-    /// from the centre line and to the friends placed, are not.
+    /// from the centre line, to the friends placed and to friendly Field
+    /// Guns, are not.
     #[test]
     fn a_deployment_part_that_reads_only_the_edge_is_the_same_along_a_row() {
         let rs = ruleset("rules/never_mind_the_matchlocks.muster");
