@@ -1280,6 +1280,26 @@ impl<'r> Game<'r> {
         Ok(kept.then_some(vals))
     }
 
+    /// Run `f` with the arguments of each repetition of an action that its
+    /// `where` keeps, in order; one frame and one list of arguments serve
+    /// every repetition.
+    fn each_repetition(
+        &mut self,
+        each: Option<&Repeat>,
+        slots: u16,
+        base: &[Value],
+        args: &[Ex],
+        mut f: impl FnMut(&mut Self, &[Value]) -> Result<(), Diag>,
+    ) -> Result<(), Diag> {
+        let (mut frame, mut vals) = (Vec::new(), Vec::new());
+        for i in 0..self.repetitions(each) {
+            if self.arguments_into(each, i, slots, base, args, &mut frame, &mut vals)? {
+                f(self, &vals)?;
+            }
+        }
+        Ok(())
+    }
+
     /// [`Game::arguments`] into `vals`, made in `frame` (buffers a loop
     /// over the repetitions uses again); false when left out.
     #[allow(clippy::too_many_arguments)]
@@ -1313,55 +1333,25 @@ impl<'r> Game<'r> {
                 args,
                 each,
                 slots,
-            } => {
-                // One frame and one list of arguments for every repetition.
-                let (mut frame, mut vals) = (Vec::new(), Vec::new());
-                for i in 0..self.repetitions(each.as_ref()) {
-                    if !self.arguments_into(
-                        each.as_ref(),
-                        i,
-                        *slots,
-                        base,
-                        args,
-                        &mut frame,
-                        &mut vals,
-                    )? {
-                        continue;
-                    }
-                    if *procedure {
-                        self.perform(*target, &vals)
-                            .map_err(|d| self.broken_by_the_table(d, &vals))?;
-                    } else {
-                        self.decide(*target, &vals)?;
-                    }
-                    self.sync_off_table();
+            } => self.each_repetition(each.as_ref(), *slots, base, args, |g, vals| {
+                if *procedure {
+                    g.perform(*target, vals)
+                        .map_err(|d| g.broken_by_the_table(d, vals))?;
+                } else {
+                    g.decide(*target, vals)?;
                 }
+                g.sync_off_table();
                 Ok(())
-            }
+            }),
             StepAction::Draw {
                 deck,
                 args,
                 until,
                 each,
                 slots,
-            } => {
-                let (mut frame, mut vals) = (Vec::new(), Vec::new());
-                for i in 0..self.repetitions(each.as_ref()) {
-                    if !self.arguments_into(
-                        each.as_ref(),
-                        i,
-                        *slots,
-                        base,
-                        args,
-                        &mut frame,
-                        &mut vals,
-                    )? {
-                        continue;
-                    }
-                    self.draw(*deck, &vals, *until)?;
-                }
-                Ok(())
-            }
+            } => self.each_repetition(each.as_ref(), *slots, base, args, |g, vals| {
+                g.draw(*deck, vals, *until)
+            }),
             StepAction::Shuffle { deck } => self.shuffle(*deck),
             StepAction::Deal {
                 deck,
