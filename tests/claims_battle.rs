@@ -477,7 +477,6 @@ fn a_seeded_battle_of_the_default_scenario() {
         " is dealt ",
         " gives ",
         " pays ",
-        " refused: ",
         // Each pass names the prompt it closes.
         " passes (charge_prompts)\n",
         " passes (move_prompts)\n",
@@ -496,6 +495,10 @@ fn a_seeded_battle_of_the_default_scenario() {
     }
     // The dice's faces are named, not shown by their values (all 0).
     assert!(!text.contains(" rolls [0"), "{text}");
+    // The policies read the hands: nothing is prompted that the general
+    // cannot pay for (a_prompt_is_refused_when_the_hand_lacks_the_colour
+    // shows a refusal).
+    assert!(!text.contains(" refused: "), "{text}");
     insta::assert_snapshot!("claims_battle_seed_3", text);
 }
 
@@ -577,6 +580,12 @@ fn query(scene: &mut Scene, g: &Game, expr: &str) -> String {
         .query_world(&g.world, expr)
         .unwrap_or_else(|d| panic!("{expr}: {}", render_plain(&d, &scene.build.sources)))
         .1
+}
+
+/// Whether `general` holds no card worth `v` or more (`cards_held`): the
+/// policies then pass instead of prompting, so nothing is refused.
+fn holds_none(scene: &mut Scene, g: &Game, general: &str, v: u8) -> bool {
+    query(scene, g, &format!("cards_held({general}, {v})")) == "0"
 }
 
 /// Issue 32's test of part 2 against part 1: a frontal charge fought file
@@ -836,8 +845,8 @@ fn m7_a_tug_in_contact_expands_to_fight_with_more_files() {
 /// cuirassiers, one wound from breaking, in contact with slower foot,
 /// break off for a III (formed) card: straight back 2BW, facing kept. The
 /// Pike & Shot they left then pursue for a III (formed), straight ahead up
-/// to its 3BW, and touch them again. A hand without the colour is refused
-/// and nobody moves.
+/// to its 3BW, and touch them again. A general without the colour passes
+/// (the policy reads his hand: nothing is refused) and nobody moves.
 #[test]
 fn f2_a_break_off_and_f5_the_pursuit() {
     let mut scene = Scene::open(RULES, "claims_files.toml", &[], 0.0);
@@ -847,10 +856,16 @@ fn f2_a_break_off_and_f5_the_pursuit() {
         let c = scene.unit(&g, "cuirassiers");
         let foot = scene.unit(&g, "foot");
         scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
+        let lacks = holds_none(&mut scene, &g, "Horn", 3);
         play(&mut g, "8.SP5.4 Break-offs");
         let text = g.narrative();
-        if text.contains("cuirassiers refused: Horn holds no III or better") {
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        if lacks {
             refused += 1;
+            assert!(
+                text.contains("Near passes (break_off_prompts)"),
+                "seed {seed}: {text}"
+            );
             assert_eq!(base_of(&g, c), (2.0, 10.0, 5.5, 0.0), "seed {seed}");
             continue;
         }
@@ -861,10 +876,12 @@ fn f2_a_break_off_and_f5_the_pursuit() {
         );
         assert_eq!(base_of(&g, c), (2.0, 10.0, 3.5, 0.0), "seed {seed}: {text}");
         assert!(!scene.bool(&g, "foot", "breaking_off"));
+        let lacks = holds_none(&mut scene, &g, "Tilly", 3);
         play(&mut g, "8.SP5.5 Voluntary pursuit");
         let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
         let (_, x, y, facing) = base_of(&g, foot);
-        if text.contains("foot, cuirassiers refused: Tilly holds no III or better") {
+        if lacks {
             assert!(runs(&g, "pursue").is_empty(), "seed {seed}");
             assert_eq!((x, y), (10.0, 6.5), "seed {seed}");
             continue;
@@ -889,8 +906,8 @@ fn f2_a_break_off_and_f5_the_pursuit() {
 /// §MF2 (8.SP4.3): the Pike & Shot, touched on its flank by the
 /// cuirassiers' front, pays II (formed) to turn and face them: it ends
 /// facing east, front to front, so the cuirassiers are in its front zone
-/// and its files face theirs. Without a II or better in Tilly's hand the
-/// prompt is refused and it stays.
+/// and its files face theirs. Without a II or better in Tilly's hand his
+/// side passes and it stays.
 #[test]
 fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
     let mut scene = Scene::open(RULES, "claims_flank.toml", &[], 0.0);
@@ -903,9 +920,11 @@ fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
             query(&mut scene, &g, "position(foot, cuirassiers)"),
             "to_flank"
         );
+        let lacks = holds_none(&mut scene, &g, "Tilly", 2);
         play(&mut g, "8.SP4.3 Prompts");
         let text = g.narrative();
-        if text.contains("foot, cuirassiers refused: Tilly holds no II or better") {
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        if lacks {
             stayed += 1;
             assert_eq!(base_of(&g, foot).3, 180.0, "seed {seed}");
             continue;
@@ -932,26 +951,31 @@ fn mf2_a_tug_touched_on_the_flank_turns_to_face() {
 /// formed: IV) and the Pike & Shot (other foot, formed: IV), each one
 /// wound from breaking and 3BW from the other, not in contact, fall back
 /// straight, facing kept: the horse 3BW, the foot 2BW. A general without
-/// a IV is refused and his TUG does not fall back (it may still make its
+/// a IV passes and his TUG does not fall back (it may still make its
 /// M2/M3 move).
 #[test]
 fn m11_m12_a_hurt_tug_falls_directly_back() {
-    let scene = Scene::open(RULES, "claims_moves.toml", &[], 0.0);
+    let mut scene = Scene::open(RULES, "claims_moves.toml", &[], 0.0);
     let (mut fell, mut refused) = (0, 0);
     for seed in 0..24 {
         let mut g = scene.start(seed, true);
         play(&mut g, "8.SP1.1 Replenish hands");
         scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
         scene.set_state(&mut g, "foot", "bases_lost", Value::Int(4));
+        let lacks = [
+            holds_none(&mut scene, &g, "Horn", 4),
+            holds_none(&mut scene, &g, "Tilly", 4),
+        ];
         play(&mut g, "8.SP4.3 Prompts");
         let text = g.narrative();
-        for (name, general, from, to) in [
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        for (lacks, (name, general, from, to)) in lacks.into_iter().zip([
             ("cuirassiers", "Horn", 5.5, 2.5),
             ("foot", "Tilly", 9.5, 11.5),
-        ] {
+        ]) {
             let u = scene.unit(&g, name);
             let went = runs(&g, "fall_back").iter().any(|r| r.args == [name]);
-            if text.contains(&format!("{name} refused: {general} holds no IV or better")) {
+            if lacks {
                 refused += 1;
                 assert!(!went, "seed {seed}: {text}");
                 assert!(!scene.bool(&g, name, "falling_back"), "seed {seed}");
@@ -980,7 +1004,7 @@ fn m11_m12_a_hurt_tug_falls_directly_back() {
 /// enemy of each (a general) at least 13BW away, go twice their move
 /// straight ahead: the Croats 12BW (y 4.25 to 16.25), the Colunela 6BW
 /// (34.5 to 28.5), and make no other move.
-/// A general without the colour is refused and his TUG does not double
+/// A general without the colour passes and his TUG does not double
 /// move (it may still make its M2/M3 move). Tribal foot may not double
 /// move at all (the Spearmen are offered M2/M3 only), nor a TUG within
 /// 4BW of an enemy.
@@ -1009,23 +1033,26 @@ fn m13_a_double_move_goes_twice_the_move() {
     for seed in 0..24 {
         let mut g = scene.start(seed, true);
         play(&mut g, "8.SP1.1 Replenish hands");
+        let lacks = [
+            holds_none(&mut scene, &g, "Horn", 2),
+            holds_none(&mut scene, &g, "Tilly", 4),
+        ];
         play(&mut g, "8.SP4.3 Prompts");
         let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
         assert!(
             !runs(&g, "double_move")
                 .iter()
                 .any(|r| r.args == ["spearmen"]),
             "seed {seed}: {text}"
         );
-        for (name, general, colour, from, to) in [
-            ("croats", "Horn", "II", 4.25, 16.25),
-            ("colunela", "Tilly", "IV", 34.5, 28.5),
-        ] {
+        for (lacks, (name, from, to)) in lacks
+            .into_iter()
+            .zip([("croats", 4.25, 16.25), ("colunela", 34.5, 28.5)])
+        {
             let u = scene.unit(&g, name);
             let went = runs(&g, "double_move").iter().any(|r| r.args == [name]);
-            if text.contains(&format!(
-                "{name} refused: {general} holds no {colour} or better"
-            )) {
+            if lacks {
                 refused += 1;
                 assert!(!went, "seed {seed}: {text}");
                 assert!(!scene.bool(&g, name, "double_moving"), "seed {seed}");
@@ -1056,7 +1083,7 @@ fn m13_a_double_move_goes_twice_the_move() {
 /// down to 4 bases in 4 files of 1 (it deploys in 2 ranks) and far from
 /// any enemy, pays III (formed) to contract by a file on its right: 3
 /// files (2, 1, 1), its base 3 BW wide with its left edge kept. Without a
-/// III or better in Tilly's hand it is refused and stays 4 files wide.
+/// III or better in Tilly's hand his side passes and it stays 4 files wide.
 #[test]
 fn m8_a_thinned_tug_contracts_on_the_spot() {
     let mut scene = Scene::open(RULES, "claims_moves.toml", &[], 0.0);
@@ -1070,14 +1097,16 @@ fn m8_a_thinned_tug_contracts_on_the_spot() {
         scene.set_state(&mut g, "colunela", "formation", Value::Int(thin));
         scene.set_state(&mut g, "colunela", "bases_lost", Value::Int(4));
         let c = scene.unit(&g, "colunela");
+        let lacks = holds_none(&mut scene, &g, "Tilly", 3);
         play(&mut g, "8.SP4.3 Prompts");
         let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
         let files = |scene: &mut Scene, g: &Game| -> Vec<String> {
             (1..=4)
                 .map(|i| query(scene, g, &format!("file_bases(colunela.formation, {i})")))
                 .collect()
         };
-        if text.contains("colunela refused: Tilly holds no III or better") {
+        if lacks {
             refused += 1;
             assert!(runs(&g, "contract_by_a_file").is_empty(), "seed {seed}");
             assert_eq!(files(&mut scene, &g), ["1", "1", "1", "1"]);
@@ -1385,7 +1414,7 @@ fn the_default_policy_charges_by_the_rules_odds() {
 /// cuirassiers 3BW behind it, pays III (formed) and turns about in place
 /// (same centre, facing south, the horse now in its front zone); the
 /// tercio, horse 2.5BW behind it, pays IV (formed, one higher as a deep
-/// formation) and turns about too. A hand without the colour is refused
+/// formation) and turns about too. A general without the colour passes
 /// (the TUG may still be prompted an M2/M3 move); a TUG that turned makes
 /// no other move that turn.
 #[test]
@@ -1404,15 +1433,22 @@ fn m9_a_tug_threatened_from_behind_turns_on_the_spot() {
         assert_eq!(query(&mut scene, &g, "position(tercio, horse)"), "to_rear");
         play(&mut g, "8.SP4.3 Prompts");
         let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
         for (i, (u, name, cost, enemy)) in [
-            (foot, "foot", "III", "cuirassiers"),
-            (tercio, "tercio", "IV", "horse"),
+            (foot, "foot", 3, "cuirassiers"),
+            (tercio, "tercio", 4, "horse"),
         ]
         .into_iter()
         .enumerate()
         {
             let (_, x, y, f) = base_of(&g, u);
-            if text.contains(&format!("{name} refused: Tilly holds no {cost} or better")) {
+            // Hands only shrink during the prompts: a TUG not turned is
+            // one whose general held no card that paid when it came to it.
+            if !text.contains(&format!("turn_on_the_spot({name})")) {
+                assert!(
+                    holds_none(&mut scene, &g, "Tilly", cost),
+                    "seed {seed}: {text}"
+                );
                 refused[i] += 1;
                 assert!(!text.contains(&format!("turn_on_the_spot({name})")));
                 // It may still be prompted an M2/M3 move (a wheel).
@@ -1456,7 +1492,7 @@ fn m9_a_tug_threatened_from_behind_turns_on_the_spot() {
 /// move's I and one colour more) and advances its whole 3BW straight
 /// through the front one, ending clear beyond it (y 5..6, the friend at
 /// 4..5). Without a II in Baner's hand (3 cards, all I: a few seeds in a
-/// hundred) the prompt is refused; an M2 move (I) then takes it only up
+/// hundred) his side passes; an M2 move (I) then takes it only up
 /// to the friend.
 #[test]
 fn m14_a_tug_passes_through_a_friend_in_its_way() {
@@ -1468,10 +1504,12 @@ fn m14_a_tug_passes_through_a_friend_in_its_way() {
         let rear = scene.unit(&g, "rear");
         assert_eq!(query(&mut scene, &g, "friend_in_the_way(rear)"), "true");
         assert_eq!(query(&mut scene, &g, "friend_in_the_way(front)"), "false");
+        let lacks = holds_none(&mut scene, &g, "Baner", 2);
         play(&mut g, "8.SP4.3 Prompts");
         let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
         let (_, x, y, facing) = base_of(&g, rear);
-        if text.contains("rear refused: Baner holds no II or better") {
+        if lacks {
             refused += 1;
             assert!(runs(&g, "interpenetrate").is_empty(), "seed {seed}");
             assert!(y <= 3.5, "seed {seed}: {y} {text}");
@@ -1542,7 +1580,11 @@ fn f1_a_router_flees_and_its_victor_pursues_recklessly() {
                 if cautious {
                     broke += 1;
                     pursued += 1;
-                    assert!(text.contains("foot refused: Tilly holds no IV or better"));
+                    // Tilly held no IV: he passed, as the policy sees.
+                    assert!(
+                        !text.contains(" refused: ") && text.contains("passes (control_pursuits)"),
+                        "seed {seed}: {text}"
+                    );
                 }
                 assert_eq!(
                     runs(&g, "pursued_recklessly").len(),
@@ -1713,9 +1755,14 @@ fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
         assert!(!text.contains("order_move(foot)"), "seed {seed}: {text}");
         let (_, x, y, f) = base_of(&g, foot);
         assert_eq!((x, y), (10.0, 6.5), "seed {seed}: {text}");
-        if text.contains("foot refused: Tilly holds no III or better") {
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        if !text.contains("turn_on_the_spot(foot)") {
+            // Hands only shrink during the prompts: Tilly held no III.
+            assert!(
+                holds_none(&mut scene, &g, "Tilly", 3),
+                "seed {seed}: {text}"
+            );
             refused += 1;
-            assert!(!text.contains("turn_on_the_spot(foot)"), "seed {seed}");
             assert_eq!(f, 0.0, "seed {seed}");
             continue;
         }
