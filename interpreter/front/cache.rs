@@ -134,7 +134,12 @@ impl ParseCache {
         let tmp = self
             .dir
             .join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
-        let written = std::fs::File::create_new(&tmp).and_then(|mut f| f.write_all(&bytes));
+        // The temporary file is made here, never found: a file already at
+        // its name is someone else's and is left alone (only a file this
+        // call created is ever removed).
+        let mut file = std::fs::File::create_new(&tmp)?;
+        let written = file.write_all(&bytes);
+        drop(file);
         // Only a file of ours (or none) is replaced: checked again just
         // before, as another run may have written one since.
         let ours = match std::fs::File::open(path) {
