@@ -469,7 +469,14 @@ fn load(path: &Path) -> Result<Build, ExitCode> {
 /// Load a ruleset with the number options among `options` (`NAME=N`: a
 /// face count...) set, as a house rule overriding each would.
 fn load_with(path: &Path, options: &[String]) -> Result<Build, ExitCode> {
-    muster::build_with(path, &numbers(options)).map_err(|(d, s)| report(&d, &s))
+    let (build, syntax) =
+        muster::build_loaded_with(path, &numbers(options)).map_err(|(d, s)| report(&d, &s))?;
+    // Every caller is a command that runs once and exits (`watch` and the
+    // language server load their own): freeing the syntax tree's thousands
+    // of nodes would cost a tenth of a quick `muster odds`, and the process
+    // is about to give its memory back whole.
+    std::mem::forget(syntax);
+    Ok(build)
 }
 
 /// The `--option NAME=N` among the options: numbers the ruleset is compiled
@@ -974,6 +981,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 } else {
                     out!("{}", report.text(a.situation.description.as_deref()));
                 }
+                // The process exits next: the compiled ruleset is not freed
+                // node by node (see `load_with`).
+                std::mem::forget((report, a));
                 return Ok(());
             };
             let b = how.run(&path_b)?;
