@@ -1325,3 +1325,11 @@ fn set_options(
     }
     Ok(())
 }
+
+/// The allocator: mimalloc, whose small allocations (a ruleset's syntax and
+/// compiled trees, a battle's memos) cost fewer instructions than the
+/// system's: `muster odds` on a TVBD situation 9.47M -> 8.09M instructions,
+/// a TVBD game 3.4% fewer, for about twice the resident memory (a
+/// Matchlocks `simulate` of 100 games 25 -> 45 MB).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
