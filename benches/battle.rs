@@ -55,6 +55,11 @@ use muster::compile::ir::Search;
 use std::path::Path;
 use std::time::Instant;
 
+/// The allocator `muster` itself uses (interpreter/main.rs), so that the
+/// games measured here cost what `muster simulate`'s do.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let only = std::env::var("MUSTER_BENCH_ONLY").ok();
     let games: u64 = std::env::var("MUSTER_BENCH_GAMES")
