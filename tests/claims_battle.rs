@@ -487,7 +487,8 @@ fn a_seeded_battle_of_the_default_scenario() {
         "declare_charge(",
         "fight_charge(",
         "open_fire(",
-        "discard_one(",
+        // A spare card thrown in at 8.SP6.4 (`discard_one` itself logs nothing).
+        "Gustav Horn pays I (cards) for Gustav Horn\n",
         "double_move(",
         "take_kab(",
         "fight(",
@@ -1403,6 +1404,12 @@ fn the_default_policy_charges_by_the_rules_odds() {
             // The foot never charge the horse (horse +3 against foot
             // that are not stationary).
             assert!(!text.contains("foot, cuirassiers"), "seed {seed}: {text}");
+            // Nor do they meet the horse's charge (C4): a countercharging
+            // foot is no longer stationary, and the default player never
+            // countercharges with foot.
+            play(&mut g, "8.SP2.4 Countercharges");
+            let text = g.narrative();
+            assert!(!text.contains("countercharge("), "seed {seed}: {text}");
         }
         (prospect, declared, refused)
     };
@@ -2017,4 +2024,84 @@ fn the_default_games_spend_cards_only_for_moves_made() {
         }
     }
     assert!(spent > 500 && returned > 50, "{spent} {returned}");
+}
+
+/// 8.SP2.4 (C4) Countercharge on the table (claims_countercharge.toml):
+/// two squadrons of cuirassiers 5BW apart, each claiming as the other, so
+/// a charge is even (`charge_prospect` 0). The near squadron, active,
+/// charges when Pappenheim holds a II (C2); the far one ("horse") is not
+/// prompted to charge its charger back, and meets the charge when Horn
+/// holds a III or better (C4, formed: III): Horn lays the card with it, it
+/// moves its 5BW less 1 straight at the charger (y 8.5 to 4.5), stopping
+/// 1BW from it, and spends the card; it has countercharged (§Notes), and
+/// the charger then moves only 1BW (y 2.5 to 3.5) into contact and
+/// fights it. Without a III Horn's side passes and the horse stands: the
+/// charger comes the whole 5BW (to 7.5).
+#[test]
+fn c4_a_squadron_meets_an_even_charge() {
+    let mut scene = Scene::open(RULES, "claims_countercharge.toml", &[], 0.0);
+    let (mut met, mut stood) = (0, 0);
+    for seed in 0..24 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "Set-up: the first active player");
+        play(&mut g, "8.SP1.1 Replenish hands");
+        assert_eq!(
+            query(&mut scene, &g, "charge_prospect(cuirassiers, horse)"),
+            "0"
+        );
+        let no_ii = holds_none(&mut scene, &g, "Pappenheim", 2);
+        let no_iii = holds_none(&mut scene, &g, "Horn", 3);
+        play(&mut g, "8.SP2.2 Charge prompts");
+        play(&mut g, "8.SP2.3 Forced charges");
+        play(&mut g, "8.SP2.4 Countercharges");
+        let before_move = g.narrative();
+        play(&mut g, "8.SP2.6 Move chargers");
+        play(&mut g, "8.SP2.7 Charge combats");
+        let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        assert!(
+            !text.contains("declare_charge(horse"),
+            "seed {seed}: {text}"
+        );
+        let charged = runs(&g, "declare_charge")
+            .iter()
+            .any(|r| r.args == ["cuirassiers", "horse"]);
+        assert_eq!(charged, !no_ii, "seed {seed}: {text}");
+        let countered = runs(&g, "countercharge")
+            .iter()
+            .any(|r| r.args == ["horse", "cuirassiers"]);
+        let (h, c) = (scene.unit(&g, "horse"), scene.unit(&g, "cuirassiers"));
+        if !charged {
+            assert!(!countered, "seed {seed}: {text}");
+            continue;
+        }
+        assert!(runs(&g, "fight_charge")
+            .iter()
+            .any(|r| r.args == ["cuirassiers", "horse"]));
+        if no_iii {
+            stood += 1;
+            assert!(!countered, "seed {seed}: {text}");
+            assert_eq!(query(&mut scene, &g, "conduct(horse)"), "stood");
+            assert_eq!(base_of(&g, h).2, 8.5, "seed {seed}");
+            assert_eq!(base_of(&g, c).2, 7.5, "seed {seed}");
+            continue;
+        }
+        met += 1;
+        assert!(countered, "seed {seed}: {text}");
+        assert!(
+            (before_move.contains("Horn gives III (cards) to horse\n")
+                || before_move.contains("Horn gives IV (cards) to horse\n"))
+                && before_move.contains("horse pays "),
+            "seed {seed}: {before_move}"
+        );
+        assert!(
+            before_move
+                .contains("horse advances 4.0: (10.0, 8.5) facing 180 -> (10.0, 4.5) facing 180\n"),
+            "seed {seed}: {before_move}"
+        );
+        assert_eq!(query(&mut scene, &g, "conduct(horse)"), "countercharged");
+        assert_eq!(base_of(&g, h).2, 4.5, "seed {seed}");
+        assert_eq!(base_of(&g, c).2, 3.5, "seed {seed}");
+    }
+    assert!(met > 0 && stood > 0, "{met} {stood}");
 }
