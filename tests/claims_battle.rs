@@ -391,9 +391,11 @@ fn a_hand_is_replenished_and_gifted_in_range_and_not_out_of_range() {
         let mut dealt: Vec<(u32, String, usize)> = Vec::new();
         let mut gifts: Vec<(u32, String, String, String)> = Vec::new();
         let mut first_hand: Vec<String> = Vec::new();
+        let mut step = String::new();
         for e in &ev {
             match e["event"].as_str().unwrap() {
                 "turn" => turn = e["turn"].as_u64().unwrap() as u32,
+                "step" => step = e["step"].as_str().unwrap().to_string(),
                 "dealt" if turn == 1 && e["to"] == "Gustavus" => {
                     first_hand = strings(&e["holds"]);
                     dealt.push((turn, "Gustavus".to_string(), first_hand.len()));
@@ -403,7 +405,9 @@ fn a_hand_is_replenished_and_gifted_in_range_and_not_out_of_range() {
                     e["to"].as_str().unwrap().to_string(),
                     strings(&e["holds"]).len(),
                 )),
-                "paid" if e.get("to").is_some() => gifts.push((
+                // (A card laid for a prompted move that could not be
+                // made goes back to its general in 8.SP4.3: no gift.)
+                "paid" if e.get("to").is_some() && step == "8.SP1.3 Gifts" => gifts.push((
                     turn,
                     e["from"].as_str().unwrap().to_string(),
                     e["to"].as_str().unwrap().to_string(),
@@ -483,7 +487,8 @@ fn a_seeded_battle_of_the_default_scenario() {
         "declare_charge(",
         "fight_charge(",
         "open_fire(",
-        "discard_one(",
+        // A spare card thrown in at 8.SP6.4 (`discard_one` itself logs nothing).
+        "Gustav Horn pays I (cards) for Gustav Horn\n",
         "double_move(",
         "take_kab(",
         "fight(",
@@ -983,8 +988,10 @@ fn m11_m12_a_hurt_tug_falls_directly_back() {
             }
             assert!(went, "seed {seed}: {name}: {text}");
             fell += 1;
+            // The card is laid with the TUG, and spent once it went back.
             assert!(
-                text.contains(&format!("{general} pays IV")),
+                text.contains(&format!("{general} gives IV (cards) to {name}\n"))
+                    && text.contains(&format!("{name} pays IV (cards) for {name}\n")),
                 "seed {seed}: {text}"
             );
             let (_, x, y, _) = base_of(&g, u);
@@ -1061,7 +1068,8 @@ fn m13_a_double_move_goes_twice_the_move() {
             assert!(went, "seed {seed}: {name}: {text}");
             moved += 1;
             assert!(
-                text.contains(&format!("for {name}\n   double_move({name})")),
+                text.contains(&format!("to {name}\n   double_move({name})"))
+                    && text.contains(&format!("{name} pays ")),
                 "seed {seed}: {text}"
             );
             assert!(
@@ -1396,6 +1404,12 @@ fn the_default_policy_charges_by_the_rules_odds() {
             // The foot never charge the horse (horse +3 against foot
             // that are not stationary).
             assert!(!text.contains("foot, cuirassiers"), "seed {seed}: {text}");
+            // Nor do they meet the horse's charge (C4): a countercharging
+            // foot is no longer stationary, and the default player never
+            // countercharges with foot.
+            play(&mut g, "8.SP2.4 Countercharges");
+            let text = g.narrative();
+            assert!(!text.contains("countercharge("), "seed {seed}: {text}");
         }
         (prospect, declared, refused)
     };
@@ -1768,8 +1782,8 @@ fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
         }
         turned += 1;
         assert!(
-            text.contains("Tilly pays III (cards) for foot")
-                || text.contains("Tilly pays IV (cards) for foot"),
+            text.contains("foot pays III (cards) for foot")
+                || text.contains("foot pays IV (cards) for foot"),
             "seed {seed}: {text}"
         );
         assert!(
@@ -1791,12 +1805,13 @@ fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
 /// --runs 400 --seed 1` that reached the turn limit (games 250 and 262:
 /// `game_seed(1, i)`) now end before it: a Swedish win after 2 turns and
 /// a draw after 6 (since the discards and gifts read the hands, issue 32:
-/// before, a draw after 5 turns and a Swedish win after 4).
+/// before, a draw after 5 turns and a Swedish win after 4); since a card
+/// is spent only for a move made, game 262 is a Swedish win after 5.
 #[test]
 fn the_games_that_stalled_now_end() {
     for (i, end) in [
         (250, "=== End after 2 turns: Swedish army wins ==="),
-        (262, "=== End after 6 turns: a draw ==="),
+        (262, "=== End after 5 turns: Swedish army wins ==="),
     ] {
         let text = default_game(muster::cli::simulate::game_seed(1, i));
         let last = text.lines().rev().find(|l| l.starts_with("=== End"));
@@ -1886,4 +1901,207 @@ fn a_general_throws_in_the_cards_his_tugs_cannot_spend() {
         tilly_threw += ones;
     }
     assert!(tilly_threw > 0, "no seed dealt Tilly an I card");
+}
+
+/// The cards of the 8.SP4.3 prompts of `events` (a game's log): for each
+/// TUG, (cards it spent, cards it gave back, whether it moved), step by
+/// step (the whole log when it has no step headers). A card spent is a
+/// `paid` with no receiver from the TUG's own
+/// hand (laid there by its general when it was prompted); one given back
+/// goes to the general.
+fn laid_cards(ev: &[Json]) -> Vec<(String, u32, u32, bool)> {
+    let mut out: Vec<(String, u32, u32, bool)> = Vec::new();
+    // (A scene that plays the step alone logs no step header.)
+    let mut in_step = !ev.iter().any(|e| e["event"] == "step");
+    let mut step: Vec<(String, u32, u32, bool)> = Vec::new();
+    let at = |v: &mut Vec<(String, u32, u32, bool)>, u: &str| -> usize {
+        match v.iter().position(|x| x.0 == u) {
+            Some(i) => i,
+            None => {
+                v.push((u.to_string(), 0, 0, false));
+                v.len() - 1
+            }
+        }
+    };
+    for e in ev {
+        match e["event"].as_str().unwrap() {
+            "step" => {
+                out.append(&mut step);
+                in_step = e["step"] == "8.SP4.3 Prompts";
+            }
+            "move" if in_step => {
+                let i = at(&mut step, e["unit"].as_str().unwrap());
+                step[i].3 = true;
+            }
+            "paid" if in_step => {
+                let from = e["from"].as_str().unwrap();
+                let option = strings(&e["option"]);
+                if option != [from] {
+                    continue;
+                }
+                let i = at(&mut step, from);
+                if e.get("to").is_some() {
+                    step[i].2 += 1;
+                } else {
+                    step[i].1 += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    out.append(&mut step);
+    out
+}
+
+/// 8.SP4.3: a prompt's card pays for a move that is made. Four Pike &
+/// Shot TUGs stand in a column (claims_blocked.toml), the rearmost first
+/// in the scenario, so each but the van finds a friend in its way when
+/// its turn to move comes; the prompts' cards are laid with the TUGs and
+/// spent only by those that moved, the others' going back to Horn: his
+/// hand after the step is his hand before less the cards spent. Before,
+/// every prompted TUG paid (`Horn pays I (cards) for rear`) whether or not
+/// it moved.
+#[test]
+fn a_prompted_move_not_made_costs_no_card() {
+    let mut scene = Scene::open(RULES, "claims_blocked.toml", &[], 0.0);
+    let (mut returned, mut spent) = (0, 0);
+    for seed in 0..16 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let before = query(&mut scene, &g, "cards_held(Horn, 1)");
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        let after: u32 = query(&mut scene, &g, "cards_held(Horn, 1)")
+            .parse()
+            .unwrap();
+        let mut paid = 0;
+        for (u, s, r, moved) in laid_cards(&events(&g)) {
+            // A card spent only by a TUG (or Horn) that moved.
+            assert!(
+                s == 0 || moved,
+                "seed {seed}: {u} paid {s} and stayed: {text}"
+            );
+            if u == "rear" || u == "second" || u == "third" || u == "van" {
+                returned += r;
+                spent += s;
+            }
+            if u == "Horn" || u == "rear" || u == "second" || u == "third" || u == "van" {
+                paid += s;
+            }
+            for tug in ["rear", "second", "third", "van"] {
+                assert_eq!(query(&mut scene, &g, &format!("cards_held({tug}, 1)")), "0");
+            }
+        }
+        assert_eq!(
+            before.parse::<u32>().unwrap(),
+            after + paid,
+            "seed {seed}: {text}"
+        );
+    }
+    assert!(returned > 0 && spent > 0, "{returned} {spent}");
+}
+
+/// The same over the first 40 games of `simulate --seed 1` of the default
+/// scenario: every card spent in 8.SP4.3 is for a unit that moved in it
+/// (before, 362 of the 2,094 prompts of the first 60 games paid for no
+/// move: 296 M2/M3 and CM1 moves, 36 contractions and 13 expansions, which
+/// are made on the spot, and 12 passes through friends, 3 falls back, 1
+/// turn and 1 facing).
+#[test]
+fn the_default_games_spend_cards_only_for_moves_made() {
+    let mut b = common::ruleset(RULES);
+    let sc = b
+        .scenario(None)
+        .unwrap_or_else(|d| panic!("{}", render_plain(&d, &b.sources)));
+    let (mut spent, mut returned) = (0, 0);
+    for i in 0..40 {
+        let g = play_game(&b, &sc, muster::cli::simulate::game_seed(1, i));
+        for (u, s, r, moved) in laid_cards(&events(&g)) {
+            assert!(s == 0 || moved, "game {i}: {u} paid {s} and stayed");
+            spent += s;
+            returned += r;
+        }
+    }
+    assert!(spent > 500 && returned > 50, "{spent} {returned}");
+}
+
+/// 8.SP2.4 (C4) Countercharge on the table (claims_countercharge.toml):
+/// two squadrons of cuirassiers 5BW apart, each claiming as the other, so
+/// a charge is even (`charge_prospect` 0). The near squadron, active,
+/// charges when Pappenheim holds a II (C2); the far one ("horse") is not
+/// prompted to charge its charger back, and meets the charge when Horn
+/// holds a III or better (C4, formed: III): Horn lays the card with it, it
+/// moves its 5BW less 1 straight at the charger (y 8.5 to 4.5), stopping
+/// 1BW from it, and spends the card; it has countercharged (§Notes), and
+/// the charger then moves only 1BW (y 2.5 to 3.5) into contact and
+/// fights it. Without a III Horn's side passes and the horse stands: the
+/// charger comes the whole 5BW (to 7.5).
+#[test]
+fn c4_a_squadron_meets_an_even_charge() {
+    let mut scene = Scene::open(RULES, "claims_countercharge.toml", &[], 0.0);
+    let (mut met, mut stood) = (0, 0);
+    for seed in 0..24 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "Set-up: the first active player");
+        play(&mut g, "8.SP1.1 Replenish hands");
+        assert_eq!(
+            query(&mut scene, &g, "charge_prospect(cuirassiers, horse)"),
+            "0"
+        );
+        let no_ii = holds_none(&mut scene, &g, "Pappenheim", 2);
+        let no_iii = holds_none(&mut scene, &g, "Horn", 3);
+        play(&mut g, "8.SP2.2 Charge prompts");
+        play(&mut g, "8.SP2.3 Forced charges");
+        play(&mut g, "8.SP2.4 Countercharges");
+        let before_move = g.narrative();
+        play(&mut g, "8.SP2.6 Move chargers");
+        play(&mut g, "8.SP2.7 Charge combats");
+        let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        assert!(
+            !text.contains("declare_charge(horse"),
+            "seed {seed}: {text}"
+        );
+        let charged = runs(&g, "declare_charge")
+            .iter()
+            .any(|r| r.args == ["cuirassiers", "horse"]);
+        assert_eq!(charged, !no_ii, "seed {seed}: {text}");
+        let countered = runs(&g, "countercharge")
+            .iter()
+            .any(|r| r.args == ["horse", "cuirassiers"]);
+        let (h, c) = (scene.unit(&g, "horse"), scene.unit(&g, "cuirassiers"));
+        if !charged {
+            assert!(!countered, "seed {seed}: {text}");
+            continue;
+        }
+        assert!(runs(&g, "fight_charge")
+            .iter()
+            .any(|r| r.args == ["cuirassiers", "horse"]));
+        if no_iii {
+            stood += 1;
+            assert!(!countered, "seed {seed}: {text}");
+            assert_eq!(query(&mut scene, &g, "conduct(horse)"), "stood");
+            assert_eq!(base_of(&g, h).2, 8.5, "seed {seed}");
+            assert_eq!(base_of(&g, c).2, 7.5, "seed {seed}");
+            continue;
+        }
+        met += 1;
+        assert!(countered, "seed {seed}: {text}");
+        assert!(
+            (before_move.contains("Horn gives III (cards) to horse\n")
+                || before_move.contains("Horn gives IV (cards) to horse\n"))
+                && before_move.contains("horse pays "),
+            "seed {seed}: {before_move}"
+        );
+        assert!(
+            before_move
+                .contains("horse advances 4.0: (10.0, 8.5) facing 180 -> (10.0, 4.5) facing 180\n"),
+            "seed {seed}: {before_move}"
+        );
+        assert_eq!(query(&mut scene, &g, "conduct(horse)"), "countercharged");
+        assert_eq!(base_of(&g, h).2, 4.5, "seed {seed}");
+        assert_eq!(base_of(&g, c).2, 3.5, "seed {seed}");
+    }
+    assert!(met > 0 && stood > 0, "{met} {stood}");
 }
