@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::table::Table;
+use common::table::{Scene, Table};
 use common::{exact, p};
 use muster::base::value::Value;
 
@@ -285,4 +285,67 @@ fn a_plotton_shoots_by_ranks_as_formed_musketeers() {
     assert_eq!(t.int("shooting_dice(blue_forlorn, red_plotton, 1)"), 6);
     t.set("red_plotton", "disarray", Value::Int(1));
     assert_eq!(t.int("shooting_dice(red_plotton, blue_horse, 2)"), 3);
+}
+
+/// `rules/scenarios/matchlocks_gallopers.toml` played on seeds 1 to 60 (the
+/// policy's own choices, nothing placed): light guns ride with their
+/// parents (`advances 6.0 with Red left gun`), limber and unlimber
+/// (`pack_up`), are taken (`captured_gun true`) and retaken
+/// (`recapture(`); every game ends with each gun the enemy holds still on
+/// the table, and a game replays the same on its seed.
+#[test]
+fn the_gallopers_scenario_plays_its_guns() {
+    let mut scene = Scene::open(
+        RULES,
+        Some("rules/scenarios/matchlocks_gallopers.toml"),
+        &[],
+    );
+    let (mut rides, mut packs, mut taken, mut retaken) = (0, 0, 0, 0);
+    for seed in 1..=60 {
+        let g = play(&scene, seed);
+        let text = g.narrative();
+        for line in text.lines() {
+            if line.contains(" with Red left gun")
+                || line.contains(" with Blue right gun")
+                || line.contains(" with Red galloper")
+                || line.contains(" with Blue galloper")
+            {
+                rides += 1;
+            }
+            if line.contains("pack_up(") {
+                packs += 1;
+            }
+            if line.contains("captured_gun true") {
+                taken += 1;
+            }
+            if line.contains("recapture(") {
+                retaken += 1;
+            }
+        }
+        let held_on_table = scene
+            .build
+            .query_world(&g.world, "all x: not lost_gun(x) or not x.off_table")
+            .expect("the query compiles")
+            .0;
+        assert_eq!(held_on_table, Value::Bool(true), "seed {seed}");
+        if seed == 1 {
+            assert_eq!(text, play(&scene, 1).narrative());
+        }
+    }
+    assert!(
+        rides > 0 && packs > 0 && taken > 0 && retaken > 0,
+        "rides {rides}, pack-ups {packs}, taken {taken}, retaken {retaken}"
+    );
+}
+
+/// The scene's game on `seed`, played to its end.
+fn play(scene: &Scene, seed: u64) -> muster::battle::game::Game<'static> {
+    let mut g = scene.start(seed, true);
+    if let Err(d) = g.run() {
+        panic!(
+            "seed {seed}: {}",
+            muster::front::diagnostic::render_plain(&[d], &scene.build.sources)
+        );
+    }
+    g
 }
