@@ -35,6 +35,7 @@ mod lsp;
 mod matchlocks;
 mod matchlocks_battle;
 mod matchlocks_fidelity;
+mod matchlocks_guns;
 mod matchlocks_melee;
 mod nesting;
 mod odds_report;
