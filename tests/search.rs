@@ -132,10 +132,11 @@ fn the_purposeful_player_beats_the_thorough_one_in_tvbd() {
     }
 }
 
-/// In TVBD's default scenario the purposeful search makes about a quarter
-/// of the thorough one's candidate moves per unit-turn (7.1 against 26.3
-/// over 64 games), lays a path for about a quarter as many and scores
-/// fewer than a third as many; every unit-turn still weighs a move.
+/// In TVBD's default scenario the purposeful search makes about a third
+/// of the thorough one's candidate moves per unit-turn (8.2 against 26.3
+/// over the battle bench's 32 games), lays a path for under a third as
+/// many and scores fewer than a third as many; every unit-turn still
+/// weighs a move.
 #[test]
 fn a_purposeful_search_weighs_fewer_moves() {
     let mut b = common::ruleset("rules/tillys_very_bad_day.muster");
