@@ -24,6 +24,7 @@ use crate::common;
 use common::scene::{Scene, Tally};
 use muster::base::value::Value;
 use muster::battle::game::{Event, Game};
+use muster::compile::ir::Search;
 use muster::front::diagnostic::render_plain;
 use muster::run::battlefield::{bearing, norm_angle, Base, Pt};
 use muster::Build;
@@ -73,7 +74,23 @@ impl Figure {
     /// A figure with optional rules switched (`("evade", true)`), as
     /// `--option` switches them.
     fn open_with(file: &str, seed: u64, options: &[(&str, bool)]) -> Figure {
-        let scene = scene(file, options);
+        Figure::open_searching(file, seed, options, None)
+    }
+
+    /// A figure whose players search for moves the way `search` says
+    /// (None: as their policies say). The tests of the fan of moves the
+    /// rules offer ask the thorough search, which tries every manoeuvre
+    /// (the shipped policies search purposefully, toward their purposes).
+    fn open_searching(
+        file: &str,
+        seed: u64,
+        options: &[(&str, bool)],
+        search: Option<Search>,
+    ) -> Figure {
+        let mut scene = scene(file, options);
+        if search.is_some() {
+            scene.prep.search = vec![search; scene.prep.policy.len()];
+        }
         let game = scene.start(seed, true);
         let f = Figure {
             build: scene.build,
@@ -1237,7 +1254,7 @@ fn offered_in_zoc(f: &mut Figure, name: &str, enemy: &str) -> Vec<(String, Base,
 /// sideways moves across the enemy's front.
 #[test]
 fn inside_a_zone_of_control_only_stand_close_or_back_away() {
-    let mut f = Figure::open("tvbd_zone_of_control.toml");
+    let mut f = Figure::open_searching("tvbd_zone_of_control.toml", 1, &[], Some(Search::Thorough));
     assert!(f.holds("zone_of_control(western_pike_shot, held_pike_shot)"));
     assert!(f.holds("zone_of_control(central_pike_shot, edge_pike_shot)"));
     assert!(!f.holds("any e: zone_of_control(e, free_pike_shot)"));
@@ -1341,7 +1358,7 @@ fn offers(offered: &[(String, Base)], how: &str, x: f64, y: f64, facing: f64) ->
 /// when the optional rule is off.
 #[test]
 fn a_superior_unit_changes_direction_again_at_the_end_of_its_move() {
-    let mut f = Figure::open("tvbd_superior_finish.toml");
+    let mut f = Figure::open_searching("tvbd_superior_finish.toml", 1, &[], Some(Search::Thorough));
     let w = wheel_45_cost();
     assert!((w - 1.5307).abs() < 1e-4);
 
@@ -1473,7 +1490,12 @@ fn a_superior_unit_changes_direction_again_at_the_end_of_its_move() {
         );
     }
 
-    let mut off = Figure::open_with("tvbd_superior_finish.toml", 1, &[("unit_quality", false)]);
+    let mut off = Figure::open_searching(
+        "tvbd_superior_finish.toml",
+        1,
+        &[("unit_quality", false)],
+        Some(Search::Thorough),
+    );
     let o = offered(&mut off, "veteran_horse");
     assert!(o.iter().any(|(h, _)| h == "advances 6.0"));
     assert!(

@@ -123,7 +123,10 @@ type = "Shot"
 /// The default TVBD policy charges by `expect` of the rules' melee: a house
 /// rule under which horse never hit in melee (a 7 on a d6) makes the same
 /// seeded battles declare far fewer horse charges (only at guns, or at foot
-/// that throw no dice back), with no change to the policy.
+/// that throw no dice back), with no change to the policy. Counted are the
+/// charges a horse declares (not those declared at one: the purposeful
+/// player's foot charge horse too, 3 of the book's 25 declarations naming
+/// horse in these games).
 #[test]
 fn a_house_rule_that_weakens_the_horse_changes_its_charges() {
     let horse_charges = |b: &mut Build| {
@@ -133,9 +136,8 @@ fn a_house_rule_that_weakens_the_horse_changes_its_charges() {
             .map(|seed| {
                 let log = prep.play(seed, true).unwrap().narrative();
                 log.lines()
-                    .filter(|l| {
-                        l.trim_start().starts_with("declare_charge(") && l.contains("Horse")
-                    })
+                    .filter_map(|l| l.trim_start().strip_prefix("declare_charge("))
+                    .filter(|args| args.split(", ").next().is_some_and(|c| c.contains("Horse")))
                     .count()
             })
             .sum::<usize>()

@@ -148,7 +148,9 @@ fn overflowing_arithmetic_is_a_diagnostic() {
 
 /// A horse of a million resolve shoots a million dice: a diagnostic (a
 /// pool has at most 10,000 dice), where the roll used to record every die
-/// until memory ran out.
+/// until memory ran out. The first horse to shoot in the default battle
+/// (seed 1) is a superior one (§Optional Rule: Unit Quality, +1 resolve):
+/// a million and one.
 #[test]
 fn a_pool_of_a_million_dice_is_a_diagnostic() {
     let m = stopped_with(
@@ -158,7 +160,7 @@ fn a_pool_of_a_million_dice_is_a_diagnostic() {
     );
     assert_eq!(
         m,
-        "a pool of 1000000 dice: more than the 10000 one roll may have (turn 1)"
+        "a pool of 1000001 dice: more than the 10000 one roll may have (turn 1)"
     );
 }
 
@@ -281,8 +283,8 @@ fn a_huge_retire_goes_as_far_as_the_table_allows() {
 
 /// Thistle's groups beaten in melee fall back half a move together. Written
 /// as 2^31 - 1, a group falls back as far as the table allows (the same
-/// game as with 1,000): Stanley's bows go back to the English edge, 21.2
-/// from where they fought. The group's retire laid paths of billions of
+/// game as with 1,000): Edmund Howard's bills and their general behind
+/// them go back to the English edge, 13.8 from where they fought. The group's retire laid paths of billions of
 /// bases, as one unit's did.
 #[test]
 fn a_huge_group_retire_goes_as_far_as_the_table_allows() {
@@ -295,8 +297,8 @@ fn a_huge_group_retire_goes_as_far_as_the_table_allows() {
     );
     assert!(
         games[0].contains(
-            "English Stanley's wing Bows 1 falls back 21.2 with English Stanley's wing Bows 2: \
-             (19.8, 22.0) facing 0 -> (19.8, 0.8) facing 0"
+            "English Edmund Howard's wing Bills falls back 13.8 with Sir Edmund Howard: \
+             (50.0, 16.0) facing 0 -> (50.0, 2.2) facing 0"
         ),
         "{}",
         games[0]
@@ -496,9 +498,10 @@ fn a_situation_of_more_than_1000_units_is_refused() {
     assert_eq!(d[0].label, "unit 1001 of the situation");
 }
 
-/// TVBD with a hook that logs a thousand lines of 4,096 characters before
-/// each attacker's move: 4 MB a turn. The log stops the game at 32 MB,
-/// with a diagnostic at the step. It used to grow without bound (a bigger
+/// TVBD with a hook that logs two thousand lines of 4,096 characters
+/// before each attacker's move: 8 MB a turn (the game of seed 1 ends after
+/// 8 turns). The log stops the game at 32 MB, in turn 5, with a diagnostic
+/// at the step. It used to grow without bound (a bigger
 /// loop made 1.2 GB of narrative and took 2.45 GB).
 #[test]
 fn a_log_of_more_than_32_mb_stops_the_game() {
@@ -506,7 +509,7 @@ fn a_log_of_more_than_32_mb_stops_the_game() {
 hook chatter before step "Step 1.1 Attacker Move" {
   let s = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
   s += s; s += s; s += s; s += s; s += s; s += s;
-  for i in 0..1000 { log(s); }
+  for i in 0..2000 { log(s); }
 }
 "#;
     let text = format!("{}{hook}", shipped("tillys_very_bad_day.muster"));
@@ -516,7 +519,7 @@ hook chatter before step "Step 1.1 Attacker Move" {
     };
     assert_eq!(
         m,
-        "the game's log takes more than 32 MB (turn 9, step \"Step 1.1 Attacker Move\")"
+        "the game's log takes more than 32 MB (turn 5, step \"Step 1.1 Attacker Move\")"
     );
 }
 

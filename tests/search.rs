@@ -22,8 +22,9 @@ fn weighed(prep: &Prepared, n: u64) -> MoveStats {
 }
 
 /// Both armies of TVBD's and Thistle's default scenarios searching
-/// purposefully: the same summary on 1 thread and on 2, the same seeded
-/// narrative twice; and not the thorough search's games.
+/// purposefully, as their shipped policies do: the same summary on 1
+/// thread and on 2, the same seeded narrative twice; and not the thorough
+/// search's games.
 #[test]
 fn purposeful_games_are_the_same_on_any_thread_count() {
     for file in [
@@ -33,7 +34,7 @@ fn purposeful_games_are_the_same_on_any_thread_count() {
         let mut b = common::ruleset(file);
         let sc = b.scenario(None).unwrap();
         let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
-        let thorough = prep.play(3, true).unwrap().narrative();
+        let shipped = prep.play(3, true).unwrap().narrative();
         prep.search = vec![Some(Search::Purposeful); prep.policy.len()];
         let run = |threads: usize| common::simulate_on(&prep, threads, 12, 42);
         let one = run(1);
@@ -41,20 +42,108 @@ fn purposeful_games_are_the_same_on_any_thread_count() {
         assert_eq!(one.games, 12);
         let purposeful = prep.play(3, true).unwrap().narrative();
         assert_eq!(purposeful, prep.play(3, true).unwrap().narrative());
+        assert_eq!(
+            purposeful, shipped,
+            "{file}: the shipped player is purposeful"
+        );
+        prep.search = vec![Some(Search::Thorough); prep.policy.len()];
+        let thorough = prep.play(3, true).unwrap().narrative();
         assert_ne!(purposeful, thorough, "{file}: the searches play alike");
     }
 }
 
-/// In TVBD's default scenario the purposeful search makes about a quarter
-/// of the thorough one's candidate moves per unit-turn (7.1 against 26.3
-/// over 64 games), lays a path for about a quarter as many and scores
-/// fewer than a third as many; every unit-turn still weighs a move.
+/// The shipped policies of TVBD (v1, and v2 which extends it) and Thistle:
+/// `default` and `cautious` search purposefully; `thorough` is `default`'s
+/// scores with the thorough search. Both armies playing `thorough` play
+/// the game the `default` players play when told to search thoroughly,
+/// and told to search purposefully, the shipped game.
+#[test]
+fn the_thorough_policy_is_the_default_searching_thoroughly() {
+    for file in [
+        "rules/tillys_very_bad_day.muster",
+        "rules/tillys_very_bad_day_v2.muster",
+        "rules/thistle_lily_and_rose.muster",
+    ] {
+        let mut b = common::ruleset(file);
+        let find = |name: &str| {
+            let p = b.ruleset.policies.iter().position(|p| p.name == name);
+            p.unwrap_or_else(|| panic!("{file}: no policy {name}"))
+        };
+        let (default, cautious, thorough) = (find("default"), find("cautious"), find("thorough"));
+        let searches: Vec<_> = [default, cautious, thorough]
+            .map(|p| b.ruleset.policies[p].search)
+            .into();
+        assert_eq!(
+            searches,
+            [Search::Purposeful, Search::Purposeful, Search::Thorough],
+            "{file}"
+        );
+        let sc = b.scenario(None).unwrap();
+        let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
+        let mut game = |policy: usize, told: Option<Search>| {
+            prep.policy = vec![Some(policy); prep.policy.len()];
+            prep.search = vec![told; prep.policy.len()];
+            prep.play(5, true).unwrap().narrative()
+        };
+        let shipped = game(default, None);
+        let thorough_told = game(default, Some(Search::Thorough));
+        assert_ne!(shipped, thorough_told, "{file}: the searches play alike");
+        assert_eq!(game(thorough, None), thorough_told, "{file}");
+        assert_eq!(game(thorough, Some(Search::Purposeful)), shipped, "{file}");
+    }
+}
+
+/// The shipped choice is not the weaker player (issue 33): in TVBD's
+/// default scenario, v1's and v2's, 100 games with the first army's player
+/// purposeful and the second's thorough (the same scores: the `default`
+/// and `thorough` policies), then 100 with the searches swapped, seeded
+/// 2026: the purposeful player wins more of the 200 than the thorough one
+/// (v2: 107 to 80). The 2,000-game figures (docs/LANGUAGE.md, Policies)
+/// give it an excess win share of +0.39 (v1) and +0.31 (v2); Thistle's,
+/// -0.02 within its interval, cannot be told from nothing in 200 games and
+/// is not asserted here.
+#[test]
+fn the_purposeful_player_beats_the_thorough_one_in_tvbd() {
+    for file in [
+        "rules/tillys_very_bad_day.muster",
+        "rules/tillys_very_bad_day_v2.muster",
+    ] {
+        let mut b = common::ruleset(file);
+        let find = |name: &str| b.ruleset.policies.iter().position(|p| p.name == name);
+        let (default, thorough) = (find("default"), find("thorough"));
+        let sc = b.scenario(None).unwrap();
+        let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
+        let (mut purposeful_won, mut thorough_won) = (0, 0);
+        for swapped in [false, true] {
+            prep.policy = if swapped {
+                vec![thorough, default]
+            } else {
+                vec![default, thorough]
+            };
+            let s = common::simulate_on(&prep, 2, 100, 2026);
+            let (p, t) = if swapped { (1, 0) } else { (0, 1) };
+            purposeful_won += s.wins[p].count;
+            thorough_won += s.wins[t].count;
+        }
+        assert!(
+            purposeful_won > thorough_won,
+            "{file}: purposeful {purposeful_won}, thorough {thorough_won} of 200"
+        );
+    }
+}
+
+/// In TVBD's default scenario the purposeful search makes about a third
+/// of the thorough one's candidate moves per unit-turn (8.2 against 26.3
+/// over the battle bench's 32 games), lays a path for under a third as
+/// many and scores fewer than a third as many; every unit-turn still
+/// weighs a move.
 #[test]
 fn a_purposeful_search_weighs_fewer_moves() {
     let mut b = common::ruleset("rules/tillys_very_bad_day.muster");
     let sc = b.scenario(None).unwrap();
     let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
     prep.openings = None;
+    prep.search = vec![Some(Search::Thorough); prep.policy.len()];
     let thorough = weighed(&prep, 8);
     prep.search = vec![Some(Search::Purposeful); prep.policy.len()];
     let purposeful = weighed(&prep, 8);
