@@ -31,10 +31,12 @@
 //!    would be a second engine per ruleset. Each replay is checked to end
 //!    exactly as its game did (summary, states, bases).
 //!
-//! 7. PURPOSEFUL: games per second on one core with every army's player
-//!    searching for moves with `search = purposeful` (moves toward what
-//!    the policy values) instead of the shipped `thorough` fan, the same
-//!    scores; and, for each search, the candidate moves per unit-turn it
+//! 7. PURPOSEFUL, THOROUGH: games per second on one core with every army's
+//!    player searching for moves with `search = purposeful` (moves toward
+//!    what the policy values), then with the `thorough` fan, the same
+//!    scores, each against the shipped policies' own search (TVBD and
+//!    Thistle ship purposeful, the others thorough); and, for each search,
+//!    the candidate moves per unit-turn it
 //!    generated, laid a path for, found legal and scored (games decided
 //!    alone, no book);
 //! 8. with `MUSTER_BENCH_STRENGTH=N`: N games with the first army's player
@@ -175,16 +177,22 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
         free / solo,
         100.0 * (1.0 - solo / free)
     );
+    // Each search forced on every army, against the shipped policies' own
+    // (TVBD and Thistle ship `purposeful`, the others `thorough`).
     let mut purposeful = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
     purposeful.search = vec![Some(Search::Purposeful); purposeful.policy.len()];
-    let (tp, sp, _) = run(&purposeful, 1);
-    let fast = games as f64 / tp;
-    println!(
-        "  purposeful     : {fast:10.1} games/s  ({:.2} ms a game, {:.2}x one core thorough; mean {:.2} turns)",
-        1000.0 / fast,
-        fast / one,
-        sp.mean_turns
-    );
+    let mut thorough = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
+    thorough.search = vec![Some(Search::Thorough); thorough.policy.len()];
+    for (name, prep) in [("purposeful", &purposeful), ("thorough", &thorough)] {
+        let (t, s, _) = run(prep, 1);
+        let rate = games as f64 / t;
+        println!(
+            "  {name:<11}    : {rate:10.1} games/s  ({:.2} ms a game, {:.2}x one core as shipped; mean {:.2} turns)",
+            1000.0 / rate,
+            rate / one,
+            s.mean_turns
+        );
+    }
     let mut thorough_alone = Prepared::new(&b.ruleset, &sc).expect("the default scenario sets up");
     thorough_alone.openings = None;
     thorough_alone.search = vec![Some(Search::Thorough); thorough_alone.policy.len()];
