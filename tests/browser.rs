@@ -207,8 +207,9 @@ fn the_battle_page_in_a_browser() {
         .map(|f| attr(f, "data-turn").unwrap())
         .collect();
     assert_eq!(shown, ["0"]);
+    let caption = format!("Deployment (1 of {})", turns + 1);
     assert!(
-        dom0.contains("Deployment (1 of 7)"),
-        "the caption the script wrote"
+        dom0.contains(&caption),
+        "the caption the script wrote: {caption}"
     );
 }
