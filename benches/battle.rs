@@ -60,7 +60,7 @@ use std::time::Instant;
 /// The allocator `muster` itself uses (interpreter/main.rs), so that the
 /// games measured here cost what `muster simulate`'s do.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: muster::base::alloc::Allocator = muster::base::alloc::Allocator;
 
 fn main() {
     let only = std::env::var("MUSTER_BENCH_ONLY").ok();

@@ -953,11 +953,9 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             ruleset_b,
             svg,
         } => {
-            // Sampling runs on rayon's global pool: its threads, with room
-            // on their stacks.
-            let _ = pool_builder(threads).build_global();
             let how = OddsRun {
                 situation: &situation,
+                threads,
                 samples,
                 seed: seed.unwrap_or(1),
                 quiet: json,
@@ -1101,6 +1099,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
 /// How `muster odds` runs a situation: the same under each ruleset.
 struct OddsRun<'a> {
     situation: &'a Path,
+    threads: Option<usize>,
     samples: Option<u64>,
     seed: u64,
     quiet: bool,
@@ -1132,13 +1131,13 @@ impl OddsRun<'_> {
         let result = if let Some(rolls) = &s.rolls {
             odds::scripted(rs, &prog, rolls)
         } else if let Some(n) = self.samples {
-            sample(rs, &prog, n, seed, quiet)
+            sample(rs, &prog, n, seed, quiet, self.threads)
         } else {
             match odds::exact(rs, &prog) {
                 Ok(o) => Ok(o),
                 Err(odds::ExactError::TooMany(why)) => {
                     noteln!("note: {why}; sampling 1,000,000 games instead");
-                    sample(rs, &prog, 1_000_000, seed, quiet)
+                    sample(rs, &prog, 1_000_000, seed, quiet, self.threads)
                 }
                 Err(odds::ExactError::Fault(d)) => Err(d),
             }
@@ -1187,8 +1186,15 @@ fn sample(
     n: u64,
     seed: u64,
     quiet: bool,
+    threads: Option<usize>,
 ) -> Result<Odds, Diag> {
     use indicatif::{ProgressBar, ProgressStyle};
+    // Sampling runs on rayon's global pool: its threads, with room on their
+    // stacks. It is started here, on the first sampling, not for every odds
+    // command: exact and scripted odds run on one thread, and an idle pool's
+    // workers spin (sched_yield, futex waits) for as long as the command
+    // runs. A second call (`--against`) finds the pool built already.
+    let _ = pool_builder(threads).build_global();
     let bar = if !quiet && n >= 1_000_000 {
         let b = ProgressBar::new(n);
         b.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} samples ({eta})").unwrap());
@@ -1329,7 +1335,8 @@ fn set_options(
 /// The allocator: mimalloc, whose small allocations (a ruleset's syntax and
 /// compiled trees, a battle's memos) cost fewer instructions than the
 /// system's: `muster odds` on a TVBD situation 9.47M -> 8.09M instructions,
-/// a TVBD game 3.4% fewer, for about twice the resident memory (a
-/// Matchlocks `simulate` of 100 games 25 -> 45 MB).
+/// a TVBD game 3.4% fewer. Small blocks are asked for unaligned (see
+/// muster::base::alloc: mimalloc's aligned entry over-allocated every
+/// size that is not a power of two).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: muster::base::alloc::Allocator = muster::base::alloc::Allocator;

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod alloc;
 mod army;
 mod battle;
 mod battle_figures;

@@ -4,5 +4,6 @@
 //!
 //! Uses nothing else of the crate.
 
+pub mod alloc;
 pub mod rng;
 pub mod value;
