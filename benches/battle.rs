@@ -205,12 +205,13 @@ fn bench(file: &str, label: &str, games: u64, target: bool) {
         let m = move_stats(prep, games.min(32));
         let per = |x: u64| x as f64 / m.unit_turns.max(1) as f64;
         println!(
-            "  {name:<11}    : per unit-turn {:.1} candidates generated, {:.1} paths laid, {:.1} legal, {:.1} scored ({} unit-turns)",
+            "  {name:<11}    : per unit-turn {:.1} candidates generated, {:.1} paths laid, {:.1} legal, {:.1} scored ({} unit-turns, {:.0}% looked at again thoroughly)",
             per(m.generated),
             per(m.laid),
             per(m.legal),
             per(m.scored),
-            m.unit_turns
+            m.unit_turns,
+            100.0 * per(m.second_looks)
         );
     }
     if let Some(n) = std::env::var("MUSTER_BENCH_STRENGTH")

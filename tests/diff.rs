@@ -526,15 +526,15 @@ fn tvbd_against_its_v2_draft() {
     let out = muster(&["diff", TVBD, V2]);
     has_line(
         &out,
-        &format!("~ step \"Step 1.1 Attacker Move\", name: \"Step 1.1 Attacker Move\" -> \"Step 3.1 Active player move\"  [{TVBD}:1182]"),
+        &format!("~ step \"Step 1.1 Attacker Move\", name: \"Step 1.1 Attacker Move\" -> \"Step 3.1 Active player move\"  [{TVBD}:1161]"),
     );
     has_line(
         &out,
-        &format!("~ step \"Step 1.2 Defender Shoot\", actions: do shooting(defender) -> do shooting(reactive_side())  [{TVBD}:1186]"),
+        &format!("~ step \"Step 1.2 Defender Shoot\", actions: do shooting(defender) -> do shooting(reactive_side())  [{TVBD}:1165]"),
     );
     has_line(
         &out,
-        &format!("> step \"Step 3.2 Charge\": after \"Step 3.1 Declare Charge\" -> after \"Step 3.3 Point Blank Shooting\"  [{TVBD}:1200]"),
+        &format!("> step \"Step 3.2 Charge\": after \"Step 3.1 Declare Charge\" -> after \"Step 3.3 Point Blank Shooting\"  [{TVBD}:1179]"),
     );
     assert_eq!(lines_of(&out, "- step ").len(), 0, "{out}");
     assert_eq!(lines_of(&out, "+ step ").len(), 5, "{out}");

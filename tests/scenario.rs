@@ -5,6 +5,7 @@
 
 use muster::base::value::Value;
 use muster::battle::scenario::Scenario;
+use muster::compile::ir::Search;
 use muster::front::diagnostic::{render_plain, Diag};
 use muster::front::source::Sources;
 use muster::run::battlefield::{Base, Pt, Shape};
@@ -176,6 +177,7 @@ ellipse = { centre = [30.5, 15], rx = 4, ry = 3, angle = 30 }
 [[army]]
 name = "Swedes"
 policy = "bold"
+search = "thorough"
 [[army.command]]
 name = "Right wing"
 units = [
@@ -269,6 +271,8 @@ fn a_good_scenario_reads_as_written() {
     assert_eq!(policy, "bold");
     assert_eq!(b.sources.slice(*at), "\"bold\"");
     assert!(s.armies[1].policy.is_none());
+    assert_eq!(s.armies[0].search, Some(Search::Thorough));
+    assert_eq!(s.armies[1].search, None);
     assert_eq!(s.armies[0].commands.len(), 2);
 
     // Units in reading order: names generated per command, `count`
@@ -398,6 +402,26 @@ fn unknown_quality() {
     assert_eq!(d.len(), 1);
     assert!(r.contains("superior, ordinary"), "{r}");
     insta::assert_snapshot!("unknown_quality", r);
+}
+
+/// A search that is not one: the two there are, and what leaving the key
+/// out does.
+#[test]
+fn unknown_search() {
+    let (d, r) = rejected(concat!(
+        "[table]\nwidth = 45\ndepth = 30\n\n",
+        "[[army]]\nname = \"Swedes\"\nsearch = \"quick\"\n",
+        "[[army.command]]\nname = \"Right wing\"\nunits = [\n",
+        "  { type = \"Commander\", at = [30, 5] },\n]\n",
+        "[[army]]\nname = \"Imperialists\"\nsearch = \"purposeful\"\n",
+        "[[army.command]]\nname = \"Centre\"\nunits = [\n",
+        "  { type = \"Commander\", at = [22, 25] },\n]\n",
+    ));
+    assert_eq!(d.len(), 1, "{r}");
+    assert!(r.contains("unknown search \"quick\""), "{r}");
+    assert!(r.contains("\"thorough\" and \"purposeful\""), "{r}");
+    assert_eq!(d[0].label, "not a search");
+    insta::assert_snapshot!("unknown_search", r);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 use crate::common;
-use muster::battle::game::{MoveStats, Prepared};
+use muster::battle::game::{MoveStats, Prepared, Result_};
 use muster::compile::ir::Search;
 
 /// The candidate moves weighed in the first `n` games of a run seeded 1,
@@ -52,56 +52,100 @@ fn purposeful_games_are_the_same_on_any_thread_count() {
     }
 }
 
-/// The shipped policies of TVBD (v1, and v2 which extends it) and Thistle:
-/// `default` and `cautious` search purposefully; `thorough` is `default`'s
-/// scores with the thorough search. Both armies playing `thorough` play
-/// the game the `default` players play when told to search thoroughly,
-/// and told to search purposefully, the shipped game.
+/// The default scenario of `file` with `search = "..."` added to the
+/// armies named in `searches` (in order; None: no key), read against the
+/// ruleset.
+fn scenario_searching(
+    b: &mut muster::Build,
+    searches: [Option<&str>; 2],
+) -> muster::battle::scenario::Scenario {
+    let path = b.default_scenario().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut parts = text.split("[[army]]\n");
+    let mut out = parts.next().unwrap().to_string();
+    for (part, search) in parts.zip(searches) {
+        out.push_str("[[army]]\n");
+        if let Some(s) = search {
+            out.push_str(&format!("search = \"{s}\"\n"));
+        }
+        out.push_str(part);
+    }
+    assert_eq!(text.matches("[[army]]\n").count(), 2);
+    muster::battle::scenario::read(&b.ruleset, "searching.toml", &out, &mut b.sources)
+        .unwrap_or_else(|_| panic!("the scenario with `search` reads"))
+}
+
+/// The shipped policies of TVBD (v1, and v2 which extends it) and Thistle
+/// search purposefully. An army whose scenario says `search = "thorough"`
+/// plays the game its policy plays when the engine forces the thorough
+/// search on it (one army, then both); `search = "purposeful"`, the
+/// shipped game.
 #[test]
-fn the_thorough_policy_is_the_default_searching_thoroughly() {
+fn the_scenario_chooses_each_armys_search() {
     for file in [
         "rules/tillys_very_bad_day.muster",
         "rules/tillys_very_bad_day_v2.muster",
         "rules/thistle_lily_and_rose.muster",
     ] {
         let mut b = common::ruleset(file);
-        let find = |name: &str| {
+        for name in ["default", "cautious"] {
             let p = b.ruleset.policies.iter().position(|p| p.name == name);
-            p.unwrap_or_else(|| panic!("{file}: no policy {name}"))
-        };
-        let (default, cautious, thorough) = (find("default"), find("cautious"), find("thorough"));
-        let searches: Vec<_> = [default, cautious, thorough]
-            .map(|p| b.ruleset.policies[p].search)
-            .into();
-        assert_eq!(
-            searches,
-            [Search::Purposeful, Search::Purposeful, Search::Thorough],
-            "{file}"
+            let p = p.unwrap_or_else(|| panic!("{file}: no policy {name}"));
+            assert_eq!(b.ruleset.policies[p].search, Search::Purposeful, "{file}");
+        }
+        assert!(
+            b.ruleset.policies.iter().all(|p| p.name != "thorough"),
+            "{file}: the scenario key replaced the `thorough` policy"
         );
-        let sc = b.scenario(None).unwrap();
-        let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
-        let mut game = |policy: usize, told: Option<Search>| {
-            prep.policy = vec![Some(policy); prep.policy.len()];
-            prep.search = vec![told; prep.policy.len()];
+        let game = |b: &mut muster::Build, keys: [Option<&str>; 2], told: [Option<Search>; 2]| {
+            let sc = scenario_searching(b, keys);
+            let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
+            if told.iter().any(Option::is_some) {
+                prep.search = told.to_vec();
+            }
             prep.play(5, true).unwrap().narrative()
         };
-        let shipped = game(default, None);
-        let thorough_told = game(default, Some(Search::Thorough));
-        assert_ne!(shipped, thorough_told, "{file}: the searches play alike");
-        assert_eq!(game(thorough, None), thorough_told, "{file}");
-        assert_eq!(game(thorough, Some(Search::Purposeful)), shipped, "{file}");
+        let (t, p) = (Some(Search::Thorough), Some(Search::Purposeful));
+        let shipped = game(&mut b, [None, None], [None, None]);
+        let both = game(&mut b, [Some("thorough"); 2], [None, None]);
+        assert_ne!(shipped, both, "{file}: the searches play alike");
+        assert_eq!(both, game(&mut b, [None, None], [t, t]), "{file}");
+        let first = game(&mut b, [Some("thorough"), None], [None, None]);
+        assert_ne!(first, shipped, "{file}");
+        assert_ne!(first, both, "{file}");
+        assert_eq!(first, game(&mut b, [None, None], [t, None]), "{file}");
+        let told = game(&mut b, [Some("purposeful"); 2], [None, None]);
+        assert_eq!(told, shipped, "{file}");
+        assert_eq!(told, game(&mut b, [None, None], [p, p]), "{file}");
     }
+}
+
+/// The stand-off issue 33 found (TVBD's default scenario, seed
+/// 290719282887171649): from turn 16 Blue's left wing Horse 1 advanced 3
+/// and fell back 3 every turn while every Red unit stood and shot, every
+/// purposeful move of Red's worth less than standing, until the turn limit
+/// (20). With a side that moves nobody looking again through the thorough
+/// fan, Red's units look again (its cannon turns to bear) and the game
+/// ends, Red winning, in turn 19.
+#[test]
+fn the_purposeful_player_does_not_stall() {
+    let mut b = common::ruleset("rules/tillys_very_bad_day.muster");
+    let sc = b.scenario(None).unwrap();
+    let prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    let limit = prep.turn_limit.expect("the scenario has a turn limit");
+    let g = prep.play(290719282887171649, true).unwrap();
+    let s = g.summary();
+    assert_eq!(s.result, Result_::Won(1), "{}", g.narrative());
+    assert_eq!((s.turns, limit), (19, 20));
+    assert!(g.move_stats.second_looks > 0, "{:?}", g.move_stats);
 }
 
 /// The shipped choice is not the weaker player (issue 33): in TVBD's
 /// default scenario, v1's and v2's, 100 games with the first army's player
-/// purposeful and the second's thorough (the same scores: the `default`
-/// and `thorough` policies), then 100 with the searches swapped, seeded
+/// purposeful and the second's thorough (the same `default` scores, the
+/// searches told per army), then 100 with the searches swapped, seeded
 /// 2026: the purposeful player wins more of the 200 than the thorough one
-/// (v2: 107 to 80). The 2,000-game figures (docs/LANGUAGE.md, Policies)
-/// give it an excess win share of +0.39 (v1) and +0.31 (v2); Thistle's,
-/// -0.02 within its interval, cannot be told from nothing in 200 games and
-/// is not asserted here.
+/// (v1: 127 to 56; v2: 119 to 71). The 2,000-game figures are in docs/LANGUAGE.md, Policies.
 #[test]
 fn the_purposeful_player_beats_the_thorough_one_in_tvbd() {
     for file in [
@@ -109,17 +153,12 @@ fn the_purposeful_player_beats_the_thorough_one_in_tvbd() {
         "rules/tillys_very_bad_day_v2.muster",
     ] {
         let mut b = common::ruleset(file);
-        let find = |name: &str| b.ruleset.policies.iter().position(|p| p.name == name);
-        let (default, thorough) = (find("default"), find("thorough"));
         let sc = b.scenario(None).unwrap();
         let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
+        let (t, p) = (Some(Search::Thorough), Some(Search::Purposeful));
         let (mut purposeful_won, mut thorough_won) = (0, 0);
         for swapped in [false, true] {
-            prep.policy = if swapped {
-                vec![thorough, default]
-            } else {
-                vec![default, thorough]
-            };
+            prep.search = if swapped { vec![t, p] } else { vec![p, t] };
             let s = common::simulate_on(&prep, 2, 100, 2026);
             let (p, t) = if swapped { (1, 0) } else { (0, 1) };
             purposeful_won += s.wins[p].count;
@@ -132,11 +171,11 @@ fn the_purposeful_player_beats_the_thorough_one_in_tvbd() {
     }
 }
 
-/// In TVBD's default scenario the purposeful search makes about a third
-/// of the thorough one's candidate moves per unit-turn (8.2 against 26.3
-/// over the battle bench's 32 games), lays a path for under a third as
-/// many and scores fewer than a third as many; every unit-turn still
-/// weighs a move.
+/// In TVBD's default scenario the purposeful search makes about half
+/// the thorough one's candidate moves per unit-turn (13.2 against 26.4
+/// over 8 games; 8.2 before a side that moves nobody looked again, in about
+/// one unit-turn in six), lays a path for under half as many and scores
+/// fewer than half as many; every unit-turn still weighs a move.
 #[test]
 fn a_purposeful_search_weighs_fewer_moves() {
     let mut b = common::ruleset("rules/tillys_very_bad_day.muster");
@@ -151,12 +190,17 @@ fn a_purposeful_search_weighs_fewer_moves() {
     let (t, p) = (&thorough, &purposeful);
     assert!(t.unit_turns > 500 && p.unit_turns > 500, "{t:?} {p:?}");
     assert!(
-        per(t.generated, t) > 20.0 && per(p.generated, p) < 9.0,
+        per(t.generated, t) > 20.0 && per(p.generated, p) < 15.0,
         "{t:?} {p:?}"
     );
-    assert!(per(p.laid, p) * 3.0 < per(t.laid, t), "{t:?} {p:?}");
-    assert!(per(p.scored, p) * 3.0 < per(t.scored, t), "{t:?} {p:?}");
+    assert!(per(p.laid, p) * 2.0 < per(t.laid, t), "{t:?} {p:?}");
+    assert!(per(p.scored, p) * 2.0 < per(t.scored, t), "{t:?} {p:?}");
     assert!(p.legal == p.scored && p.legal > 0, "{p:?}");
+    assert_eq!(t.second_looks, 0, "{t:?}");
+    assert!(
+        p.second_looks > 0 && p.second_looks * 4 < p.unit_turns,
+        "{p:?}"
+    );
 }
 
 /// `search = purposeful` in a policy plays as the army told to search

@@ -352,8 +352,9 @@ pub struct Prepared<'r> {
     /// Per army: the policy it plays (index into `rs.policies`).
     pub policy: Vec<Option<usize>>,
     /// Per army: the search its player makes for moves, in place of its
-    /// policy's `search` (None: the policy's). For comparing two searches
-    /// with the same scores (the battle bench, tests/search.rs).
+    /// policy's `search` (None: the policy's). Read from the scenario's
+    /// `search` key; the battle bench and tests/search.rs set it to compare
+    /// two searches with the same scores.
     pub search: Vec<Option<Search>>,
     pub turn_limit: Option<u32>,
     /// Remember define values between changes of the world (on by
@@ -661,6 +662,9 @@ pub struct MoveStats {
     pub laid: u64,
     pub legal: u64,
     pub scored: u64,
+    /// Unit-turns a purposeful search looked at again with the thorough
+    /// fan (it found nothing better than standing still).
+    pub second_looks: u64,
 }
 
 impl std::ops::AddAssign for MoveStats {
@@ -670,6 +674,7 @@ impl std::ops::AddAssign for MoveStats {
         self.laid += o.laid;
         self.legal += o.legal;
         self.scored += o.scored;
+        self.second_looks += o.second_looks;
     }
 }
 

@@ -22,6 +22,7 @@
 //! [[army]]
 //! name = "Swedish army"
 //! policy = "default"
+//! search = "purposeful"   # optional: overrides the policy's `search`
 //! [[army.command]]
 //! name = "Right wing"
 //! units = [
@@ -38,7 +39,7 @@
 //! bases are known.
 
 use crate::base::value::Value;
-use crate::compile::ir::{Id, Ruleset};
+use crate::compile::ir::{Id, Ruleset, Search};
 use crate::front::diagnostic::Diag;
 use crate::front::source::Sources;
 use crate::front::syntax::{FileId, Span};
@@ -153,6 +154,8 @@ struct ArmyToml {
     #[serde(default)]
     policy: Option<Spanned<String>>,
     #[serde(default)]
+    search: Option<Spanned<String>>,
+    #[serde(default)]
     command: Vec<Spanned<CommandToml>>,
 }
 
@@ -235,6 +238,10 @@ pub struct ArmySpec {
     /// The policy the scenario names for the army, with where it names it
     /// (resolved by whoever runs the battle).
     pub policy: Option<(String, Span)>,
+    /// How the army's player looks for its moves (`search = "thorough"` or
+    /// `"purposeful"`), in place of its policy's `search`; None: the
+    /// policy's.
+    pub search: Option<Search>,
     /// The army's commands, at least one.
     pub commands: Vec<CommandSpec>,
     /// The army's `[[army]]` table.
@@ -978,6 +985,24 @@ fn read_army(
             .help("add `[[army.command]]` tables after it, each with `name` and `units = [...]`"),
         );
     }
+    let search = at.search.as_ref().and_then(|s| {
+        let found = Search::ALL.iter().find(|(_, n)| *n == s.get_ref());
+        if found.is_none() {
+            diags.push(
+                Diag::new(CODE, format!("unknown search \"{}\"", s.get_ref()))
+                    .at(span_of(file, s), "not a search")
+                    .help(format!(
+                        "the searches are {}; without `search` the army searches as its policy says",
+                        Search::ALL
+                            .iter()
+                            .map(|(_, n)| format!("\"{n}\""))
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    )),
+            );
+        }
+        found.map(|(s, _)| *s)
+    });
     let facing_default = if ai == 0 { 0.0 } else { 180.0 };
     // Resolve every entry first; names need the whole command.
     let mut commands: Vec<(String, Vec<Entry>, Span)> = Vec::new();
@@ -1085,6 +1110,7 @@ fn read_army(
             .policy
             .as_ref()
             .map(|p| (p.get_ref().clone(), span_of(file, p))),
+        search,
         commands,
         span: span_of(file, a),
     };

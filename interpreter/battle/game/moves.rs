@@ -758,6 +758,15 @@ impl<'r> Game<'r> {
 
     /// `move`: every legal unit of the side may move; the policy scores
     /// where each legal move would leave it against staying put.
+    ///
+    /// When no unit moves and some searched purposefully, those units
+    /// look again, one by one, with the thorough fan ([`Search::Thorough`]):
+    /// a side whose purposes all lie where standing is worth more (an enemy
+    /// beyond the buffer zone, a friend's place it holds) still makes a
+    /// move the fan finds, where without it both sides could stand, or a
+    /// unit step out and back, turn after turn until the turn limit. Only
+    /// units that found nothing better than standing look again (a unit
+    /// that failed its check is not asked twice).
     #[inline(never)]
     pub(super) fn move_units(
         &mut self,
@@ -779,6 +788,10 @@ impl<'r> Game<'r> {
         // Units that have had their turn: moved or stayed, alone or with
         // a group (kept only with `together`).
         let mut had_turn = vec![false; self.world.units.len()];
+        // Units whose purposeful search found no move worth more than
+        // standing, and whether any unit moved.
+        let mut stood = Vec::new();
+        let mut moved = false;
         for u in self.units_on_table() {
             if !self.field().on_table[u as usize] || had_turn[u as usize] {
                 continue;
@@ -794,42 +807,83 @@ impl<'r> Game<'r> {
                     had_turn[*o as usize] = true;
                 }
                 if !others.is_empty() {
+                    let before = self.field().bases[u as usize];
                     self.move_group(ch, prefer, u, &others, &mut frame)?;
+                    moved |= self.field().bases[u as usize] != before;
                     continue;
                 }
             }
-            // A unit with no legal move stays without being scored (about
-            // two units in five of those asked, in TVBD). A policy's score
-            // reads only the decision's arguments and the unit, which
-            // finding the moves leaves as they were.
             let search = self.search_for(Some(prefer), u);
-            let mut moves = std::mem::take(&mut self.scratch.legal);
-            self.legal_moves(ch, prefer.d, u, search, &mut frame, &mut moves)?;
-            let weighed = self.weigh_moves(prefer, u, *m_slot, &moves, &mut frame);
-            self.scratch.legal = moves;
-            let Some((stay, (s, how, finish, end, m))) = weighed? else {
-                continue;
-            };
-            let start = self.field().bases[u as usize];
-            if s.num_cmp(stay) != Some(std::cmp::Ordering::Greater) {
+            match self.move_alone(ch, prefer, u, search, *m_slot, &mut frame)? {
+                Some(true) => moved = true,
+                Some(false) => {}
+                None if search == Search::Purposeful => stood.push(u),
+                None => {}
+            }
+        }
+        if moved {
+            return Ok(());
+        }
+        for u in stood {
+            if !self.field().on_table[u as usize] {
                 continue;
             }
-            frame[*m_slot as usize] = Value::Sym(m);
-            if !self.passes_check(ch, u, &mut frame)? {
+            frame[u_slot] = Value::Unit(u);
+            if !self.eval(&ch.legal, &mut frame)?.as_bool() {
                 continue;
             }
-            self.set_base(u as usize, end);
-            // The name is copied only for a log kept (`note`).
-            self.note(|g| Event::Move {
-                unit: g.world.units[u as usize].name.clone(),
-                how: told(how, finish),
-                from: place(&start),
-                to: place(&end),
-                with: Vec::new(),
-            });
-            self.run_then(ch, &mut frame)?;
+            // The same unit-turn, looked at again.
+            let turns = self.move_stats.unit_turns;
+            let again = self.move_alone(ch, prefer, u, Search::Thorough, *m_slot, &mut frame);
+            self.move_stats.unit_turns = turns;
+            self.move_stats.second_looks += 1;
+            again?;
         }
         Ok(())
+    }
+
+    /// Unit `u`, alone, makes its best move found by `search` if it scores
+    /// above standing and passes the decision's check. Some(true) when it
+    /// moved, Some(false) when it failed the check, None when no move
+    /// scored above standing (a unit with no legal move stays without
+    /// being scored: about two units in five of those asked, in TVBD; a
+    /// policy's score reads only the decision's arguments and the unit,
+    /// which finding the moves leaves as they were).
+    fn move_alone(
+        &mut self,
+        ch: &ChoiceDef,
+        prefer: Prefer,
+        u: u16,
+        search: Search,
+        m_slot: u16,
+        frame: &mut [Value],
+    ) -> Result<Option<bool>, Diag> {
+        let mut moves = std::mem::take(&mut self.scratch.legal);
+        let found = self.legal_moves(ch, prefer.d, u, search, frame, &mut moves);
+        let weighed = found.and_then(|()| self.weigh_moves(prefer, u, m_slot, &moves, frame));
+        self.scratch.legal = moves;
+        let Some((stay, (s, how, finish, end, m))) = weighed? else {
+            return Ok(None);
+        };
+        if s.num_cmp(stay) != Some(std::cmp::Ordering::Greater) {
+            return Ok(None);
+        }
+        frame[m_slot as usize] = Value::Sym(m);
+        if !self.passes_check(ch, u, frame)? {
+            return Ok(Some(false));
+        }
+        let start = self.field().bases[u as usize];
+        self.set_base(u as usize, end);
+        // The name is copied only for a log kept (`note`).
+        self.note(|g| Event::Move {
+            unit: g.world.units[u as usize].name.clone(),
+            how: told(how, finish),
+            from: place(&start),
+            to: place(&end),
+            with: Vec::new(),
+        });
+        self.run_then(ch, frame)?;
+        Ok(Some(true))
     }
 
     /// Unit `u`'s score standing, and its best of the legal `moves` (the

@@ -268,7 +268,7 @@ impl<'r> Prepared<'r> {
             army_of,
             command_of,
             army_names: sc.armies.iter().map(|a| a.name.clone()).collect(),
-            search: vec![None; policy.len()],
+            search: sc.armies.iter().map(|a| a.search).collect(),
             policy,
             turn_limit: sc.turn_limit,
             remember: true,
