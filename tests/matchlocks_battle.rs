@@ -1141,3 +1141,63 @@ fn a_battalia_splits_only_at_the_start_of_the_game() {
     assert!(!text.contains("break_down("), "{text}");
     assert_eq!(after, Value::Bool(true));
 }
+
+/// §IV Extra Points Cost: field defences (trenches or breastworks) cost 3
+/// for a Division of foot or a gun, 6 for a Battalia. Red's army with no
+/// unit at its breastwork costs what its units do; a Division set behind
+/// and touching it adds 3, the Battalia 6 more; horse at works buys none.
+#[test]
+fn field_defences_are_priced_by_the_unit_behind_them() {
+    let mut t = table(Some("tests/scenarios/matchlocks_buildings.toml"), 1);
+    let bare = t.int("sum u: u.side == first_army and not held_in_reserve(u) of unit_points(u)");
+    assert_eq!(t.int("army_points(first_army)"), bare);
+    let troops = t.int("troop_points(first_army)");
+    t.place_facing("reserve", 4.0, 14.0, 0.0);
+    assert!(t.holds("dug_in(reserve) and field_defences(reserve) == 3"));
+    assert_eq!(t.int("army_points(first_army)"), bare + 3);
+    t.place_facing("steady", 6.5, 14.5, 0.0);
+    assert!(t.holds("dug_in(steady) and field_defences(steady) == 6"));
+    assert_eq!(t.int("army_points(first_army)"), bare + 9);
+    t.place_facing("steady", 36.0, 7.5, 0.0);
+    t.place_facing("left_horse", 6.5, 14.5, 0.0);
+    assert!(t.holds("touches_terrain(left_horse, fortification) and not dug_in(left_horse)"));
+    assert_eq!(t.int("army_points(first_army)"), bare + 3);
+    // The troops' points (the quarter limit's) leave them out.
+    assert_eq!(t.int("troop_points(first_army)"), troops);
+}
+
+/// §XII Evade Moves: a unit that evades off the table does not come back,
+/// and costs its army no token. Red's squadron (10" a Move) evading with
+/// its rear half an inch from Red's edge leaves the table, Red's tokens
+/// unchanged; the same squadron in mid-table goes its full Move back and
+/// turns about; with a Blue unit 4" behind it, it is that enemy, not the
+/// edge, that stops it, and it stays.
+#[test]
+fn an_evade_off_the_table_leaves_it_for_no_token() {
+    let mut t = table(Some("tests/scenarios/matchlocks_buildings.toml"), 1);
+    let tokens = t.int("first_army.tokens");
+    assert_eq!(t.int("good_move(left_horse)"), 10);
+    t.place_facing("left_horse", 27.0, 1.5, 0.0);
+    t.set("left_horse", "evades", Value::Bool(true));
+    assert!(t.holds("room_behind(left_horse) == 1 / 2 and evades_off(left_horse)"));
+    t.perform("evaded_off_table", &[]);
+    assert!(t.holds("left_horse.off_table and not left_horse.evades"));
+    assert_eq!(t.int("first_army.tokens"), tokens);
+    assert_eq!(t.int("left_horse.routs_seen + steady.routs_seen"), 0);
+
+    t.place_facing("right_horse", 45.0, 20.0, 0.0);
+    t.set("right_horse", "evades", Value::Bool(true));
+    assert!(t.holds("not evades_off(right_horse)"));
+    t.perform("evaded_off_table", &[]);
+    t.decide("melee_moves", &[]);
+    assert!(!t.holds("right_horse.off_table"));
+    let (x, y, f) = t.at("right_horse");
+    assert_eq!((x, y, f), (45.0, 10.0, 180.0));
+
+    t.place_facing("right_horse", 45.0, 7.0, 0.0);
+    t.place_facing("blue_battalia", 45.0, 1.25, 0.0);
+    t.set("right_horse", "evades", Value::Bool(true));
+    assert!(t.holds("room_behind(right_horse) < 10 and not evades_off(right_horse)"));
+    t.perform("evaded_off_table", &[]);
+    assert!(t.holds("not right_horse.off_table and right_horse.evades"));
+}
