@@ -1026,3 +1026,178 @@ fn simulate_is_the_same_on_any_thread_count() {
     assert_eq!(decided, 8);
     assert_ne!(one.length, run(2, 43).length);
 }
+
+// ------------------------------------------------------ buildings and woods
+
+/// §X Buildings: only musketeers and dismounted dragoons move into a
+/// building, and it holds at most six figures (the option
+/// `building_occupancy`), one unit to a building (the port's reading).
+/// The farm (x 34-38, y 22-26): a Battalia (musketeers with pikes) that
+/// would touch it has no move at all, nor a full Division (12 figures);
+/// the Division down to six figures moves its full 6", unless a
+/// Detachment already holds the farm.
+#[test]
+fn only_six_musketeers_move_into_a_building() {
+    let mut t = table(Some("tests/scenarios/matchlocks_buildings.toml"), 1);
+    assert_eq!(t.int("building_occupancy"), 6);
+    t.place_facing("steady", 36.0, 21.5, 0.0);
+    assert!(t.holds("touches_terrain(steady, village) and barred_ground(steady)"));
+    assert_eq!(t.int("move_allowance(steady, straight)"), 0);
+    t.place_facing("steady", 36.0, 14.0, 0.0);
+    assert!(t.holds("not barred_ground(steady)"));
+    assert_eq!(t.int("move_allowance(steady, straight)"), 6);
+    t.place_facing("reserve", 36.0, 21.5, 0.0);
+    assert!(t.holds("touches_terrain(reserve, village) and not may_occupy(reserve)"));
+    assert_eq!(t.int("move_allowance(reserve, straight)"), 0);
+    t.set("reserve", "kills", Value::Int(6));
+    assert!(t.holds("may_occupy(reserve) and not barred_ground(reserve)"));
+    assert_eq!(t.int("move_allowance(reserve, straight)"), 6);
+    // A Detachment (6 figures) in the farm: the Division may not join it.
+    t.place_facing("red_det", 36.0, 24.0, 0.0);
+    assert!(t.holds("in_building(red_det) and may_occupy(red_det)"));
+    assert!(t.holds("not may_occupy(reserve)"));
+    assert_eq!(t.int("move_allowance(reserve, straight)"), 0);
+}
+
+/// §X Buildings and §XI Spotting (d): occupants cannot be shot at (except
+/// by artillery) until they have been seen to shoot from the building this
+/// turn. Red's Detachment in the farm, Blue's Battalia 4.5" in front of
+/// it: no target; Blue's Light Gun 8.5" away may shoot it; once the
+/// Detachment has fired a volley, the Battalia may too (and may attack
+/// it: spotted).
+#[test]
+fn occupants_of_a_building_are_unseen_until_they_shoot() {
+    let mut t = table(Some("tests/scenarios/matchlocks_buildings.toml"), 1);
+    t.place_facing("red_det", 36.0, 24.0, 0.0);
+    t.place_facing("blue_battalia", 36.0, 30.0, 180.0);
+    assert!(t.holds("in_building(red_det) and in_cover(red_det)"));
+    assert!(t.holds("distance(blue_battalia, red_det) == 9 / 2 and not revealed(red_det)"));
+    assert!(!t.holds("shootable(blue_battalia, red_det)"));
+    t.place_facing("blue_battalia", 20.0, 30.0, 180.0);
+    t.place_facing("blue_gun", 36.0, 34.0, 180.0);
+    assert!(t.holds("distance(blue_gun, red_det) == 17 / 2 and shootable(blue_gun, red_det)"));
+    t.place_facing("blue_battalia", 36.0, 30.0, 180.0);
+    let (d, b) = (t.u("red_det"), t.u("blue_battalia"));
+    t.perform("volley", &[d, b, Value::Int(1)]);
+    assert!(t.holds("revealed(red_det) and shootable(blue_battalia, red_det)"));
+    assert!(t.holds("spotted(blue_battalia, red_det)"));
+}
+
+/// §X Woods and §XI Shooting from Cover: a unit in a wood lines its edge
+/// or is inside it. Inside (the whole base in the copse, x 50-56) a
+/// Division reaches 6" at most: not Blue's Battalia 7.5" off; lining the
+/// edge (its base half out of the copse, its centre in it) it shoots at
+/// its normal range, still in cover. §XI Spotting (d): the Battalia
+/// cannot see a unit in the wood beyond 6" until it has shot.
+#[test]
+fn a_unit_lining_a_wood_s_edge_shoots_at_its_full_range() {
+    let mut t = table(Some("tests/scenarios/matchlocks_buildings.toml"), 1);
+    t.place_facing("blue_battalia", 52.5, 16.0, 180.0);
+    assert!(t.holds("inside_wood(in_the_wood) and not lines_wood_edge(in_the_wood)"));
+    assert!(t.holds("distance(in_the_wood, blue_battalia) == 15 / 2"));
+    assert!(!t.holds("shootable(in_the_wood, blue_battalia)"));
+    t.place_facing("in_the_wood", 50.5, 7.0, 0.0);
+    t.place_facing("blue_battalia", 50.5, 16.0, 180.0);
+    assert!(t.holds("lines_wood_edge(in_the_wood) and not inside_wood(in_the_wood)"));
+    assert!(t.holds("in_terrain(in_the_wood, woods) and in_cover(in_the_wood)"));
+    assert!(t.holds("distance(in_the_wood, blue_battalia) == 15 / 2"));
+    assert!(t.holds("shootable(in_the_wood, blue_battalia)"));
+    assert!(!t.holds("shootable(blue_battalia, in_the_wood)"));
+    let (w, b) = (t.u("in_the_wood"), t.u("blue_battalia"));
+    t.perform("volley", &[w, b, Value::Int(1)]);
+    assert!(t.holds("revealed(in_the_wood) and shootable(blue_battalia, in_the_wood)"));
+}
+
+/// §III Divisions: Battalia are broken down "only at the start of a game",
+/// and Divisions never re-form. Played through, the brigade that breaks
+/// down does so once, in the step "Prepare: divisions", before the first
+/// turn; the brigade facing horse keeps its Battalia, and though its
+/// pieces wait in reserve all game (`may_divide` still holds at the end),
+/// no Battalia splits during the battle.
+#[test]
+fn a_battalia_splits_only_at_the_start_of_the_game() {
+    let play = |scenario: &str| {
+        let mut scene = common::table::Scene::open(RULES, Some(scenario), &[]);
+        let mut g = scene.start(1, true);
+        if let Err(d) = g.run() {
+            panic!("{}", render_plain(&[d], &scene.build.sources));
+        }
+        let text = g.narrative();
+        let after = scene
+            .build
+            .query_world(&g.world, "may_divide(red_brigadier)")
+            .expect("the query compiles")
+            .0;
+        (text, after)
+    };
+    let (text, after) = play("tests/scenarios/matchlocks_divisions.toml");
+    let turn = text.find("=== Turn 1 ===").expect("a first turn");
+    let splits: Vec<usize> = text.match_indices("break_down(").map(|(i, _)| i).collect();
+    assert_eq!(splits.len(), 1, "{text}");
+    assert!(splits[0] < turn);
+    assert_eq!(after, Value::Bool(false));
+    let (text, after) = play("tests/scenarios/matchlocks_divisions_horse.toml");
+    assert!(text.contains("=== Turn 1 ==="));
+    assert!(!text.contains("break_down("), "{text}");
+    assert_eq!(after, Value::Bool(true));
+}
+
+/// §IV Extra Points Cost: field defences (trenches or breastworks) cost 3
+/// for a Division of foot or a gun, 6 for a Battalia. Red's army with no
+/// unit at its breastwork costs what its units do; a Division set behind
+/// and touching it adds 3, the Battalia 6 more; horse at works buys none.
+#[test]
+fn field_defences_are_priced_by_the_unit_behind_them() {
+    let mut t = table(Some("tests/scenarios/matchlocks_buildings.toml"), 1);
+    let bare = t.int("sum u: u.side == first_army and not held_in_reserve(u) of unit_points(u)");
+    assert_eq!(t.int("army_points(first_army)"), bare);
+    let troops = t.int("troop_points(first_army)");
+    t.place_facing("reserve", 4.0, 14.0, 0.0);
+    assert!(t.holds("dug_in(reserve) and field_defences(reserve) == 3"));
+    assert_eq!(t.int("army_points(first_army)"), bare + 3);
+    t.place_facing("steady", 6.5, 14.5, 0.0);
+    assert!(t.holds("dug_in(steady) and field_defences(steady) == 6"));
+    assert_eq!(t.int("army_points(first_army)"), bare + 9);
+    t.place_facing("steady", 36.0, 7.5, 0.0);
+    t.place_facing("left_horse", 6.5, 14.5, 0.0);
+    assert!(t.holds("touches_terrain(left_horse, fortification) and not dug_in(left_horse)"));
+    assert_eq!(t.int("army_points(first_army)"), bare + 3);
+    // The troops' points (the quarter limit's) leave them out.
+    assert_eq!(t.int("troop_points(first_army)"), troops);
+}
+
+/// §XII Evade Moves: a unit that evades off the table does not come back,
+/// and costs its army no token. Red's squadron (10" a Move) evading with
+/// its rear half an inch from Red's edge leaves the table, Red's tokens
+/// unchanged; the same squadron in mid-table goes its full Move back and
+/// turns about; with a Blue unit 4" behind it, it is that enemy, not the
+/// edge, that stops it, and it stays.
+#[test]
+fn an_evade_off_the_table_leaves_it_for_no_token() {
+    let mut t = table(Some("tests/scenarios/matchlocks_buildings.toml"), 1);
+    let tokens = t.int("first_army.tokens");
+    assert_eq!(t.int("good_move(left_horse)"), 10);
+    t.place_facing("left_horse", 27.0, 1.5, 0.0);
+    t.set("left_horse", "evades", Value::Bool(true));
+    assert!(t.holds("room_behind(left_horse) == 1 / 2 and evades_off(left_horse)"));
+    t.perform("evaded_off_table", &[]);
+    assert!(t.holds("left_horse.off_table and not left_horse.evades"));
+    assert_eq!(t.int("first_army.tokens"), tokens);
+    assert_eq!(t.int("left_horse.routs_seen + steady.routs_seen"), 0);
+
+    t.place_facing("right_horse", 45.0, 20.0, 0.0);
+    t.set("right_horse", "evades", Value::Bool(true));
+    assert!(t.holds("not evades_off(right_horse)"));
+    t.perform("evaded_off_table", &[]);
+    t.decide("melee_moves", &[]);
+    assert!(!t.holds("right_horse.off_table"));
+    let (x, y, f) = t.at("right_horse");
+    assert_eq!((x, y, f), (45.0, 10.0, 180.0));
+
+    t.place_facing("right_horse", 45.0, 7.0, 0.0);
+    t.place_facing("blue_battalia", 45.0, 1.25, 0.0);
+    t.set("right_horse", "evades", Value::Bool(true));
+    assert!(t.holds("room_behind(right_horse) < 10 and not evades_off(right_horse)"));
+    t.perform("evaded_off_table", &[]);
+    assert!(t.holds("not right_horse.off_table and right_horse.evades"));
+}

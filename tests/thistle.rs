@@ -1369,3 +1369,37 @@ fn a_unit_leaving_its_group_stops_the_group() {
         "other groups move as they please"
     );
 }
+
+/// §Charges: a charger partly within its target's front must charge that
+/// front, also when a friend already touching the front leaves it only a
+/// way round to a flank. On thistle_front_blocked.toml the lancers stand
+/// 4.6" before the Scottish pikes, partly in their front, with English
+/// shot (screen) touching the pikes' front between them: no path reaches
+/// the front (none passes through the screen), so `can_reach` is false and
+/// no charge is declared (the port's reading: the charge is not made,
+/// rather than made onto the flank). With the screen gone the front is
+/// open and the same lancers may charge it.
+#[test]
+fn a_charger_whose_target_s_front_a_friend_holds_does_not_charge_its_flank() {
+    let mut t = Table::open("thistle_front_blocked.toml");
+    assert_eq!(t.eval("in_contact(screen, target)"), Value::Bool(true));
+    assert_eq!(
+        t.eval("partly_in_front(lancers, target)"),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        t.eval("group_reachable_front(lancers, target, group_move(lancers), 45)"),
+        Value::Bool(false)
+    );
+    assert_eq!(t.eval("can_reach(lancers, target)"), Value::Bool(false));
+    assert_eq!(t.eval("may_charge(lancers, target)"), Value::Bool(false));
+    t.decide("declare_charges", &[Value::Side(0)]);
+    assert_eq!(t.eval("declared(lancers, target)"), Value::Int(0));
+    common::table::place(&mut t.game, "screen", 10.0, 10.0, None);
+    assert_eq!(
+        t.eval("group_reachable_front(lancers, target, group_move(lancers), 45)"),
+        Value::Bool(true)
+    );
+    assert_eq!(t.eval("can_reach(lancers, target)"), Value::Bool(true));
+    assert_eq!(t.eval("may_charge(lancers, target)"), Value::Bool(true));
+}

@@ -866,12 +866,19 @@ impl<'r> Game<'r> {
         }
     }
 
-    /// The summary of the finished game.
+    /// The summary of the finished game. A unit is lost when it has left
+    /// the table (not one still held in reserve), or stands on it out of
+    /// the battle: the stdlib's state `out_of_battle` (Matchlocks' guns
+    /// the enemy holds).
     pub fn summary(&self) -> GameSummary {
         let types = self.rs.unit_types.len();
         let mut lost = vec![vec![0u32; types]; 2];
+        let ns = self.rs.states.len();
+        let out = self.rs.state("out_of_battle");
+        let out_of_battle =
+            |u: usize| out.is_some_and(|s| self.world.state[u * ns + s as usize].as_bool());
         for (u, a) in self.army_of.iter().enumerate() {
-            if !self.field().on_table[u] && !self.field().reserve[u] {
+            if (!self.field().on_table[u] && !self.field().reserve[u]) || out_of_battle(u) {
                 lost[*a][self.world.units[u].ty as usize] += 1;
             }
         }

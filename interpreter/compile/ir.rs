@@ -690,6 +690,9 @@ pub enum Builtin {
     /// `touches_terrain(a, kind)`: any part of a is in such a feature; while
     /// a move is being weighed, any part of its path.
     TouchesTerrain,
+    /// `within_terrain(a, kind)`: every corner of a's base is inside one
+    /// feature of that kind (the whole base, the features being convex).
+    WithinTerrain,
     /// `uphill(a, b)`: a's centre is higher than b's (heights from the
     /// features whose terrain kind is a hill: highest at the centre).
     Uphill,
@@ -849,6 +852,7 @@ impl Builtin {
         ("nearest_friend", Builtin::NearestFriend),
         ("in_terrain", Builtin::InTerrain),
         ("touches_terrain", Builtin::TouchesTerrain),
+        ("within_terrain", Builtin::WithinTerrain),
         ("uphill", Builtin::Uphill),
         ("sight_crosses", Builtin::SightCrosses),
         ("crossed_terrain", Builtin::CrossedTerrain),
@@ -926,7 +930,9 @@ impl Builtin {
             | B::RetiredThrough
             | B::FrontFlank => (&[Unit, Unit], Bool),
             B::NearestEnemy | B::NearestFriend => (&[Unit], Unit),
-            B::InTerrain | B::TouchesTerrain | B::CrossedTerrain => (&[Unit, Terrain], Bool),
+            B::InTerrain | B::TouchesTerrain | B::WithinTerrain | B::CrossedTerrain => {
+                (&[Unit, Terrain], Bool)
+            }
             B::SightCrosses => (&[Unit, Unit, Terrain], Bool),
             B::GapNarrower => (&[Unit, Unit, Num], Bool),
             B::Reachable | B::GroupReachable | B::GroupReachableFront => {

@@ -1206,6 +1206,15 @@ impl Field {
                 let c = self.bases[a].centre;
                 self.features_of(v[1]).any(|f| f.shape.contains(c)).into()
             }
+            B::WithinTerrain => {
+                let a = self.unit(v[0])?;
+                let corners = self.bases[a].corners();
+                (self.on_table[a]
+                    && self
+                        .features_of(v[1])
+                        .any(|f| corners.iter().all(|c| f.shape.contains(*c))))
+                .into()
+            }
             B::TouchesTerrain => {
                 let a = self.unit(v[0])?;
                 match &self.path {
