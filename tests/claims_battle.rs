@@ -2125,6 +2125,24 @@ fn c4_a_squadron_meets_an_even_charge() {
     assert!(met > 0 && stood > 0, "{met} {stood}");
 }
 
+/// The Charge Phase's steps from the charge prompts to the combats.
+const CHARGE_PHASE: [&str; 7] = [
+    "8.SP2.2 Charge prompts",
+    "8.SP2.3 Forced charges",
+    "8.SP2.4 Countercharges",
+    "8.SP2.5 Responses",
+    "CM2 Press on",
+    "8.SP2.6 Move chargers",
+    "8.SP2.7 Charge combats",
+];
+
+/// Play the named steps of the sequence, in order.
+fn play_steps(g: &mut Game, steps: &[&str]) {
+    for s in steps {
+        play(g, s);
+    }
+}
+
 /// 8.SP2.2 Fire & Charge on the table (claims_fire_and_charge.toml):
 /// harquebusiers (2 files, fire & charge) declare a charge on commanded
 /// shot 2BW away when Pappenheim holds a II, and shoot it as they declare
@@ -2301,13 +2319,7 @@ fn c4_an_intercept_blocks_the_charge_and_takes_it() {
         play(&mut g, "8.SP1.1 Replenish hands");
         let no_ii = holds_none(&mut scene, &g, "Pappenheim", 2);
         let no_iii = holds_none(&mut scene, &g, "Horn", 3);
-        play(&mut g, "8.SP2.2 Charge prompts");
-        play(&mut g, "8.SP2.3 Forced charges");
-        play(&mut g, "8.SP2.4 Countercharges");
-        play(&mut g, "8.SP2.5 Responses");
-        play(&mut g, "CM2 Press on");
-        play(&mut g, "8.SP2.6 Move chargers");
-        play(&mut g, "8.SP2.7 Charge combats");
+        play_steps(&mut g, &CHARGE_PHASE[..]);
         let text = g.narrative();
         assert!(!text.contains(" refused: "), "seed {seed}: {text}");
         assert!(
@@ -2382,10 +2394,7 @@ fn cm2_a_general_presses_on() {
         let mut g = scene.start(seed, true);
         play(&mut g, "Set-up: the first active player");
         play(&mut g, "8.SP1.1 Replenish hands");
-        play(&mut g, "8.SP2.2 Charge prompts");
-        play(&mut g, "8.SP2.3 Forced charges");
-        play(&mut g, "8.SP2.4 Countercharges");
-        play(&mut g, "8.SP2.5 Responses");
+        play_steps(&mut g, &CHARGE_PHASE[..4]);
         let mut before = Vec::new();
         for (c, general) in [("cuirassiers", "Pappenheim"), ("cronbergs", "Cronberg")] {
             let db = scene.int(&g, c, "driven_back");
@@ -2395,8 +2404,7 @@ fn cm2_a_general_presses_on() {
             let has4 = !holds_none(&mut scene, &g, general, 4);
             before.push((c, db, h1, h2, has3, has4));
         }
-        play(&mut g, "CM2 Press on");
-        play(&mut g, "8.SP2.6 Move chargers");
+        play_steps(&mut g, &CHARGE_PHASE[4..6]);
         let text = g.narrative();
         assert!(!text.contains(" refused: "), "seed {seed}: {text}");
         for (c, db, h1, h2, has3, has4) in before {
