@@ -611,6 +611,7 @@ fn changing_a_face_count_changes_the_odds_as_the_arithmetic_says() {
             [
                 "claims_drive_back_tally.toml",
                 "claims_files_charge.toml",
+                "claims_fire_and_charge.toml",
                 "claims_flank_charge.toml",
                 "claims_horse_charge_pike_and_shot.toml",
                 "claims_melee_general_in_file.toml"

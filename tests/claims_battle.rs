@@ -876,7 +876,9 @@ fn f2_a_break_off_and_f5_the_pursuit() {
         }
         went += 1;
         assert!(
-            text.contains("Horn pays III") || text.contains("Horn pays IV"),
+            (text.contains("Horn gives III (cards) to cuirassiers")
+                || text.contains("Horn gives IV (cards) to cuirassiers"))
+                && text.contains("cuirassiers pays "),
             "seed {seed}: {text}"
         );
         assert_eq!(base_of(&g, c), (2.0, 10.0, 3.5, 0.0), "seed {seed}: {text}");
@@ -893,7 +895,10 @@ fn f2_a_break_off_and_f5_the_pursuit() {
         }
         pursued += 1;
         assert_eq!(runs(&g, "pursue").len(), 1, "seed {seed}: {text}");
-        assert!(text.contains("Tilly pays "), "seed {seed}: {text}");
+        assert!(
+            text.contains("Tilly gives ") && text.contains("foot pays "),
+            "seed {seed}: {text}"
+        );
         // Straight ahead (it faces south, down the table) into contact.
         assert_eq!((x, facing), (10.0, 180.0), "seed {seed}");
         assert!((y - 4.5).abs() < 1e-9, "seed {seed}: {y} {text}");
@@ -1533,6 +1538,9 @@ fn m14_a_tug_passes_through_a_friend_in_its_way() {
         assert_eq!(runs(&g, "interpenetrate").len(), 1, "seed {seed}: {text}");
         assert!(text.contains("rear advances 3.0: (10.0, 2.5) facing 0 -> (10.0, 5.5) facing 0"));
         assert_eq!((x, y, facing), (10.0, 5.5, 0.0), "seed {seed}");
+        // It passed its friend, so its card is spent.
+        assert_eq!(query(&mut scene, &g, "passed_a_friend(rear)"), "true");
+        assert!(text.contains("rear pays "), "seed {seed}: {text}");
         // It made no other move (no M2 paid for it).
         assert!(!text.contains("order_move(rear)"), "seed {seed}");
     }
@@ -1806,12 +1814,14 @@ fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
 /// `game_seed(1, i)`) now end before it: a Swedish win after 2 turns and
 /// a draw after 6 (since the discards and gifts read the hands, issue 32:
 /// before, a draw after 5 turns and a Swedish win after 4); since a card
-/// is spent only for a move made, game 262 is a Swedish win after 5.
+/// is spent only for a move made, game 262 is a Swedish win after 5; since
+/// C3's exception (Mackay's Scots, 6 down against Isolano's Croats, are
+/// not forced to charge them in turn 4), a Swedish win after 4.
 #[test]
 fn the_games_that_stalled_now_end() {
     for (i, end) in [
         (250, "=== End after 2 turns: Swedish army wins ==="),
-        (262, "=== End after 5 turns: Swedish army wins ==="),
+        (262, "=== End after 4 turns: Swedish army wins ==="),
     ] {
         let text = default_game(muster::cli::simulate::game_seed(1, i));
         let last = text.lines().rev().find(|l| l.starts_with("=== End"));
@@ -1903,7 +1913,9 @@ fn a_general_throws_in_the_cards_his_tugs_cannot_spend() {
     assert!(tilly_threw > 0, "no seed dealt Tilly an I card");
 }
 
-/// The cards of the 8.SP4.3 prompts of `events` (a game's log): for each
+/// The cards laid with TUGs (the 8.SP4.3 prompts, and those of the
+/// countercharges and intercepts, break-offs and voluntary pursuits) of
+/// `events` (a game's log): for each
 /// TUG, (cards it spent, cards it gave back, whether it moved), step by
 /// step (the whole log when it has no step headers). A card spent is a
 /// `paid` with no receiver from the TUG's own
@@ -1927,7 +1939,14 @@ fn laid_cards(ev: &[Json]) -> Vec<(String, u32, u32, bool)> {
         match e["event"].as_str().unwrap() {
             "step" => {
                 out.append(&mut step);
-                in_step = e["step"] == "8.SP4.3 Prompts";
+                in_step = [
+                    "8.SP2.4 Countercharges",
+                    "8.SP4.3 Prompts",
+                    "8.SP5.4 Break-offs",
+                    "8.SP5.5 Voluntary pursuit",
+                ]
+                .iter()
+                .any(|s| e["step"] == *s);
             }
             "move" if in_step => {
                 let i = at(&mut step, e["unit"].as_str().unwrap());
@@ -2104,4 +2123,427 @@ fn c4_a_squadron_meets_an_even_charge() {
         assert_eq!(base_of(&g, c).2, 3.5, "seed {seed}");
     }
     assert!(met > 0 && stood > 0, "{met} {stood}");
+}
+
+/// The Charge Phase's steps from the charge prompts to the combats.
+const CHARGE_PHASE: [&str; 7] = [
+    "8.SP2.2 Charge prompts",
+    "8.SP2.3 Forced charges",
+    "8.SP2.4 Countercharges",
+    "8.SP2.5 Responses",
+    "CM2 Press on",
+    "8.SP2.6 Move chargers",
+    "8.SP2.7 Charge combats",
+];
+
+/// Play the named steps of the sequence, in order.
+fn play_steps(g: &mut Game, steps: &[&str]) {
+    for s in steps {
+        play(g, s);
+    }
+}
+
+/// 8.SP2.2 Fire & Charge on the table (claims_fire_and_charge.toml):
+/// harquebusiers (2 files, fire & charge) declare a charge on commanded
+/// shot 2BW away when Pappenheim holds a II, and shoot it as they declare
+/// with both files: GREEN less mounted shot, WHITE, a die a file. The
+/// battle's volleys against `muster odds` of the same procedure with the
+/// same facts (rules/situations/claims_fire_and_charge.toml), within
+/// sampling error; the exact odds themselves against the closed form of
+/// two WHITE dice (3 blank, 1 S, 2 W1; an arquebus's S does not wound):
+/// wounds Binomial(2, 1/3), drive back effects Binomial(2, 1/2). A TUG
+/// that did not charge does not shoot; one that shot does not shoot
+/// again in the Shooting Phase.
+#[test]
+fn fire_and_charge_shoots_as_it_declares_and_matches_the_odds() {
+    let mut scene = Scene::open(RULES, "claims_fire_and_charge.toml", &[], 0.0);
+    let text = std::fs::read_to_string(format!(
+        "{ROOT}rules/situations/claims_fire_and_charge.toml"
+    ))
+    .unwrap();
+    let exact = scene.exact(&text);
+    let closed = [
+        (
+            "fire_wounds",
+            [("0", 4.0 / 9.0), ("1", 4.0 / 9.0), ("2", 1.0 / 9.0)],
+        ),
+        (
+            "drive_back_effects",
+            [("0", 1.0 / 4.0), ("1", 1.0 / 2.0), ("2", 1.0 / 4.0)],
+        ),
+    ];
+    for (name, values) in closed {
+        let o = exact.get(name).unwrap();
+        for (v, p) in values {
+            let got: f64 = o
+                .values
+                .iter()
+                .filter(|(x, _)| scene.show(*x) == v)
+                .map(|(_, q)| q.to_f64())
+                .sum();
+            assert!((got - p).abs() < 1e-12, "{name} = {v}: {got} against {p}");
+        }
+    }
+    let mut tally = Tally::new("harquebusiers fire and charge commanded shot");
+    let (mut charged, mut held) = (0, 0);
+    for seed in 0..2_000u64 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "Set-up: the first active player");
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let no_ii = holds_none(&mut scene, &g, "Pappenheim", 2);
+        play(&mut g, "8.SP2.2 Charge prompts");
+        let declared = runs(&g, "declare_charge")
+            .iter()
+            .any(|r| r.args == ["harquebusiers", "shot"]);
+        assert_eq!(declared, !no_ii, "seed {seed}");
+        let volleys = runs(&g, "fire_and_charge_volley");
+        if !declared {
+            held += 1;
+            assert!(volleys.is_empty(), "seed {seed}");
+            continue;
+        }
+        charged += 1;
+        assert_eq!(volleys.len(), 1, "seed {seed}");
+        assert_eq!(volleys[0].args, ["harquebusiers", "shot"]);
+        let got: Vec<(&str, String)> = [
+            "fire_wounds",
+            "drive_back_effects",
+            "driven_back",
+            "target_broken",
+        ]
+        .iter()
+        .map(|n| (*n, volleys[0].outcome(n)))
+        .collect();
+        tally.add(&scene, seed, &exact, &got);
+        assert!(scene.bool(&g, "harquebusiers", "shot_this_turn"));
+        if seed < 8 {
+            play(&mut g, "8.SP3.1 Shoot");
+            assert!(
+                !runs(&g, "open_fire")
+                    .iter()
+                    .any(|r| r.args[0] == "harquebusiers"),
+                "seed {seed}"
+            );
+        }
+    }
+    assert!(charged > 1_000 && held > 0, "{charged} {held}");
+    assert!(tally.check() >= 8);
+}
+
+/// §C3: impetuous troops have no forced charge when more than 3 down in
+/// the charge combat (claims_forced.toml). Highlanders facing cuirassiers
+/// are 10 down (the horse: +3 vs foot not stationary, +2 vs loose foot,
+/// +1 vs irregulars, +1 vs loose skirmishers, +2 sword & pistol vs
+/// others, +1 shock; the Highlanders' impact weapon claims vs foot only):
+/// not forced, so no C3 card is paid for them and, their charge a bad one
+/// by the rules' odds, they do not charge. The other Highlanders, 1 down
+/// against a Pike & Shot (+1 vs irregulars, +1 vs loose skirmishers,
+/// against +1 impact weapon vs foot), are forced unless Gustavus plays a
+/// IV (tribal) to stop them, which the default player does when he holds
+/// one (the charge's prospect is negative). Before, the first
+/// Highlanders were forced too, and paid for.
+#[test]
+fn c3_more_than_3_down_is_no_forced_charge() {
+    let mut scene = Scene::open(RULES, "claims_forced.toml", &[], 0.0);
+    let (mut stopped, mut forced) = (0, 0);
+    for seed in 0..24 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "Set-up: the first active player");
+        play(&mut g, "8.SP1.1 Replenish hands");
+        assert_eq!(
+            query(&mut scene, &g, "down_in_charge(highlanders, cuirassiers)"),
+            "10"
+        );
+        assert_eq!(query(&mut scene, &g, "down_in_charge(scots, foot)"), "1");
+        assert_eq!(
+            query(&mut scene, &g, "forced_charge(highlanders, cuirassiers)"),
+            "false"
+        );
+        assert_eq!(
+            query(&mut scene, &g, "may_charge(highlanders, cuirassiers)"),
+            "true"
+        );
+        assert_eq!(query(&mut scene, &g, "forced_charge(scots, foot)"), "true");
+        let no_iv = holds_none(&mut scene, &g, "Gustavus", 4);
+        play(&mut g, "8.SP2.2 Charge prompts");
+        play(&mut g, "8.SP2.3 Forced charges");
+        let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        assert!(
+            !runs(&g, "stop_forced_charge")
+                .iter()
+                .any(|r| r.args == ["highlanders"]),
+            "seed {seed}: {text}"
+        );
+        assert!(
+            !runs(&g, "declare_charge")
+                .iter()
+                .any(|r| r.args[0] == "highlanders"),
+            "seed {seed}: {text}"
+        );
+        let stop = runs(&g, "stop_forced_charge")
+            .iter()
+            .any(|r| r.args == ["scots"]);
+        let declared = runs(&g, "declare_charge")
+            .iter()
+            .any(|r| r.args == ["scots", "foot"]);
+        assert_eq!(stop, !no_iv, "seed {seed}: {text}");
+        assert_eq!(declared, no_iv, "seed {seed}: {text}");
+        if stop {
+            stopped += 1;
+        } else {
+            forced += 1;
+        }
+    }
+    assert!(stopped > 0 && forced > 0, "{stopped} {forced}");
+}
+
+/// 8.SP2.4 (C4) Intercept on the table (claims_intercept.toml): the
+/// cuirassiers charge the commanded shot 5BW away when Pappenheim holds a
+/// II. The Swedish horse beside the shot, 5.5BW from the charger (beyond
+/// a charge of its own), has the charger in its front zone: when Horn
+/// holds a III (formed: III) it intercepts, moving straight ahead its
+/// 5BW less 1 (y 9 to 5), 1.5BW from the charger, into the charger's
+/// path nearer than the shot; Horn's card is laid with it and spent. The
+/// charge is then on the horse: the charger comes 1.5BW into contact with
+/// it (y 2.5 to 4) and fights it; the shot, charged no more, does not
+/// shoot at the charger. Without a III the horse stays and the charge
+/// stays the shot's.
+#[test]
+fn c4_an_intercept_blocks_the_charge_and_takes_it() {
+    let mut scene = Scene::open(RULES, "claims_intercept.toml", &[], 0.0);
+    let (mut intercepted, mut stood) = (0, 0);
+    for seed in 0..24 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "Set-up: the first active player");
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let no_ii = holds_none(&mut scene, &g, "Pappenheim", 2);
+        let no_iii = holds_none(&mut scene, &g, "Horn", 3);
+        play_steps(&mut g, &CHARGE_PHASE[..]);
+        let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        assert!(
+            !runs(&g, "declare_charge")
+                .iter()
+                .any(|r| r.args[0] == "horse"),
+            "seed {seed}: {text}"
+        );
+        let h = scene.unit(&g, "horse");
+        let c = scene.unit(&g, "cuirassiers");
+        let made = !runs(&g, "intercept").is_empty();
+        if no_ii {
+            assert!(!made, "seed {seed}: {text}");
+            continue;
+        }
+        if no_iii {
+            stood += 1;
+            assert!(!made, "seed {seed}: {text}");
+            assert_eq!(base_of(&g, h).2, 9.0, "seed {seed}");
+            assert!(!runs(&g, "fight_charge")
+                .iter()
+                .any(|r| r.args == ["cuirassiers", "horse"]));
+            continue;
+        }
+        intercepted += 1;
+        assert!(made, "seed {seed}: {text}");
+        assert!(
+            text.contains("horse advances 4.0: (11.5, 9.0) facing 180 -> (11.5, 5.0) facing 180\n"),
+            "seed {seed}: {text}"
+        );
+        assert!(
+            (text.contains("Horn gives III (cards) to horse\n")
+                || text.contains("Horn gives IV (cards) to horse\n"))
+                && text.contains("horse pays "),
+            "seed {seed}: {text}"
+        );
+        assert_eq!(query(&mut scene, &g, "conduct(horse)"), "intercepted");
+        assert_eq!(
+            query(&mut scene, &g, "declared(cuirassiers, shot)"),
+            "false"
+        );
+        assert!(
+            runs(&g, "shoot_at_charger").is_empty(),
+            "seed {seed}: {text}"
+        );
+        assert_eq!(base_of(&g, c).2, 4.0, "seed {seed}: {text}");
+        assert!(runs(&g, "fight_charge")
+            .iter()
+            .any(|r| r.args == ["cuirassiers", "horse"]));
+        assert!(!runs(&g, "fight_charge")
+            .iter()
+            .any(|r| r.args == ["cuirassiers", "shot"]));
+    }
+    assert!(intercepted > 0 && stood > 0, "{intercepted} {stood}");
+}
+
+/// §Driven Back during the Charge Phase, CM2 (claims_press_on.toml): two
+/// squadrons of cuirassiers charge commanded shot, each with a general
+/// 1BW beside it. The first charges from 4BW: the shot, at long range,
+/// throw two BLACK dice, each effect counting twice against horse, so a
+/// drive back of 2BW leaves the charger 3BW of its 5 and 1 short: its
+/// general presses on with a YELLOW (III) card, cancelling 1BW. The
+/// second charges from 3BW: two WHITE dice, and a drive back of 4BW
+/// leaves it 1BW, 2 short: a RED (IV) card cancels 2BW. A general presses
+/// on exactly when the card brings the charge home and he holds it, and
+/// the charge then goes home.
+#[test]
+fn cm2_a_general_presses_on() {
+    let mut scene = Scene::open(RULES, "claims_press_on.toml", &[], 0.0);
+    let (mut yellow, mut red) = (0, 0);
+    for seed in 0..64 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "Set-up: the first active player");
+        play(&mut g, "8.SP1.1 Replenish hands");
+        play_steps(&mut g, &CHARGE_PHASE[..4]);
+        let mut before = Vec::new();
+        for (c, general) in [("cuirassiers", "Pappenheim"), ("cronbergs", "Cronberg")] {
+            let db = scene.int(&g, c, "driven_back");
+            let h1 = query(&mut scene, &g, &format!("press_on_helps({c}, 1)")) == "true";
+            let h2 = query(&mut scene, &g, &format!("press_on_helps({c}, 2)")) == "true";
+            let has3 = !holds_none(&mut scene, &g, general, 3);
+            let has4 = !holds_none(&mut scene, &g, general, 4);
+            before.push((c, db, h1, h2, has3, has4));
+        }
+        play_steps(&mut g, &CHARGE_PHASE[4..6]);
+        let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        for (c, db, h1, h2, has3, has4) in before {
+            let after = scene.int(&g, c, "driven_back");
+            let contact = runs(&g, "charge_contact").iter().any(|r| r.args[0] == c);
+            let pressed: Vec<String> = runs(&g, "press_on")
+                .iter()
+                .filter(|r| r.args[0] == c)
+                .map(|r| r.args[1].clone())
+                .collect();
+            if h1 && has3 {
+                yellow += 1;
+                assert_eq!(pressed, ["1"], "seed {seed} {c}: {text}");
+                assert_eq!(after, db - 1, "seed {seed} {c}");
+                assert!(contact, "seed {seed} {c}: {text}");
+            } else if h2 && !h1 && has4 {
+                red += 1;
+                assert_eq!(pressed, ["2"], "seed {seed} {c}: {text}");
+                assert_eq!(after, db - 2, "seed {seed} {c}");
+                assert!(contact, "seed {seed} {c}: {text}");
+            } else {
+                assert!(pressed.is_empty(), "seed {seed} {c}: {text}");
+                assert_eq!(after, db, "seed {seed} {c}");
+            }
+            // The first is 1 short only from a 2BW drive back, the second
+            // 2 short only from a 4BW one.
+            if c == "cuirassiers" {
+                assert_eq!(h1, db == 2, "seed {seed}");
+            } else {
+                assert_eq!(h2 && !h1, db == 4, "seed {seed}");
+            }
+        }
+    }
+    assert!(yellow > 0 && red > 0, "{yellow} {red}");
+}
+
+/// §F2 (8.SP5.4): a break-off with no room to go back (a friendly TUG
+/// touching the cuirassiers' rear: claims_break_off_blocked.toml) costs
+/// no card: Horn lays it with the TUG, which stays, and it goes back to
+/// him; nobody may pursue a TUG that did not break off (F5).
+#[test]
+fn f2_a_break_off_not_made_costs_no_card() {
+    let mut scene = Scene::open(RULES, "claims_break_off_blocked.toml", &[], 0.0);
+    let mut laid = 0;
+    for seed in 0..16 {
+        let mut g = dealt(&scene, seed);
+        let c = scene.unit(&g, "cuirassiers");
+        scene.set_state(&mut g, "cuirassiers", "bases_lost", Value::Int(2));
+        let before = query(&mut scene, &g, "cards_held(Horn, 1)");
+        let lacks = holds_none(&mut scene, &g, "Horn", 3);
+        play(&mut g, "8.SP5.4 Break-offs");
+        let text = g.narrative();
+        assert!(!text.contains(" refused: "), "seed {seed}: {text}");
+        assert_eq!(base_of(&g, c), (2.0, 10.0, 5.5, 0.0), "seed {seed}: {text}");
+        assert_eq!(
+            query(&mut scene, &g, "cards_held(Horn, 1)"),
+            before,
+            "seed {seed}: {text}"
+        );
+        assert!(!text.contains("cuirassiers pays "), "seed {seed}: {text}");
+        if !lacks {
+            laid += 1;
+            assert_eq!(runs(&g, "break_off").len(), 1, "seed {seed}: {text}");
+            assert!(text.contains("cuirassiers gives "), "seed {seed}: {text}");
+        }
+        assert_eq!(
+            query(&mut scene, &g, "broke_off_from(foot, cuirassiers)"),
+            "false"
+        );
+        play(&mut g, "8.SP5.5 Voluntary pursuit");
+        assert!(runs(&g, "pursue").is_empty(), "seed {seed}");
+    }
+    assert!(laid > 0, "{laid}");
+}
+
+/// §Artillery may shoot over friends and §Priority Arc of Fire (ME17.D.4)
+/// on the table (claims_over_friends.toml): guns on a hill 1BW or more
+/// behind their foot see a target more than 4BW beyond it (and fire at
+/// it in the Shooting Phase); guns off the hill, or with their target
+/// 4BW or less beyond the foot, do not. Musketeers with an enemy within
+/// 1BW directly ahead may shoot only at it, not at another eligible
+/// target 2BW away.
+#[test]
+fn guns_shoot_over_friends_from_a_hill_and_the_arc_puts_the_nearest_first() {
+    let mut scene = Scene::open(RULES, "claims_over_friends.toml", &[], 0.0);
+    let mut g = scene.start(1, true);
+    play(&mut g, "Set-up: the first active player");
+    for (expr, want) in [
+        ("units_between(guns, target)", "true"),
+        ("on_hill(guns)", "true"),
+        ("clear_line(guns, target)", "true"),
+        ("eligible_target(guns, target)", "true"),
+        ("units_between(low_guns, target2)", "true"),
+        ("on_hill(low_guns)", "false"),
+        ("clear_line(low_guns, target2)", "false"),
+        ("on_hill(guns3)", "true"),
+        ("clear_line(guns3, target3)", "false"),
+        ("eligible_target(musketeers, close)", "true"),
+        ("eligible_target(musketeers, far)", "true"),
+        ("in_priority_arc(musketeers, close)", "true"),
+        ("in_priority_arc(musketeers, far)", "false"),
+        ("may_fire(musketeers, far)", "false"),
+        ("may_fire(musketeers, close)", "true"),
+        ("may_fire(guns, target)", "true"),
+    ] {
+        assert_eq!(query(&mut scene, &g, expr), want, "{expr}");
+    }
+}
+
+/// §Drive Back Moves on the table (claims_pass.toml): a Pike & Shot TUG
+/// ("front", y 4..5) driven back 3BW by fire goes straight back through
+/// the friendly Pike & Shot 1BW behind it ("rear", y 2..3) to y 1..2,
+/// where there is room within its 3BW move; the sheet's KABs follow at
+/// once (U4): one on itself and one on the TUG it passed through, and on
+/// no other (the enemy, Baner).
+#[test]
+fn a_drive_back_through_friends_tests_it_and_the_friends_passed() {
+    let mut scene = Scene::open(RULES, "claims_pass.toml", &[], 0.0);
+    for seed in 0..8 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "Set-up: the first active player");
+        scene.set_state(&mut g, "front", "driven_back", Value::Int(3));
+        play(&mut g, "8.SP3.1 Shoot");
+        let text = g.narrative();
+        let front = scene.unit(&g, "front");
+        assert_eq!(base_of(&g, front).2, 1.5, "seed {seed}: {text}");
+        assert_eq!(
+            query(&mut scene, &g, "retired_through(front, rear)"),
+            "true"
+        );
+        let mut tested: Vec<String> = runs(&g, "take_kab")
+            .iter()
+            .map(|r| format!("{} {}", r.args[0], r.args[1]))
+            .collect();
+        tested.sort();
+        assert_eq!(
+            tested,
+            ["front immediate", "rear immediate"],
+            "seed {seed}: {text}"
+        );
+    }
 }
