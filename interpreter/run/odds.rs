@@ -19,6 +19,7 @@ use crate::run::eval::{binary, Ctx, Dirty, Eval, EvalError, NoDice};
 use crate::run::hooks;
 use crate::run::world::World;
 use rayon::prelude::*;
+use std::rc::Rc;
 
 /// One instruction of a specialised procedure.
 #[derive(Clone, Debug)]
@@ -976,17 +977,20 @@ impl Run<'_> {
     /// which state, how).
     fn assign(
         &self,
-        st: &mut [Value],
-        side_st: &mut [Value],
+        st: &mut Rc<Vec<Value>>,
+        side_st: &mut Rc<Vec<Value>>,
         to: (bool, Value, Id, ModOp),
         v: Value,
     ) -> Result<(), Diag> {
         let (is_side, target, state, op) = to;
         let (idx, store) = match (is_side, target) {
-            (false, Value::Unit(u)) => (u as usize * self.ev.rs.states.len() + state as usize, st),
+            (false, Value::Unit(u)) => (
+                u as usize * self.ev.rs.states.len() + state as usize,
+                Rc::make_mut(st),
+            ),
             (true, Value::Side(s)) => (
                 s as usize * self.ev.rs.side_states.len() + state as usize,
-                side_st,
+                Rc::make_mut(side_st),
             ),
             _ => {
                 return Err(Diag::new(
@@ -1052,8 +1056,8 @@ impl Run<'_> {
                 ev: &self.ev,
                 store: hooks::Store::Run {
                     world: &self.prog.world,
-                    state: &mut nb.state,
-                    side_state: &mut nb.side_state,
+                    state: Rc::make_mut(&mut nb.state).as_mut_slice(),
+                    side_state: Rc::make_mut(&mut nb.side_state).as_mut_slice(),
                 },
                 dice: &mut dice,
                 outs: Some(hooks::Outs {
@@ -1401,8 +1405,11 @@ fn too_much_hook_work(rs: &Ruleset, hook: Id) -> Diag {
 struct Branch {
     pc: usize,
     frame: Vec<Value>,
-    state: Vec<Value>,
-    side_state: Vec<Value>,
+    /// The unit and side state, shared by the branches a roll splits into
+    /// until one of them changes it (most never do: copying the whole state
+    /// per face was most of a small procedure's exact walk).
+    state: Rc<Vec<Value>>,
+    side_state: Rc<Vec<Value>>,
     out: Vec<Value>,
     p: Prob,
 }
@@ -1430,7 +1437,7 @@ enum HookRun {
 enum Todo {
     Branch(Branch),
     Hook {
-        at: std::rc::Rc<HookAt>,
+        at: Rc<HookAt>,
         faces: Vec<usize>,
         p: Prob,
     },
@@ -1494,8 +1501,8 @@ pub fn exact_leaves(
     let mut stack = vec![Todo::Branch(Branch {
         pc: 0,
         frame: prog.frame.clone(),
-        state: prog.world.state.clone(),
-        side_state: prog.world.side_state.clone(),
+        state: Rc::new(prog.world.state.clone()),
+        side_state: Rc::new(prog.world.side_state.clone()),
         out: prog
             .outcomes
             .iter()
@@ -1562,7 +1569,7 @@ pub fn exact_leaves(
             if let Op::Hook { vars, .. } = op {
                 let vals = run.hook_vars(&b, vars).map_err(f)?;
                 stack.push(Todo::Hook {
-                    at: std::rc::Rc::new(HookAt { b, vals }),
+                    at: Rc::new(HookAt { b, vals }),
                     faces: Vec::new(),
                     p: Prob::ONE,
                 });
