@@ -211,8 +211,10 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         }
         match cl {
             Clause::Expr(k, e) => {
-                let want = if matches!(k.text.as_str(), "must" | "turn_about" | "turn_first" | "frontal")
-                {
+                let want = if matches!(
+                    k.text.as_str(),
+                    "must" | "turn_about" | "turn_first" | "frontal"
+                ) {
                     Ty::Bool
                 } else if k.text == "away_from" {
                     Ty::Unit
