@@ -2800,3 +2800,34 @@ fn a_skirmisher_shoots_then_evades_the_variable_move_less_2bw() {
     assert!(tally.check() >= 10);
     assert!(caught[0] > 0 && caught[3] == 0, "{caught:?}");
 }
+
+/// The retire clauses the evades use, `away_from` and `turn_first`, are
+/// for a unit retiring alone: with `together` the compiler says so, at
+/// the clause, with help; `away_from` wants a unit.
+#[test]
+fn a_group_retire_turns_first_no_way() {
+    let text = std::fs::read_to_string(format!("{ROOT}{RULES}")).unwrap();
+    let dir = std::path::Path::new(ROOT).join("rules");
+    let evades = "  turn_first u.evade_way == way_front()\n  turn_about true\n  through f: true\n}";
+    assert_eq!(text.matches(evades).count(), 1);
+    let grouped = text.replace(
+        evades,
+        "  turn_first u.evade_way == way_front()\n  turn_about true\n  through f: true\n  together g: grouped(u, g)\n}",
+    );
+    let Err((d, s)) = muster::build_text("house.muster", &grouped, Some(&dir)) else {
+        panic!("a retire together with away_from compiles");
+    };
+    let shown = render_plain(&d, &s);
+    assert!(
+        shown.contains("a retire `together` has no `turn_first` or `away_from` clause")
+            && shown.contains("house.muster")
+            && shown.contains("help:"),
+        "{shown}"
+    );
+    let numbered = text.replace("away_from evade_charger(u)", "away_from u.evade_bw");
+    let Err((d, s)) = muster::build_text("house.muster", &numbered, Some(&dir)) else {
+        panic!("away_from a number compiles");
+    };
+    let shown = render_plain(&d, &s);
+    assert!(shown.contains("away_from"), "{shown}");
+}
