@@ -2829,3 +2829,287 @@ fn c1_an_oot_steps_out_of_a_friends_path_of_charge() {
     }
     assert!(charged > 0, "{charged}");
 }
+
+// ---------------------------------------------------------------- issue 32, part 2 (cresp): charge responses
+
+/// The value of outcome `name` of a run, "0" when the log leaves it out
+/// (an outcome of 0 is not shown).
+fn outcome_or_zero(r: &common::scene::Run, name: &str) -> String {
+    r.outcomes
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or_else(|| "0".to_string(), |(_, v)| v.clone())
+}
+
+/// Play a game of `scene` on `seed` up to and through 8.SP2.5 (the
+/// responses, the shooting at chargers and the evades).
+fn up_to_the_evades(scene: &Scene, seed: u64) -> Game<'static> {
+    let mut g = scene.start(seed, true);
+    play(&mut g, "Set-up: the first active player");
+    play(&mut g, "8.SP1.1 Replenish hands");
+    play_steps(&mut g, &CHARGE_PHASE[..4]);
+    g
+}
+
+/// §Run-away or Skirmish when Charged (8.SP2.5), the evade's directions
+/// (claims_evade_ways.toml, the Croats' cautious policy): Croats charged
+/// from the front run straight back to their rear (north, 6BW less the
+/// variable move's change), ending turned about (facing north); Croats
+/// facing north charged from behind run straight ahead to their front,
+/// keeping their facing (before, they went back toward their charger).
+/// Then (claims_evade_path.toml) Skirmishers charged from off their front
+/// by a Pike & Shot TUG go along the charge's path: directly away from
+/// the charger's centre (14, 10) through their own (16, 12.75), a bearing
+/// of atan2(2, 2.75) = 36.03 degrees, the distance rolled, ending facing
+/// that way. Each end is worked out from the start, the way and the
+/// distance rolled, seed by seed.
+#[test]
+fn evades_go_along_the_charges_path_or_to_the_front_or_rear() {
+    let scene = Scene::open(RULES, "claims_evade_ways.toml", &[], 0.0);
+    let (mut rear, mut front) = (0, 0);
+    for seed in 0..40 {
+        let g = up_to_the_evades(&scene, seed);
+        let text = g.narrative();
+        for (charger, evader, way) in [("cuirassiers", "croats", 0), ("cronbergs", "cossacks", 1)] {
+            let declared = runs(&g, "declare_charge")
+                .iter()
+                .any(|r| r.args == [charger, evader]);
+            let u = scene.unit(&g, evader);
+            if !declared {
+                assert_eq!(
+                    base_of(&g, u),
+                    (
+                        2.0,
+                        if way == 0 { 8.0 } else { 24.0 },
+                        13.25,
+                        if way == 0 { 180.0 } else { 0.0 }
+                    )
+                );
+                continue;
+            }
+            // The cautious Croats run away (never skirmish).
+            assert!(
+                runs(&g, "respond")
+                    .iter()
+                    .any(|r| r.args == [evader, charger, "false"]),
+                "seed {seed}: {text}"
+            );
+            assert_eq!(
+                scene.int(&g, evader, "evade_way"),
+                way,
+                "seed {seed}: {text}"
+            );
+            let rolled = runs(&g, "roll_evade");
+            let r = rolled
+                .iter()
+                .find(|r| r.args == [evader])
+                .expect("an evader rolls");
+            let bw: f64 = outcome_or_zero(r, "distance").parse().unwrap();
+            let score: i64 = r.outcome("score").parse().unwrap();
+            let change = match score {
+                1 => -2,
+                2 => -1,
+                6 => 1,
+                _ => 0,
+            };
+            assert_eq!(bw, (6 + change) as f64, "seed {seed}");
+            let (_, x, y, facing) = base_of(&g, u);
+            assert_eq!(x, if way == 0 { 8.0 } else { 24.0 }, "seed {seed}: {text}");
+            assert!(
+                (y - (13.25 + bw)).abs() < 1e-9,
+                "seed {seed}: {y} {bw}: {text}"
+            );
+            assert!(facing.abs() < 1e-9, "seed {seed}: {facing}: {text}");
+            if way == 1 {
+                front += 1;
+                assert!(
+                    text.contains(&format!(
+                        "cossacks falls back {bw:.1} to its front, turning about"
+                    )),
+                    "seed {seed}: {text}"
+                );
+            } else {
+                rear += 1;
+                assert!(
+                    text.contains(&format!("croats falls back {bw:.1}, turning about")),
+                    "seed {seed}: {text}"
+                );
+            }
+            // The runaways shoot at a charger ahead of them, a colour
+            // lower for running away (and so throw no dice).
+            if way == 0 {
+                let line = text
+                    .lines()
+                    .find(|l| l.contains("shoot_at_charger(croats, cuirassiers)"))
+                    .unwrap();
+                assert!(
+                    line.contains("run_away_response") && line.ends_with("no dice"),
+                    "seed {seed}: {line}"
+                );
+            }
+            // The charge no longer reaches.
+            assert!(runs(&g, "charge_contact").is_empty(), "seed {seed}: {text}");
+        }
+    }
+    assert!(rear > 5 && front > 5, "{rear} {front}");
+
+    let scene = Scene::open(RULES, "claims_evade_path.toml", &[], 0.0);
+    let bearing = 2.0f64.atan2(2.75);
+    let mut along = 0;
+    for seed in 0..40 {
+        let g = up_to_the_evades(&scene, seed);
+        let text = g.narrative();
+        if runs(&g, "declare_charge").is_empty() {
+            continue;
+        }
+        along += 1;
+        assert_eq!(
+            scene.int(&g, "skirmishers", "evade_way"),
+            2,
+            "seed {seed}: {text}"
+        );
+        let r = &runs(&g, "roll_evade")[0];
+        let bw: f64 = outcome_or_zero(r, "distance").parse().unwrap();
+        let u = scene.unit(&g, "skirmishers");
+        let (_, x, y, facing) = base_of(&g, u);
+        assert!(
+            (x - (16.0 + bw * bearing.sin())).abs() < 1e-9,
+            "seed {seed}: {x} {bw}: {text}"
+        );
+        assert!(
+            (y - (12.75 + bw * bearing.cos())).abs() < 1e-9,
+            "seed {seed}: {y} {bw}: {text}"
+        );
+        assert!(
+            (facing - bearing.to_degrees()).abs() < 1e-9,
+            "seed {seed}: {facing}: {text}"
+        );
+        if bw > 0.0 {
+            assert!(
+                text.contains(&format!(
+                    "skirmishers falls back {bw:.1} away from foot, turning about"
+                )),
+                "seed {seed}: {text}"
+            );
+        }
+    }
+    assert!(along > 10, "{along}");
+}
+
+/// The skirmish response (8.SP2.5, §Variable Move: -2BW if Skirmish;
+/// claims_evade_path.toml): the Skirmishers (4BW, foot OOT) skirmish when
+/// their default policy weighs it (the charge would cost them; as
+/// skirmishers their shooting at the charger throws a BLACK die a file,
+/// where a runaway's, a colour lower, throws none; a normal skirmish of
+/// 2BW would leave the 3BW charge short). They shoot first, two BLACK
+/// dice (GREEN less OOT shooting, less a single rank), then roll: the
+/// battle's variable moves over 1,500 seeds against `muster odds` of
+/// `variable_move` for Skirmishers skirmishing
+/// (rules/situations/claims_skirmish_move.toml), itself the closed form:
+/// 1D6, 1 -2BW, 2 -1BW, 3-5 none, 6 +1BW, less 2BW, from 4BW: distance
+/// 0, 1, 2, 3 with 1/6, 1/6, 3/6, 1/6. The charge goes in exactly when
+/// the skirmish leaves it within the charger's 3BW move (less its drive
+/// back): never from 3BW, and always from 0BW when it is not driven back.
+#[test]
+fn a_skirmisher_shoots_then_evades_the_variable_move_less_2bw() {
+    let mut scene = Scene::open(RULES, "claims_evade_path.toml", &[], 0.0);
+    let situation =
+        std::fs::read_to_string(format!("{ROOT}rules/situations/claims_skirmish_move.toml"))
+            .unwrap();
+    let exact = scene.exact(&situation);
+    for (v, p) in [(0, (1, 6)), (1, (1, 6)), (2, (1, 2)), (3, (1, 6))] {
+        assert_eq!(
+            exact.get("distance").unwrap().p(Value::Int(v)).fraction(),
+            Some(p),
+            "distance {v}"
+        );
+    }
+    let mut tally = Tally::new("the skirmish move");
+    let mut caught = [0u32; 4];
+    for seed in 0..1500 {
+        let mut g = up_to_the_evades(&scene, seed);
+        if runs(&g, "declare_charge").is_empty() {
+            continue;
+        }
+        let text = g.narrative();
+        assert!(
+            runs(&g, "respond")
+                .iter()
+                .any(|r| r.args == ["skirmishers", "foot", "true"]),
+            "seed {seed}: {text}"
+        );
+        assert_eq!(query(&mut scene, &g, "conduct(skirmishers)"), "skirmished");
+        // Two BLACK dice (a die a file), no run-away downgrade.
+        let line = text
+            .lines()
+            .find(|l| l.contains("shoot_at_charger("))
+            .unwrap();
+        assert!(
+            line.contains(" rolls [black:")
+                && line.matches("black:").count() == 2
+                && !line.contains("run_away_response"),
+            "seed {seed}: {line}"
+        );
+        let shot = runs(&g, "shoot_at_charger");
+        assert_eq!(shot.len(), 1, "seed {seed}: {text}");
+        assert_eq!(shot[0].args, ["skirmishers", "foot"]);
+        assert_eq!(shot[0].rolls.len(), 2, "seed {seed}: {text}");
+        // Shooting before the evade: the shot comes first in the narrative.
+        assert!(
+            text.find("shoot_at_charger(").unwrap() < text.find("roll_evade(").unwrap(),
+            "seed {seed}"
+        );
+        let r = &runs(&g, "roll_evade")[0];
+        let got: Vec<(&str, String)> = ["score", "change", "distance"]
+            .into_iter()
+            .map(|n| (n, outcome_or_zero(r, n)))
+            .collect();
+        tally.add(&scene, seed, &exact, &got);
+        let bw: usize = got[2].1.parse().unwrap();
+        let db = scene.int(&g, "foot", "driven_back");
+        play_steps(&mut g, &CHARGE_PHASE[4..6]);
+        let contact = !runs(&g, "charge_contact").is_empty();
+        if contact {
+            caught[bw] += 1;
+        }
+        if bw == 3 {
+            assert!(!contact, "seed {seed}: {}", g.narrative());
+        }
+        if bw == 0 && db == 0 {
+            assert!(contact, "seed {seed}: {}", g.narrative());
+        }
+    }
+    assert!(tally.check() >= 10);
+    assert!(caught[0] > 0 && caught[3] == 0, "{caught:?}");
+}
+
+/// The retire clauses the evades use, `away_from` and `turn_first`, are
+/// for a unit retiring alone: with `together` the compiler says so, at
+/// the clause, with help; `away_from` wants a unit.
+#[test]
+fn a_group_retire_turns_first_no_way() {
+    let text = std::fs::read_to_string(format!("{ROOT}{RULES}")).unwrap();
+    let dir = std::path::Path::new(ROOT).join("rules");
+    let evades = "  turn_first u.evade_way == way_front()\n  turn_about true\n  through f: true\n}";
+    assert_eq!(text.matches(evades).count(), 1);
+    let grouped = text.replace(
+        evades,
+        "  turn_first u.evade_way == way_front()\n  turn_about true\n  through f: true\n  together g: grouped(u, g)\n}",
+    );
+    let Err((d, s)) = muster::build_text("house.muster", &grouped, Some(&dir)) else {
+        panic!("a retire together with away_from compiles");
+    };
+    let shown = render_plain(&d, &s);
+    assert!(
+        shown.contains("a retire `together` has no `turn_first` or `away_from` clause")
+            && shown.contains("house.muster")
+            && shown.contains("help:"),
+        "{shown}"
+    );
+    let numbered = text.replace("away_from evade_charger(u)", "away_from u.evade_bw");
+    let Err((d, s)) = muster::build_text("house.muster", &numbered, Some(&dir)) else {
+        panic!("away_from a number compiles");
+    };
+    let shown = render_plain(&d, &s);
+    assert!(shown.contains("away_from"), "{shown}");
+}

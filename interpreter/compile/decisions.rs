@@ -20,7 +20,7 @@ fn clause_allowed(kind: ChoiceKind, word: &str) -> bool {
         "check" => matches!(kind, Pick | Move | Retire | Face),
         "through" => matches!(kind, Move | Retire),
         "together" => matches!(kind, Move | Retire | Charge),
-        "distance" | "turn_about" | "meeting" => kind == Retire,
+        "distance" | "turn_about" | "turn_first" | "away_from" | "meeting" => kind == Retire,
         "then" => true,
         "pay" => kind == Pick,
         _ => false,
@@ -147,6 +147,8 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         buffer: None,
         distance: None,
         turn_about: None,
+        turn_first: None,
+        away_from: None,
         frontal: None,
         manoeuvre: None,
         finish: None,
@@ -163,6 +165,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
     let mut seen: Vec<&str> = Vec::new();
     let mut finish_span = None;
     let mut meeting_span = None;
+    let mut pre_turn_span = None;
     for cl in &ch.clauses {
         let (word, span) = match cl {
             Clause::Expr(k, _) | Clause::Bound(k, _, _) => (k.text.as_str(), k.span),
@@ -178,7 +181,7 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                         ChoiceKind::Pick => "`pick` takes `must`, `by`, `check`, `pay` and `then`",
                         ChoiceKind::Move => "`move` takes `allowance`, `manoeuvre m:`, `finish n:`, `buffer`, `control e:`, `through f:`, `together g:`, `check` and `then`",
                         ChoiceKind::Charge => "`charge` takes `by`, `reach`, `wheel`, `frontal`, `together g:` and `then`",
-                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `through f:`, `together g:`, `meeting e:`, `check` and `then`",
+                        ChoiceKind::Retire => "`retire` takes `must`, `distance`, `turn_about`, `turn_first`, `away_from`, `through f:`, `together g:`, `meeting e:`, `check` and `then`",
                         ChoiceKind::Place => "`place` takes `by` and `then`",
                         ChoiceKind::Face => "`face` takes `must`, `by`, `check` and `then`",
                     }),
@@ -203,10 +206,18 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
         if word == "meeting" {
             meeting_span = Some(span);
         }
+        if word == "turn_first" || word == "away_from" {
+            pre_turn_span = Some(span);
+        }
         match cl {
             Clause::Expr(k, e) => {
-                let want = if k.text == "must" || k.text == "turn_about" || k.text == "frontal" {
+                let want = if matches!(
+                    k.text.as_str(),
+                    "must" | "turn_about" | "turn_first" | "frontal"
+                ) {
                     Ty::Bool
+                } else if k.text == "away_from" {
+                    Ty::Unit
                 } else {
                     Ty::Int
                 };
@@ -222,6 +233,8 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
                     "allowance" => &mut def.allowance,
                     "buffer" => &mut def.buffer,
                     "turn_about" => &mut def.turn_about,
+                    "turn_first" => &mut def.turn_first,
+                    "away_from" => &mut def.away_from,
                     "frontal" => &mut def.frontal,
                     _ => &mut def.distance,
                 };
@@ -337,6 +350,16 @@ pub(crate) fn compile_choice(c: &mut Compiler, d: &syntax::Decision) {
             )
             .at(span, "only a unit retiring alone meets an enemy")
             .help("drop `meeting` or `together`: a group's retire stops short of any enemy in its way"),
+        );
+    }
+    if let (Some(span), Some(_)) = (pre_turn_span, &def.together) {
+        c.err(
+            Diag::new(
+                "muster::decision",
+                "a retire `together` has no `turn_first` or `away_from` clause",
+            )
+            .at(span, "only a unit retiring alone turns before it goes back")
+            .help("drop the clause or `together`: a group goes straight back as it faces"),
         );
     }
     if let (Some(span), Some(_)) = (finish_span, &def.together) {

@@ -433,6 +433,13 @@ pub struct ChoiceDef {
     /// Retirements: `turn_about COND`: when it holds, the unit (or group)
     /// ends turned about in place, its back to where it came from.
     pub turn_about: Option<Ex>,
+    /// Retirements: `turn_first COND`: when it holds, the unit first turns
+    /// about in place, so it goes back toward where its front faced.
+    pub turn_first: Option<Ex>,
+    /// Retirements: `away_from X`: when X is another unit on the table, the
+    /// unit first turns in place to face X's centre, so it goes straight
+    /// back directly away from X.
+    pub away_from: Option<Ex>,
     /// Charges: `frontal COND`: when it holds for the pair, the charge must
     /// end touching the target's front (some part of the charger, or of the
     /// member that touches, in the target's front zone).

@@ -552,6 +552,47 @@ impl<'r> Game<'r> {
                 .is_some_and(|s| !self.world.state[u * self.rs.states.len() + s as usize].as_bool())
     }
 
+    /// A retire's turn in place before it goes back: to face the centre of
+    /// the `away_from` unit (another unit on the table), then about with
+    /// `turn_first`. The turned base (with, as `Some`, the unit turned
+    /// away from, or `None` for a turn about) when some turn was made and
+    /// the turned base stands on the table clear of every unit the retire
+    /// may not pass; else the base as it stands and `None`.
+    fn turned_first(
+        &mut self,
+        ch: &ChoiceDef,
+        u: u16,
+        stood: &Base,
+        frame: &mut [Value],
+    ) -> Result<(Base, Option<Option<u16>>), Diag> {
+        let mut b = *stood;
+        let mut away = None;
+        if let Some(e) = &ch.away_from {
+            if let Value::Unit(x) = self.eval(e, frame)? {
+                if x != u && self.field().on_table[x as usize] {
+                    let c = self.field().bases[x as usize].centre;
+                    if c != stood.centre {
+                        b = b.facing_to(battlefield::bearing(stood.centre, c));
+                        away = Some(Some(x));
+                    }
+                }
+            }
+        }
+        if let Some(e) = &ch.turn_first {
+            if self.eval(e, frame)?.as_bool() {
+                b = b.pivoted(180.0);
+                away = away.or(Some(None));
+            }
+        }
+        if away.is_none()
+            || !self.on_table(&b)
+            || !self.path_clear(ch, u, std::slice::from_ref(&b), frame)?
+        {
+            return Ok((*stood, None));
+        }
+        Ok((b, away))
+    }
+
     /// `retire`: units go straight back `distance`, through friends where
     /// `through` allows, stopping short where the way is blocked (or, with
     /// `meeting e:`, in contact with an enemy in the way).
@@ -607,7 +648,8 @@ impl<'r> Game<'r> {
                 self.run_then(ch, &mut frame)?;
                 continue;
             }
-            let start = self.field().bases[u as usize];
+            let stood = self.field().bases[u as usize];
+            let (start, away) = self.turned_first(ch, u, &stood, &mut frame)?;
             let mut done = None;
             let mut met = None;
             if let Some((e_slot, cond)) = &ch.meeting {
@@ -653,6 +695,12 @@ impl<'r> Game<'r> {
                 Some(e) => format!(" into {}", self.world.units[e as usize].name),
                 None => String::new(),
             };
+            // The way it went, when it turned first (`away_from`, `turn_first`).
+            let way = match away {
+                Some(Some(x)) => format!(" away from {}", self.world.units[x as usize].name),
+                Some(None) => " to its front".to_string(),
+                None => String::new(),
+            };
             match done {
                 Some((dist, end)) => {
                     // Turning about in place covers the same ground.
@@ -660,19 +708,21 @@ impl<'r> Game<'r> {
                     self.set_base(u as usize, end);
                     self.note(|_| Event::Move {
                         unit,
-                        how: format!("falls back {dist:.1}{into}{turned}"),
-                        from: place(&start),
+                        how: format!("falls back {dist:.1}{way}{into}{turned}"),
+                        from: place(&stood),
                         to: place(&end),
                         with: Vec::new(),
                     });
                 }
+                // With no room, a unit that turned first ends turned about
+                // from its turned facing: as a retire of none.
                 None if turn => {
                     let end = start.pivoted(180.0);
                     self.set_base(u as usize, end);
                     self.note(|_| Event::Move {
                         unit,
                         how: "has no room to fall back, turning about".into(),
-                        from: place(&start),
+                        from: place(&stood),
                         to: place(&end),
                         with: Vec::new(),
                     });
