@@ -1812,12 +1812,13 @@ fn m9_a_tug_with_its_enemy_behind_a_flank_turns_instead_of_moving_away() {
 /// before, a draw after 5 turns and a Swedish win after 4); since a card
 /// is spent only for a move made, game 262 is a Swedish win after 5; since
 /// C3's exception (Mackay's Scots, 6 down against Isolano's Croats, are
-/// not forced to charge them in turn 4), a Swedish win after 4.
+/// not forced to charge them in turn 4), a Swedish win after 4; since a
+/// TUG paid at M2's colour moves only straight ahead, a Swedish win after 7.
 #[test]
 fn the_games_that_stalled_now_end() {
     for (i, end) in [
         (250, "=== End after 2 turns: Swedish army wins ==="),
-        (262, "=== End after 4 turns: Swedish army wins ==="),
+        (262, "=== End after 7 turns: Swedish army wins ==="),
     ] {
         let text = default_game(muster::cli::simulate::game_seed(1, i));
         let last = text.lines().rev().find(|l| l.starts_with("=== End"));
@@ -3112,4 +3113,41 @@ fn a_group_retire_turns_first_no_way() {
     };
     let shown = render_plain(&d, &s);
     assert!(shown.contains("away_from"), "{shown}");
+}
+
+/// M2 "Advance Directly Ahead ... No deviation" costs I for every class,
+/// M3 (with a wheel) I, II, II, III: a TUG prompted at M2's colour below
+/// its M3 colour moves straight ahead (`straight_ahead`, set at the
+/// prompt). Before, the prompted move offered a wheel on an M2 card (the
+/// default game's tercio wheeled paying I). Swedish Horse (drilled) with
+/// the enemy in its front zone pays I and is held straight; with the enemy
+/// beyond its flank (claims_shift.toml) it pays II and may wheel.
+#[test]
+fn a_tug_paid_at_m2s_colour_moves_only_straight_ahead() {
+    for (file, cost, straight) in [
+        ("claims_straight_ahead.toml", "1", "true"),
+        ("claims_shift.toml", "2", "false"),
+    ] {
+        let mut scene = Scene::open(RULES, file, &[], 0.0);
+        let g = scene.start(0, false);
+        assert_eq!(query(&mut scene, &g, "move_cost(horse)"), cost, "{file}");
+        assert_eq!(query(&mut scene, &g, "wheel_cost(horse)"), "2", "{file}");
+        assert_eq!(
+            query(&mut scene, &g, "paid_straight_ahead(horse)"),
+            straight,
+            "{file}"
+        );
+    }
+    let mut scene = Scene::open(RULES, "claims_straight_ahead.toml", &[], 0.0);
+    for seed in 0..8 {
+        let mut g = scene.start(seed, true);
+        play(&mut g, "8.SP1.1 Replenish hands");
+        let h = scene.unit(&g, "horse");
+        play(&mut g, "8.SP4.3 Prompts");
+        let text = g.narrative();
+        assert!(text.contains("order_move(horse)"), "seed {seed}: {text}");
+        assert_eq!(query(&mut scene, &g, "horse.straight_ahead"), "true");
+        let (_, x, y, f) = base_of(&g, h);
+        assert_eq!((x, y, f), (10.0, 7.5, 0.0), "seed {seed}: {text}");
+    }
 }
