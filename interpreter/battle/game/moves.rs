@@ -553,7 +553,7 @@ impl<'r> Game<'r> {
         ch: &ChoiceDef,
         d: Id,
         u: u16,
-        (search, shun): (Search, Option<Base>),
+        (search, shun): (Search, Option<Pt>),
         frame: &mut [Value],
         out: &mut Vec<Legal>,
     ) -> Result<(), Diag> {
@@ -675,7 +675,7 @@ impl<'r> Game<'r> {
             for &(how, end, way) in &cands {
                 // A purposeful player's move back to a spot the game has
                 // moved the unit off ([`Game::shunned`]).
-                if shun.is_some_and(|b| alike(&b, &end)) {
+                if shun.is_some_and(|at| at.dist(end.centre) < 0.05) {
                     self.move_stats.shunned += 1;
                     continue;
                 }
@@ -898,9 +898,9 @@ impl<'r> Game<'r> {
         Ok(Some(true))
     }
 
-    /// The spot a purposeful player does not move unit `u` back to: where
-    /// the unit's own last single move put it, when the game has since
-    /// moved it off (a fall back, a rout, a rally back the rules or another
+    /// The spot a purposeful player does not move unit `u` back to, facing
+    /// whichever way (within 0.05 of its centre): where the unit's own last
+    /// single move put it, when the game has since moved it off (a fall back, a rout, a rally back the rules or another
     /// decision made). Going back would leave it where the rules did not
     /// let it stay, to be moved off again: a unit advancing into shooting
     /// range each turn and falling back from it each turn, while its side
@@ -908,12 +908,12 @@ impl<'r> Game<'r> {
     /// find another move (issue 33). The spot is shunned until the unit
     /// makes a move of its own elsewhere. None for a thorough player (the
     /// engine's reference search is kept as it was).
-    pub(super) fn shunned(&self, prefer: Option<Prefer>, u: u16) -> Option<Base> {
+    pub(super) fn shunned(&self, prefer: Option<Prefer>, u: u16) -> Option<Pt> {
         if self.search_for(prefer, u) != Search::Purposeful {
             return None;
         }
-        let at = self.moved_to.get(u as usize).copied().flatten()?;
-        (!alike(&at, &self.field().bases[u as usize])).then_some(at)
+        let at = self.moved_to.get(u as usize).copied().flatten()?.centre;
+        (at.dist(self.field().bases[u as usize].centre) >= 0.05).then_some(at)
     }
 
     /// Where unit `u`'s own last single move put it (None: a group's move).
