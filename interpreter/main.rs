@@ -203,6 +203,12 @@ enum Command {
         /// (repeatable), or set a number option: `--option red_blank=2`.
         #[arg(long = "option", value_name = "NAME=on|off|N")]
         options: Vec<String>,
+        /// How every army's player looks for its moves, in place of its
+        /// policy's `search` and the scenario's per-army `search` key:
+        /// `thorough` (the engine's whole fan of manoeuvres) or `purposeful`
+        /// (moves toward what the policy can value). See docs/LANGUAGE.md, "Policies".
+        #[arg(long, value_name = "SEARCH", value_parser = search_parser())]
+        search: Option<muster::compile::ir::Search>,
     },
     /// Play many battles over all cores and summarise who wins and why.
     Simulate {
@@ -324,6 +330,51 @@ struct Runs {
     /// file is replaced only if it is a chart this program wrote).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// How every army's player looks for its moves, in place of its
+    /// policy's `search` and the scenario's per-army `search` key:
+    /// `thorough` (the engine's whole fan of manoeuvres) or `purposeful`
+    /// (moves toward what the policy can value). See docs/LANGUAGE.md, "Policies".
+    #[arg(long, value_name = "SEARCH", value_parser = search_parser())]
+    search: Option<muster::compile::ir::Search>,
+}
+
+/// `--search`: the searches by their names in a policy, clap's diagnostic
+/// naming them for any other value.
+fn search_parser() -> impl clap::builder::TypedValueParser<Value = muster::compile::ir::Search> {
+    use clap::builder::TypedValueParser;
+    use muster::compile::ir::Search;
+    clap::builder::PossibleValuesParser::new(Search::ALL.map(|(_, name)| name)).map(|v| {
+        Search::ALL
+            .into_iter()
+            .find(|(_, name)| *name == v)
+            .map_or(Search::default(), |(s, _)| s)
+    })
+}
+
+/// Every army of `prep` searches for its moves as `--search` says (when
+/// given), whatever its policy and the scenario say.
+fn set_search(
+    prep: &mut muster::battle::game::Prepared,
+    search: Option<muster::compile::ir::Search>,
+) {
+    if let Some(s) = search {
+        prep.search.iter_mut().for_each(|a| *a = Some(s));
+    }
+}
+
+/// The `--option`s with `--search` (if given) after them: what a shard's
+/// fingerprint covers, so that only shards of one search merge.
+fn with_search(options: &[String], search: Option<muster::compile::ir::Search>) -> Vec<String> {
+    let mut all = options.to_vec();
+    if let Some(s) = search {
+        if let Some((_, name)) = muster::compile::ir::Search::ALL
+            .iter()
+            .find(|(x, _)| *x == s)
+        {
+            all.push(format!("--search={name}"));
+        }
+    }
+    all
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -650,6 +701,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             svg,
             html,
             options,
+            search,
         } => {
             let mut b = load_with(&ruleset, &options)?;
             let sc = b
@@ -658,6 +710,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let mut prep = muster::battle::game::Prepared::new(&b.ruleset, &sc)
                 .map_err(|d| report(&d, &b.sources))?;
             set_options(&b.ruleset, &mut prep.world, &options)?;
+            set_search(&mut prep, search);
             let game = prep
                 .play(seed, true)
                 .map_err(|d| report(&[d], &b.sources))?;
@@ -733,6 +786,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     json,
                     options,
                     svg,
+                    search,
                 },
             shard,
         } => {
@@ -747,6 +801,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             let mut prep = muster::battle::game::Prepared::new(&b.ruleset, &sc)
                 .map_err(|d| report(&d, &b.sources))?;
             set_options(&b.ruleset, &mut prep.world, &options)?;
+            set_search(&mut prep, search);
             let pool = thread_pool(threads)?;
             let games = shard.map_or(0..runs, |s| s.games(runs));
             let bar = progress_bar(games.end - games.start, json || shard.is_some());
@@ -771,7 +826,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     format: shard::FORMAT.into(),
                     version: shard::VERSION,
                     muster: shard::program(),
-                    fingerprint: shard::fingerprint(&b.sources, &options),
+                    fingerprint: shard::fingerprint(&b.sources, &with_search(&options, search)),
                     title: b.ruleset.title.clone(),
                     scenario: scenario_name,
                     seed,
@@ -830,6 +885,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     json,
                     options,
                     svg,
+                    search,
                 },
             options_a,
             options_b,
@@ -879,6 +935,8 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             set_options(&bb.ruleset, &mut pb.world, &options)?;
             set_options(&ba.ruleset, &mut pa.world, &options_a)?;
             set_options(&bb.ruleset, &mut pb.world, &options_b)?;
+            set_search(&mut pa, search);
+            set_search(&mut pb, search);
             let pool = thread_pool(threads)?;
             let games = shard.map_or(0..runs, |s| s.games(runs));
             let bar = progress_bar(2 * (games.end - games.start), json || shard.is_some());
@@ -909,7 +967,10 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 rules_json: serde_json::to_value(&rules).unwrap_or_default(),
             };
             if let Some(slice) = shard {
-                let (oa, ob) = (both(&options_a), both(&options_b));
+                let (oa, ob) = (
+                    with_search(&both(&options_a), search),
+                    with_search(&both(&options_b), search),
+                );
                 let s = shard::CompareShard {
                     format: shard::COMPARE_FORMAT.into(),
                     version: shard::VERSION,

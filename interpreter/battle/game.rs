@@ -648,6 +648,10 @@ pub struct Game<'r> {
     manoeuvres_known: rustc_hash::FxHashMap<(Id, u16, u32), Option<moves::Finishes>>,
     /// The move search's buffers, used again every unit-turn.
     scratch: moves::Scratch,
+    /// Per unit: where its own last single move (a `move` decision) put
+    /// it; a purposeful player does not make that move again once the
+    /// game has moved the unit off it ([`Game::shunned`]).
+    moved_to: Vec<Option<Base>>,
 }
 
 /// What a game's player did to find its units' single moves (a group's
@@ -665,6 +669,9 @@ pub struct MoveStats {
     /// Unit-turns a purposeful search looked at again with the thorough
     /// fan (it found nothing better than standing still).
     pub second_looks: u64,
+    /// Candidate moves a purposeful player dropped for ending where the
+    /// game had moved the unit off after its last move ([`Game::shunned`]).
+    pub shunned: u64,
 }
 
 impl std::ops::AddAssign for MoveStats {
@@ -675,6 +682,7 @@ impl std::ops::AddAssign for MoveStats {
         self.legal += o.legal;
         self.scored += o.scored;
         self.second_looks += o.second_looks;
+        self.shunned += o.shunned;
     }
 }
 

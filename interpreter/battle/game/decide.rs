@@ -39,14 +39,7 @@ impl<'r> Game<'r> {
             // A decision without a body (deployment from the scenario).
             return Ok(());
         };
-        // The policy is the deciding side's (a side parameter), else the
-        // army's of the unit being decided for (the option's first name).
-        let has_side = dec.params.iter().any(|(_, t)| *t == Ty::Side);
-        let prefer = Prefer {
-            d,
-            side_policy: has_side.then(|| self.policy_of(args, &dec.params)),
-            var: ch.vars[0] as usize,
-        };
+        let prefer = self.prefer_for(d, ch, args);
         let slots = self.code.widths[d as usize].max(args.len() + 4);
         let mut frame = vec![Value::None; slots];
         frame[..args.len()].copy_from_slice(args);
@@ -56,6 +49,19 @@ impl<'r> Game<'r> {
             ChoiceKind::Charge => self.charges(ch, frame),
             ChoiceKind::Retire => self.retire(ch, prefer, frame),
             ChoiceKind::Place => self.place(ch, prefer, frame),
+        }
+    }
+
+    /// Whose policy scores decision `d` (its choice `ch`) called with
+    /// `args`: the deciding side's (a side parameter), else the army's of
+    /// the unit being decided for (the option's first name).
+    pub(super) fn prefer_for(&self, d: Id, ch: &ChoiceDef, args: &[Value]) -> Prefer {
+        let dec = &self.rs.decisions[d as usize];
+        let has_side = dec.params.iter().any(|(_, t)| *t == Ty::Side);
+        Prefer {
+            d,
+            side_policy: has_side.then(|| self.policy_of(args, &dec.params)),
+            var: ch.vars[0] as usize,
         }
     }
 

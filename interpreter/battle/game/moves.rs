@@ -545,14 +545,15 @@ impl<'r> Game<'r> {
     /// edges, other units (friends only where `through` allows), the enemy
     /// buffer zone, an enemy zone of control holding the unit (stand,
     /// close, or move directly away) and the allowance over its actual path.
-    /// Written into `out` (emptied first).
+    /// Found by `search`, without a move ending at `shun` (see
+    /// [`Game::shunned`]). Written into `out` (emptied first).
     #[inline(never)]
     pub(super) fn legal_moves(
         &mut self,
         ch: &ChoiceDef,
         d: Id,
         u: u16,
-        search: Search,
+        (search, shun): (Search, Option<Pt>),
         frame: &mut [Value],
         out: &mut Vec<Legal>,
     ) -> Result<(), Diag> {
@@ -672,6 +673,12 @@ impl<'r> Game<'r> {
             }
             self.move_stats.generated += cands.len() as u64;
             for &(how, end, way) in &cands {
+                // A purposeful player's move back to a spot the game has
+                // moved the unit off ([`Game::shunned`]).
+                if shun.is_some_and(|at| at.dist(end.centre) < 0.05) {
+                    self.move_stats.shunned += 1;
+                    continue;
+                }
                 // The checks that need only the end come first: most
                 // candidates fail one of them, and then no path is laid.
                 // (Each check is a question about the move alone, so which
@@ -808,6 +815,9 @@ impl<'r> Game<'r> {
                 }
                 if !others.is_empty() {
                     let before = self.field().bases[u as usize];
+                    for &g in others.iter().chain([&u]) {
+                        self.remember_move(g, None);
+                    }
                     self.move_group(ch, prefer, u, &others, &mut frame)?;
                     moved |= self.field().bases[u as usize] != before;
                     continue;
@@ -858,8 +868,9 @@ impl<'r> Game<'r> {
         m_slot: u16,
         frame: &mut [Value],
     ) -> Result<Option<bool>, Diag> {
+        let shun = self.shunned(Some(prefer), u);
         let mut moves = std::mem::take(&mut self.scratch.legal);
-        let found = self.legal_moves(ch, prefer.d, u, search, frame, &mut moves);
+        let found = self.legal_moves(ch, prefer.d, u, (search, shun), frame, &mut moves);
         let weighed = found.and_then(|()| self.weigh_moves(prefer, u, m_slot, &moves, frame));
         self.scratch.legal = moves;
         let Some((stay, (s, how, finish, end, m))) = weighed? else {
@@ -874,6 +885,7 @@ impl<'r> Game<'r> {
         }
         let start = self.field().bases[u as usize];
         self.set_base(u as usize, end);
+        self.remember_move(u, Some(end));
         // The name is copied only for a log kept (`note`).
         self.note(|g| Event::Move {
             unit: g.world.units[u as usize].name.clone(),
@@ -884,6 +896,33 @@ impl<'r> Game<'r> {
         });
         self.run_then(ch, frame)?;
         Ok(Some(true))
+    }
+
+    /// The spot a purposeful player does not move unit `u` back to, facing
+    /// whichever way (within 0.05 of its centre): where the unit's own last
+    /// single move put it, when the game has since moved it off (a fall back, a rout, a rally back the rules or another
+    /// decision made). Going back would leave it where the rules did not
+    /// let it stay, to be moved off again: a unit advancing into shooting
+    /// range each turn and falling back from it each turn, while its side
+    /// counts it as moving, never stands to let the side's second look
+    /// find another move (issue 33). The spot is shunned until the unit
+    /// makes a move of its own elsewhere. None for a thorough player (the
+    /// engine's reference search is kept as it was).
+    pub(super) fn shunned(&self, prefer: Option<Prefer>, u: u16) -> Option<Pt> {
+        if self.search_for(prefer, u) != Search::Purposeful {
+            return None;
+        }
+        let at = self.moved_to.get(u as usize).copied().flatten()?.centre;
+        (at.dist(self.field().bases[u as usize].centre) >= 0.05).then_some(at)
+    }
+
+    /// Where unit `u`'s own last single move put it (None: a group's move).
+    fn remember_move(&mut self, u: u16, to: Option<Base>) {
+        let n = self.world.units.len();
+        if self.moved_to.len() < n {
+            self.moved_to.resize(n, None);
+        }
+        self.moved_to[u as usize] = to;
     }
 
     /// Unit `u`'s score standing, and its best of the legal `moves` (the
@@ -923,7 +962,11 @@ impl<'r> Game<'r> {
 
     /// The moves the rules offer unit `u` under decision `name` (called
     /// with `args`), as (description, where it would end): what a policy
-    /// chooses among. For tests and tools; a game does this itself.
+    /// chooses among, found by the search the unit's player makes (a
+    /// purposeful player's: without the spot it shuns, and, when none of
+    /// them is worth more than standing, with the thorough fan's moves its
+    /// second look weighs if its side moves nobody). For tests and tools;
+    /// a game does this itself.
     pub fn offered_moves(
         &mut self,
         name: &str,
@@ -959,15 +1002,40 @@ impl<'r> Game<'r> {
                     .collect());
             }
         }
+        let prefer = self.prefer_for(d as Id, ch, args);
+        let search = self.search_for(Some(prefer), u);
+        let shun = self.shunned(Some(prefer), u);
         let mut moves = Vec::new();
-        self.legal_moves(
-            ch,
-            d as Id,
-            u,
-            self.search_for(None, u),
-            &mut frame,
-            &mut moves,
-        )?;
+        self.legal_moves(ch, d as Id, u, (search, shun), &mut frame, &mut moves)?;
+        // A purposeful unit whose moves are worth no more than standing
+        // looks again through the thorough fan when its side moves nobody
+        // (`move_units`): those moves are offered too.
+        if search == Search::Purposeful && !self.policy_is_silent(prefer) {
+            let Some((m_slot, _)) = &ch.manoeuvre else {
+                return Ok(Vec::new());
+            };
+            let better = self
+                .weigh_moves(prefer, u, *m_slot, &moves, &mut frame)?
+                .is_some_and(|(stay, (s, ..))| {
+                    s.num_cmp(stay) == Some(std::cmp::Ordering::Greater)
+                });
+            if !better {
+                let mut fan = Vec::new();
+                self.legal_moves(
+                    ch,
+                    d as Id,
+                    u,
+                    (Search::Thorough, shun),
+                    &mut frame,
+                    &mut fan,
+                )?;
+                for mv in fan {
+                    if !moves.iter().any(|o| o.3 == mv.3 && alike(&o.2, &mv.2)) {
+                        moves.push(mv);
+                    }
+                }
+            }
+        }
         Ok(moves
             .into_iter()
             .map(|(how, finish, end, _)| (told(how, finish), end))
@@ -994,6 +1062,12 @@ impl Purpose {
     fn off(&self, b: &Base) -> f64 {
         battlefield::norm_angle(battlefield::bearing(b.centre, self.at) - b.facing)
     }
+}
+
+/// Whether two ends of moves are the same for the search: centres within
+/// 0.05 and facings within 1 degree.
+pub(super) fn alike(a: &Base, b: &Base) -> bool {
+    a.centre.dist(b.centre) < 0.05 && battlefield::norm_angle(a.facing - b.facing).abs() < 1.0
 }
 
 /// A free move of a unit standing at `b` straight toward `t`, facing
@@ -1102,11 +1176,7 @@ impl<'r> Game<'r> {
         let from = out.len();
         let mut push = |c: Candidate| {
             let (_, end, _) = &c;
-            let alike = out[from..].iter().any(|(_, e, _)| {
-                e.centre.dist(end.centre) < 0.05
-                    && battlefield::norm_angle(e.facing - end.facing).abs() < 1.0
-            });
-            if !alike {
+            if !out[from..].iter().any(|(_, e, _)| alike(e, end)) {
                 out.push(c);
             }
         };

@@ -349,6 +349,7 @@ impl<'r> Prepared<'r> {
             in_opening: true,
             manoeuvres_known: Default::default(),
             scratch: Default::default(),
+            moved_to: Vec::new(),
         }
     }
 
