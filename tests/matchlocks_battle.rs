@@ -1201,3 +1201,25 @@ fn an_evade_off_the_table_leaves_it_for_no_token() {
     t.perform("evaded_off_table", &[]);
     assert!(t.holds("not right_horse.off_table and right_horse.evades"));
 }
+
+/// §XII Melee, a newcomer into a continuing melee (`may_join`): game 905
+/// of `muster simulate rules/never_mind_the_matchlocks.muster --runs 1000
+/// --seed 1` offered a unit a melee to join whose two units were not in
+/// the same round, and `join_melee`'s requirement stopped the whole run
+/// (turn 4, the Play deck). The offer now asks what the procedure
+/// requires; that game plays to its end (the King's army wins in turn 5).
+#[test]
+fn a_newcomer_is_offered_only_a_melee_that_goes_on() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(["battle", RULES, "--seed", "11719744401961207834"])
+        .env("MUSTER_NO_CACHE", "1")
+        .output()
+        .expect("muster runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        text.contains("=== End after 5 turns: The King's army wins ==="),
+        "{text}"
+    );
+}
