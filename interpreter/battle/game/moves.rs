@@ -675,7 +675,7 @@ impl<'r> Game<'r> {
             for &(how, end, way) in &cands {
                 // A purposeful player's move back to a spot the game has
                 // moved the unit off ([`Game::shunned`]).
-                if shun.is_some_and(|at| at.dist(end.centre) < 0.05) {
+                if shun.is_some_and(|at| same_spot(at, end.centre)) {
                     self.move_stats.shunned += 1;
                     continue;
                 }
@@ -913,7 +913,7 @@ impl<'r> Game<'r> {
             return None;
         }
         let at = self.moved_to.get(u as usize).copied().flatten()?.centre;
-        (at.dist(self.field().bases[u as usize].centre) >= 0.05).then_some(at)
+        (!same_spot(at, self.field().bases[u as usize].centre)).then_some(at)
     }
 
     /// Where unit `u`'s own last single move put it (None: a group's move).
@@ -1067,7 +1067,13 @@ impl Purpose {
 /// Whether two ends of moves are the same for the search: centres within
 /// 0.05 and facings within 1 degree.
 pub(super) fn alike(a: &Base, b: &Base) -> bool {
-    a.centre.dist(b.centre) < 0.05 && battlefield::norm_angle(a.facing - b.facing).abs() < 1.0
+    same_spot(a.centre, b.centre) && battlefield::norm_angle(a.facing - b.facing).abs() < 1.0
+}
+
+/// Whether two centres are the same spot for the search (within 0.05):
+/// `alike` ends, and a shunned spot (`shunned`).
+fn same_spot(a: Pt, b: Pt) -> bool {
+    a.dist(b) < 0.05
 }
 
 /// A free move of a unit standing at `b` straight toward `t`, facing
