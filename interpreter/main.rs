@@ -497,6 +497,26 @@ fn report_first(diags: &[Diag], sources: &Sources, n: usize) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// The units of a battle's JSON log: name, army and type of each.
+fn battle_units(
+    rs: &muster::compile::ir::Ruleset,
+    prep: &muster::battle::game::Prepared,
+    game: &muster::battle::game::Game,
+) -> Vec<serde_json::Value> {
+    game.world
+        .units
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            serde_json::json!({
+                "name": u.name,
+                "army": prep.army_names[prep.army_of[i]],
+                "type": rs.unit_types[u.ty as usize].name,
+            })
+        })
+        .collect()
+}
+
 fn report(diags: &[Diag], sources: &Sources) -> ExitCode {
     for d in diags {
         errln!("{:?}", miette::Report::new(d.report(sources)));
@@ -711,9 +731,38 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                 .map_err(|d| report(&d, &b.sources))?;
             set_options(&b.ruleset, &mut prep.world, &options)?;
             set_search(&mut prep, search);
-            let game = prep
-                .play(seed, true)
-                .map_err(|d| report(&[d], &b.sources))?;
+            // A game the rules stop is shown as far as it got (how it came
+            // there), then the diagnostic, and the command fails.
+            let (game, stopped) = prep.play_until_stopped(seed, true);
+            if let Some(d) = stopped {
+                match log {
+                    LogFormat::Text => {
+                        outln!(
+                            "{} — {} (seed {seed})",
+                            b.ruleset.title,
+                            sc.description.as_deref().unwrap_or("scenario")
+                        );
+                        out!("{}", game.narrative());
+                        outln!("The game stopped here: {} (the error follows).", d.message);
+                    }
+                    LogFormat::Json => {
+                        let out = muster::cli::output::json_document(
+                            "battle",
+                            serde_json::json!({
+                                "ruleset": b.ruleset.id,
+                                "title": b.ruleset.title,
+                                "scenario": sc.description.as_deref().unwrap_or("scenario"),
+                                "seed": seed,
+                                "units": battle_units(&b.ruleset, &prep, &game),
+                                "events": game.log,
+                                "stopped": { "code": d.code, "message": d.message },
+                            }),
+                        );
+                        outln!("{}", serde_json::to_string_pretty(&out).unwrap());
+                    }
+                }
+                return Err(report(&[d], &b.sources));
+            }
             // Pictures first: a failure to write them stops before the log.
             if let Some(file) = &html {
                 let page = muster::cli::pictures::page(&b.ruleset, &sc, &prep, &game, seed);
@@ -746,19 +795,7 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                     out!("{}", game.narrative());
                 }
                 LogFormat::Json => {
-                    let units: Vec<serde_json::Value> = game
-                        .world
-                        .units
-                        .iter()
-                        .enumerate()
-                        .map(|(i, u)| {
-                            serde_json::json!({
-                                "name": u.name,
-                                "army": prep.army_names[prep.army_of[i]],
-                                "type": b.ruleset.unit_types[u.ty as usize].name,
-                            })
-                        })
-                        .collect();
+                    let units = battle_units(&b.ruleset, &prep, &game);
                     let out = muster::cli::output::json_document(
                         "battle",
                         serde_json::json!({

@@ -476,3 +476,86 @@ fn no_games_and_no_samples_are_refused() {
         assert!(err.contains("invalid value '0'"), "{args:?}: {err}");
     }
 }
+
+/// `muster battle` on a game the rules stop shows the game as far as it
+/// got (its narrative, or its JSON events with what stopped it) before the
+/// diagnostic, and fails; `simulate` plays every game, then names the first
+/// stopped one by its place in the run, whatever the thread count, and how
+/// many stopped.
+#[test]
+fn a_stopped_battle_shows_how_it_got_there() {
+    let dir = common::scratch("stopped-battle");
+    let rules = Path::new(ROOT).join("rules");
+    std::fs::copy(
+        rules.join("tillys_very_bad_day.muster"),
+        dir.join("tillys_very_bad_day.muster"),
+    )
+    .unwrap();
+    for sub in ["scenarios", "rosters"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        for f in std::fs::read_dir(rules.join(sub)).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, dir.join(sub).join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    std::fs::write(
+        dir.join("broken.muster"),
+        r#"extends "tillys_very_bad_day.muster"
+override procedure moved(u: unit, m: manoeuvre) {
+  require m is pivot else "only cannons may move in this broken draft"
+}
+"#,
+    )
+    .unwrap();
+    let run = |args: &[&str]| common::muster_in(&dir, args);
+    let text = run(&["battle", "broken.muster", "--seed", "7"]);
+    assert_eq!(text.status.code(), Some(1));
+    let out = String::from_utf8(text.stdout).unwrap();
+    // Turn 1's first move is shown (the commander rides before any unit
+    // moves and breaks the draft's requirement), then where it stopped.
+    assert!(out.contains("=== Turn 1 ==="), "{out}");
+    assert!(out.contains("Blue right wing Commander rides 8.0"), "{out}");
+    assert!(
+        out.trim_end().ends_with(
+            "The game stopped here: a rule was broken during the battle: only cannons may \
+             move in this broken draft (turn 1) (the error follows)."
+        ),
+        "{out}"
+    );
+    let err = String::from_utf8(text.stderr).unwrap();
+    assert!(err.contains("this requirement does not hold"), "{err}");
+
+    let json = run(&["battle", "broken.muster", "--seed", "7", "--log", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["stopped"]["code"], "muster::requirement");
+    assert!(v["events"].as_array().unwrap().len() >= 2, "{v}");
+    assert!(v.get("summary").is_none());
+
+    let mut seen = Vec::new();
+    for threads in ["1", "2"] {
+        let sim = run(&[
+            "simulate",
+            "broken.muster",
+            "--runs",
+            "6",
+            "--seed",
+            "3",
+            "--threads",
+            threads,
+        ]);
+        assert_eq!(sim.status.code(), Some(1));
+        let err = String::from_utf8(sim.stderr)
+            .unwrap()
+            .replace(['\n', '│'], " ");
+        let err = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(err.contains("in game 0 of the run"), "{err}");
+        assert!(
+            err.contains("[6 of the 6 games stopped; this is the first]"),
+            "{err}"
+        );
+        seen.push(err);
+    }
+    assert_eq!(seen[0], seen[1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -114,14 +114,18 @@ pub fn play(
 }
 
 /// Games `range` of a run seeded `seed` (a shard of it), in order: each
-/// game plays exactly as it does in the whole run.
+/// game plays exactly as it does in the whole run. Should the rules stop
+/// some games, every game is still played and the error is the first
+/// stopped game's by its place in the run (whatever the thread count),
+/// saying how many stopped and how to replay it.
 pub fn play_range(
     p: &Prepared,
     range: Range<u64>,
     seed: u64,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<GameSummary>, Diag> {
-    range
+    let total = range.end - range.start;
+    let games: Vec<Result<GameSummary, Diag>> = range
         .into_par_iter()
         .map(|i| {
             let g = p.play(game_seed(seed, i), false).map_err(|mut d| {
@@ -135,7 +139,20 @@ pub fn play_range(
             progress();
             g.map(|g| g.summary())
         })
-        .collect()
+        .collect();
+    let stopped = games.iter().filter(|g| g.is_err()).count();
+    let mut first = match games.into_iter().collect::<Result<Vec<_>, Diag>>() {
+        Ok(all) => return Ok(all),
+        // The first error by place in the run (collect keeps the order).
+        Err(d) => d,
+    };
+    if stopped > 1 {
+        first.message = format!(
+            "{} [{stopped} of the {total} games stopped; this is the first]",
+            first.message
+        );
+    }
+    Err(first)
 }
 
 /// The summary of the games of a run seeded `seed` ([`play`]).

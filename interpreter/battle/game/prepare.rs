@@ -295,10 +295,20 @@ impl<'r> Prepared<'r> {
     /// takes the openings other games of this preparation left in its
     /// book, and leaves one (see [`openings`]): the same game, sooner.
     pub fn play(&self, seed: u64, log: bool) -> Result<Game<'r>, Diag> {
+        match self.play_until_stopped(seed, log) {
+            (g, None) => Ok(g),
+            (_, Some(d)) => Err(d),
+        }
+    }
+
+    /// [`Prepared::play`], but a game the rules stop (a broken
+    /// requirement, a hook's error, a full log) is kept as far as it got,
+    /// beside the diagnostic: its narrative shows how it came there.
+    pub fn play_until_stopped(&self, seed: u64, log: bool) -> (Game<'r>, Option<Diag>) {
         let mut g = self.start(seed, log);
         g.openings = self.openings.clone();
-        g.run()?;
-        Ok(g)
+        let stopped = g.run().err();
+        (g, stopped)
     }
 
     /// A game set up and not yet begun (tests play single steps of it).
