@@ -38,7 +38,7 @@ mod prepare;
 mod prompts;
 
 pub use openings::Openings;
-use pick::{bound_test, conjuncts, reads_local, Bound, Split};
+use pick::{bound_test, conjuncts, needs_noted, reads_local, Bound, Split};
 
 /// One thing that happened, as data (`--log json`) and as narrative.
 #[derive(Clone, Debug, Serialize)]
@@ -393,6 +393,9 @@ struct BattleCode {
     /// nothing of the world that changes (TVBD's `may_manoeuvre(u, m)`, by
     /// type and quality): its answers then hold for the whole game.
     fixed_manoeuvres: Vec<bool>,
+    /// Per `charge` decision: the noted facts one of which a pair must
+    /// hold for LEGAL to ([`needs_noted`]): only those pairs are asked.
+    needs: Vec<Option<Vec<(Id, bool)>>>,
 }
 
 impl BattleCode {
@@ -403,8 +406,15 @@ impl BattleCode {
         let mut splits = Vec::new();
         let mut controls = Vec::new();
         let mut fixed_manoeuvres = Vec::new();
+        let mut needs = Vec::new();
         for (d, dec) in rs.decisions.iter().enumerate() {
             let mut width = frame_slots(rs, d as Id);
+            needs.push(match &dec.choice {
+                Some(ch) if ch.kind == ChoiceKind::Charge && ch.vars.len() == 2 => {
+                    needs_noted(rs, &ch.legal, ch.vars[0], ch.vars[1])
+                }
+                _ => None,
+            });
             let Some(ch) = &dec.choice else {
                 widths.push(width);
                 splits.push(None);
@@ -472,6 +482,7 @@ impl BattleCode {
             splits,
             controls,
             fixed_manoeuvres,
+            needs,
         }
     }
 }

@@ -46,7 +46,7 @@ impl<'r> Game<'r> {
         match ch.kind {
             ChoiceKind::Pick | ChoiceKind::Face => self.pick(ch, prefer, frame),
             ChoiceKind::Move => self.move_units(ch, prefer, frame),
-            ChoiceKind::Charge => self.charges(ch, frame),
+            ChoiceKind::Charge => self.charges(d, ch, frame),
             ChoiceKind::Retire => self.retire(ch, prefer, frame),
             ChoiceKind::Place => self.place(ch, prefer, frame),
         }
@@ -211,13 +211,39 @@ impl<'r> Game<'r> {
     /// wheel-then-straight path into contact; two units charging each other
     /// meet half way.
     #[inline(never)]
-    pub(super) fn charges(&mut self, ch: &ChoiceDef, mut frame: Vec<Value>) -> Result<(), Diag> {
+    pub(super) fn charges(
+        &mut self,
+        d: Id,
+        ch: &ChoiceDef,
+        mut frame: Vec<Value>,
+    ) -> Result<(), Diag> {
         let (c_slot, t_slot) = (ch.vars[0] as usize, ch.vars[1] as usize);
         let units = self.units_on_table();
+        // The pairs LEGAL can hold of, when it needs a noted fact of them
+        // (the rest are false, as LEGAL would find, unasked).
+        let n = self.world.units.len();
+        let noted = self.code.needs[d as usize].as_ref().map(|facts| {
+            let mut pairs = vec![false; n * n];
+            for &(f, swapped) in facts {
+                for (key, v) in &self.world.facts[f as usize] {
+                    if let ([Value::Unit(a), Value::Unit(b)], Value::Bool(true)) = (&key[..], v) {
+                        let (c, t) = if swapped { (*b, *a) } else { (*a, *b) };
+                        if let Some(p) = pairs.get_mut(c as usize * n + t as usize) {
+                            *p = true;
+                        }
+                    }
+                }
+            }
+            pairs
+        });
         let mut list: Vec<(Value, u16, u16)> = Vec::new();
         for &c in &units {
             for &t in &units {
-                if c == t {
+                if c == t
+                    || noted
+                        .as_ref()
+                        .is_some_and(|p| !p[c as usize * n + t as usize])
+                {
                     continue;
                 }
                 frame[c_slot] = Value::Unit(c);

@@ -43,6 +43,10 @@ impl<'r> Game<'r> {
         let mut known: Vec<Vec<u16>> = Vec::new();
         let mut failed: Vec<u16> = Vec::new();
         let mut rescanned = false;
+        // Whether `known` was found by the scan just made: nothing has
+        // changed since, so LEGAL holds for each of them and is not asked
+        // again (the same answers: the scan asked every part of it).
+        let mut fresh = false;
         let cap = self.world.units.len().pow(n as u32).min(100_000) + 1;
         for _ in 0..cap {
             // The best so far by where it is in `still` (no option copied).
@@ -52,7 +56,7 @@ impl<'r> Game<'r> {
                 for (k, s) in ch.vars.iter().enumerate() {
                     frame[*s as usize] = Value::Unit(opt[k]);
                 }
-                if !self.eval(&ch.legal, &mut frame)?.as_bool() {
+                if !fresh && !self.eval(&ch.legal, &mut frame)?.as_bool() {
                     continue;
                 }
                 let must = match &ch.must {
@@ -83,6 +87,7 @@ impl<'r> Game<'r> {
                 }
             }
             known = still;
+            fresh = false;
             let Some((_, _, _, i)) = best else {
                 if rescanned {
                     break;
@@ -90,6 +95,7 @@ impl<'r> Game<'r> {
                 known = self.scan(prefer.d, ch, &mut frame, &taken)?;
                 known.retain(|o| !failed.contains(&o[0]));
                 rescanned = true;
+                fresh = true;
                 continue;
             };
             rescanned = false;
@@ -199,6 +205,8 @@ impl<'r> Game<'r> {
             sides,
             contact,
             bound,
+            first_side,
+            second_sure,
             ..
         } = &*split;
         let bound_swapped = bound.as_ref().is_some_and(|bd| bd.swapped);
@@ -206,16 +214,35 @@ impl<'r> Game<'r> {
         wide.resize(*width, Value::None);
         // Per unit: does it pass the parts naming only the second name?
         // (None: a part failed to evaluate; judge its options whole.)
+        // Worked out when a first unit first passes its own parts (none
+        // may: then they are not asked at all).
         let mut second_ok: Vec<Option<bool>> = Vec::new();
-        if n == 2 {
-            for &u in &units {
-                wide[ch.vars[1] as usize] = Value::Unit(u);
-                second_ok.push(self.all_hold(second_only, &mut wide));
-            }
+        // With second parts that cannot fail, each unit's answer is asked
+        // when a pair first needs it (0: not yet asked, 1: false, 2: true).
+        let mut second_asked: Vec<u8> = Vec::new();
+        if n == 2 && *second_sure {
+            second_asked.resize(units.len(), 0);
         }
+        // The deciding side, when the first unit's own side test is made here.
+        let side = first_side.and_then(|(k, same)| match wide[k as usize] {
+            Value::Side(s) => Some((s, same)),
+            _ => None,
+        });
         for &u0 in &units {
+            if let Some((s, same)) = side {
+                if (self.world.units[u0 as usize].side == s) != same {
+                    continue;
+                }
+            }
             wide[ch.vars[0] as usize] = Value::Unit(u0);
-            match self.all_hold(first_only, &mut wide) {
+            let own = self.all_hold(first_only, &mut wide);
+            if n == 2 && own == Some(true) && second_ok.is_empty() && !*second_sure {
+                for &u in &units {
+                    wide[ch.vars[1] as usize] = Value::Unit(u);
+                    second_ok.push(self.all_hold(second_only, &mut wide));
+                }
+            }
+            match own {
                 Some(false) => continue,
                 Some(true) => {}
                 None => {
@@ -240,14 +267,27 @@ impl<'r> Game<'r> {
             }
             if n == 2 {
                 for (j, &u1) in units.iter().enumerate() {
-                    if second_ok[j] == Some(false) || taken.iter().any(|t| t[..] == [u0, u1]) {
+                    // Whether the second unit passes its own parts: known,
+                    // or (when they cannot fail) taken as passed until a
+                    // pair that reaches them asks them below.
+                    let mut passed = if *second_sure {
+                        Some(true)
+                    } else {
+                        second_ok[j]
+                    };
+                    // (A second unit already found not to pass is passed over.)
+                    let failed_own = *second_sure && second_asked[j] == 1;
+                    if passed == Some(false)
+                        || failed_own
+                        || taken.iter().any(|t| t[..] == [u0, u1])
+                    {
                         continue;
                     }
                     wide[ch.vars[1] as usize] = Value::Unit(u1);
                     // A first part that compares the two sides is settled
                     // here (it cannot fail): the rest is asked only of the
                     // pairs it lets through.
-                    let mut rest = match (sides, second_ok[j]) {
+                    let mut rest = match (sides, passed) {
                         (Some(same), Some(true)) => {
                             let w = &self.world.units;
                             if (w[u0 as usize].side == w[u1 as usize].side) != *same {
@@ -262,7 +302,7 @@ impl<'r> Game<'r> {
                     // apart: false, as the part itself would find.
                     // (With the second unit's parts passed, the sides
                     // test, if any, is settled above: `rest` starts at it.)
-                    if let (Some(r), Some(true)) = (&reach, second_ok[j]) {
+                    if let (Some(r), Some(true)) = (&reach, passed) {
                         let (a, b) = if bound_swapped { (u1, u0) } else { (u0, u1) };
                         if r.turns_away(self.field(), a as usize, b as usize) {
                             continue;
@@ -270,7 +310,7 @@ impl<'r> Game<'r> {
                     }
                     // So is a next part asking whether the two touch: the
                     // table's own measure, the value the part would have.
-                    if let (Some(swapped), Some(true)) = (contact, second_ok[j]) {
+                    if let (Some(swapped), Some(true)) = (contact, passed) {
                         let (a, b) = if *swapped { (u1, u0) } else { (u0, u1) };
                         let touch = self.field().of_two(
                             crate::compile::ir::Builtin::InContact,
@@ -282,7 +322,22 @@ impl<'r> Game<'r> {
                         }
                         rest = &rest[1..];
                     }
-                    let ok = match (second_ok[j], self.all_hold(rest, &mut wide)) {
+                    if *second_sure {
+                        if second_asked[j] == 0 {
+                            second_asked[j] = match self.all_hold(second_only, &mut wide) {
+                                Some(false) => 1,
+                                Some(true) => 2,
+                                None => 3,
+                            };
+                        }
+                        match second_asked[j] {
+                            1 => continue,
+                            2 => {}
+                            // (They cannot fail: should one, LEGAL is asked whole.)
+                            _ => passed = None,
+                        }
+                    }
+                    let ok = match (passed, self.all_hold(rest, &mut wide)) {
                         (Some(true), Some(b)) => b,
                         _ => {
                             frame[ch.vars[1] as usize] = Value::Unit(u1);
@@ -432,6 +487,17 @@ pub(super) struct Split {
     /// distance the first unit settles (TVBD's and Thistle's `in_range(s,
     /// t)`): see [`Bound`].
     bound: Option<Bound>,
+    /// When a part of `first_only` compares the first unit's side with
+    /// another name (`s.side == side`: the deciding side) and every part
+    /// before it cannot fail: that name's slot and whether it asks for the
+    /// same side. The scan then passes over the units of the other sides
+    /// (or of that side) unasked: their parts come to false, as asked.
+    first_side: Option<(u16, bool)>,
+    /// With two names, whether every part of `second_only` cannot fail:
+    /// they are then asked of a second unit only when a pair reaches them
+    /// (after the sides test, the bound and the contact test), the same
+    /// answers in fewer questions.
+    second_sure: bool,
 }
 
 /// A define, or a battle fact without a hook, of two units (a pick's two,
@@ -522,7 +588,24 @@ impl Split {
             ([a, b], Some(p), None) => bound_test(rs, p, *a, *b),
             _ => None,
         };
+        let units = ch
+            .vars
+            .iter()
+            .filter(|v| **v < 64)
+            .fold(0u64, |m, v| m | 1 << v);
+        let sure = |p: &Ex| crate::run::eval::cannot_fail(rs, p, units);
+        let first_side = first_only.iter().enumerate().find_map(|(i, p)| {
+            let found = own_side_test(p, ch.vars[0]).filter(|(k, _)| !ch.vars.contains(k));
+            match found {
+                Some(f) if first_only[..i].iter().all(sure) => Some(Some(f)),
+                Some(_) => Some(None),
+                None => None,
+            }
+        });
+        let second_sure = ch.vars.len() == 2 && second_only.iter().all(sure);
         Split {
+            first_side: first_side.flatten(),
+            second_sure,
             frame,
             width: next as usize,
             first_only,
@@ -533,6 +616,28 @@ impl Split {
             bound,
         }
     }
+}
+
+/// Is `e` a comparison of the side of the unit in slot `a` with another
+/// local (`a.side == side`, `side != a.side`)? That local's slot, and
+/// whether it asks for the same side.
+fn own_side_test(e: &Ex, a: u16) -> Option<(u16, bool)> {
+    let Ex::Bin(op @ (Bin::Eq | Bin::Ne), x, y) = e else {
+        return None;
+    };
+    let side_of_a = |x: &Ex| matches!(x, Ex::SideOf(u) if matches!(**u, Ex::Local(l) if l == a));
+    let other = |x: &Ex| match x {
+        Ex::Local(k) if *k != a => Some(*k),
+        _ => None,
+    };
+    let k = if side_of_a(x) {
+        other(y)?
+    } else if side_of_a(y) {
+        other(x)?
+    } else {
+        return None;
+    };
+    Some((k, *op == Bin::Eq))
 }
 
 /// Is `e` a comparison of the sides of the units in slots `a` and `b`
@@ -717,6 +822,76 @@ fn distance_within<'e>(rs: &Ruleset, e: &'e Ex) -> Option<(u16, u16, &'e Ex)> {
     }
 }
 
+/// The noted facts of two units, one of which must hold of units `a` and
+/// `b` (in slots `a` and `b`) for `e` to be true, each with whether it
+/// names them the other way round; and where none holds, `e` is false
+/// without failing. A fact counts that is noted only (no table body, no
+/// hook) with a default of false, called with the two; an `and` needs what
+/// its first part needs, or what its second needs when the first cannot
+/// fail; an `or` what both of its parts need; a define called with the
+/// two what its body needs. TVBD's charge moves: `charges(c, t) or (c is
+/// Commander and joins(c, t))`, declared (`declared_charge(c, t)`) or
+/// joined (`declared_join(c, t)`).
+pub(super) fn needs_noted(rs: &Ruleset, e: &Ex, a: u16, b: u16) -> Option<Vec<(Id, bool)>> {
+    fn walk(rs: &Ruleset, e: &Ex, a: u16, b: u16, depth: u8) -> Option<Vec<(Id, bool)>> {
+        match e {
+            Ex::Bin(Bin::And, x, y) => walk(rs, x, a, b, depth).or_else(|| {
+                let units = (1u64 << a) | (1u64 << b);
+                crate::run::eval::cannot_fail(rs, x, units)
+                    .then(|| walk(rs, y, a, b, depth))
+                    .flatten()
+            }),
+            Ex::Bin(Bin::Or, x, y) => {
+                let mut need = walk(rs, x, a, b, depth)?;
+                need.extend(walk(rs, y, a, b, depth)?);
+                Some(need)
+            }
+            Ex::Fact(f, args) => {
+                let fd = &rs.facts[*f as usize];
+                let noted = fd.battle.is_none()
+                    && fd.hook.is_none()
+                    && fd.default == Some(Value::Bool(false));
+                match &args[..] {
+                    [Ex::Local(p), Ex::Local(q)] if noted && (*p, *q) == (a, b) => {
+                        Some(vec![(*f, false)])
+                    }
+                    [Ex::Local(p), Ex::Local(q)] if noted && (*p, *q) == (b, a) => {
+                        Some(vec![(*f, true)])
+                    }
+                    _ => None,
+                }
+            }
+            Ex::Define(d, args) if depth < 4 => {
+                let at = |s: u16| {
+                    args.iter()
+                        .position(|x| matches!(x, Ex::Local(l) if *l == s))
+                };
+                let (p, q) = (at(a)?, at(b)?);
+                if p >= 64
+                    || q >= 64
+                    || args
+                        .iter()
+                        .any(|x| !matches!(x, Ex::Local(_) | Ex::Const(_)))
+                {
+                    return None;
+                }
+                walk(
+                    rs,
+                    &rs.defines[*d as usize].body,
+                    p as u16,
+                    q as u16,
+                    depth + 1,
+                )
+            }
+            _ => None,
+        }
+    }
+    if a >= 64 || b >= 64 {
+        return None;
+    }
+    walk(rs, e, a, b, 0)
+}
+
 /// Rewrite a define's body into another frame: locals by `remap`, and the
 /// slots quantifiers bind moved the same way (`slot - params + base`).
 fn remap_quants(e: &Ex, np: u16, base: u16, remap: &mut dyn FnMut(&Ex) -> Option<Ex>) -> Ex {
@@ -758,6 +933,105 @@ mod tests {
         assert_eq!(sides("melee_opponents"), Some(false));
         assert_eq!(sides("heroics"), Some(false));
         assert_eq!(sides("point_blank"), None);
+    }
+
+    /// TVBD's shooting and melee pass over the units of the other side
+    /// unasked (the side test, or the parts before it, cannot fail: melee
+    /// asks `may_fight(u)` first), and ask a second unit's own parts only
+    /// of the pairs that reach them; a first part that may fail before the
+    /// side test keeps every unit asked.
+    #[test]
+    fn a_pick_passes_over_the_other_side_unasked() {
+        use crate::base::value::Value;
+        use crate::compile::ir::{Bin, Ex};
+        let rs = &ruleset("rules/tillys_very_bad_day.muster");
+        let side = |name: &str| {
+            let d = rs.decisions.iter().find(|d| d.name == name).expect(name);
+            d.params
+                .iter()
+                .position(|(p, _)| p == "side")
+                .expect("a side") as u16
+        };
+        for name in [
+            "shooting",
+            "declare_charges",
+            "melee_opponents",
+            "divide_hits",
+        ] {
+            let s = split(rs, name);
+            assert_eq!(s.first_side, Some((side(name), true)), "{name}");
+        }
+        assert!(
+            split(rs, "shooting").second_sure,
+            "`not (t is Commander)`, `not t.routed`"
+        );
+        // commander_charges asks `in_a_fight(f)` (a quantifier) of the second.
+        assert!(!split(rs, "commander_charges").second_sure);
+        let mut failing = rs.clone();
+        let d = failing.decisions.iter().position(|d| d.name == "shooting");
+        let ch = failing.decisions[d.expect("shooting")]
+            .choice
+            .as_mut()
+            .expect("a choice");
+        let s = Ex::Local(ch.vars[0]);
+        let resolve = rs
+            .states
+            .iter()
+            .position(|x| x.name == "resolve")
+            .expect("resolve");
+        let sum = Ex::Bin(
+            Bin::Add,
+            Box::new(Ex::State(Box::new(s), resolve as u16)),
+            Box::new(Ex::Const(Value::Int(0))),
+        );
+        let may_fail = Ex::Bin(Bin::Ge, Box::new(sum), Box::new(Ex::Const(Value::Int(0))));
+        ch.legal = Ex::Bin(Bin::And, Box::new(may_fail), Box::new(ch.legal.clone()));
+        assert_eq!(split(&failing, "shooting").first_side, None);
+    }
+
+    /// TVBD's charge moves (`charges(c, t) or (c is Commander and joins(c,
+    /// t))`) can hold only of a pair declared (`declared_charge(c, t)`) or
+    /// joined (`declared_join(c, t)`): only those pairs are asked. Thistle's
+    /// (`declared(c, t) == part`, a number) needs none, nor does a fact
+    /// asked after a part that may fail; one named the other way round is
+    /// told so.
+    #[test]
+    fn a_charge_move_is_asked_only_of_the_noted_pairs() {
+        use crate::base::value::Value;
+        use crate::compile::ir::{Bin, Ex};
+        let rs = &ruleset("rules/tillys_very_bad_day.muster");
+        let ch = choice(rs, "charge_moves");
+        let (c, t) = (ch.vars[0], ch.vars[1]);
+        let need = super::needs_noted(rs, &ch.legal, c, t);
+        let declared = fact_id(rs, "declared_charge");
+        let joined = fact_id(rs, "declared_join");
+        assert_eq!(need, Some(vec![(declared, false), (joined, false)]));
+        let fact = |a, b| Ex::Fact(declared, vec![Ex::Local(a), Ex::Local(b)]);
+        assert_eq!(
+            super::needs_noted(rs, &fact(t, c), c, t),
+            Some(vec![(declared, true)])
+        );
+        let resolve = rs
+            .states
+            .iter()
+            .position(|x| x.name == "resolve")
+            .expect("resolve");
+        let state = Ex::State(Box::new(Ex::Local(c)), resolve as u16);
+        let zero = || Box::new(Ex::Const(Value::Int(0)));
+        let sure = Ex::Bin(Bin::Ge, Box::new(state.clone()), zero());
+        let sum = Ex::Bin(Bin::Add, Box::new(state), zero());
+        let may_fail = Ex::Bin(Bin::Ge, Box::new(sum), zero());
+        let and = |a: &Ex, b: Ex| Ex::Bin(Bin::And, Box::new(a.clone()), Box::new(b));
+        assert!(super::needs_noted(rs, &and(&sure, fact(c, t)), c, t).is_some());
+        assert!(super::needs_noted(rs, &and(&may_fail, fact(c, t)), c, t).is_none());
+        let or = Ex::Bin(Bin::Or, Box::new(fact(c, t)), Box::new(sure));
+        assert!(super::needs_noted(rs, &or, c, t).is_none());
+        let mut true_by_default = rs.clone();
+        true_by_default.facts[declared as usize].default = Some(Value::Bool(true));
+        assert!(super::needs_noted(&true_by_default, &fact(c, t), c, t).is_none());
+        let thistle = &ruleset("rules/thistle_lily_and_rose.muster");
+        let ch = choice(thistle, "charge_moves");
+        assert!(super::needs_noted(thistle, &ch.legal, ch.vars[0], ch.vars[1]).is_none());
     }
 
     /// The id of the ruleset's fact `name`.
