@@ -260,7 +260,16 @@ impl<'r> Game<'r> {
     /// come (no nearer than the buffer, or than it stands); an end the
     /// separating axes put further than that ([`Base::surely_apart`]) is
     /// too; only the others are measured.
-    pub(super) fn buffer_short(&self, end: &Base, check: &mut BufferCheck) -> Option<f64> {
+    ///
+    /// Without `amount`, whether it breaks the zone is all that is asked:
+    /// an end plainly nearer than allowed ([`Base::surely_within`]) breaks
+    /// it without being measured, and the answer is then Some(0).
+    pub(super) fn buffer_short(
+        &self,
+        end: &Base,
+        check: &mut BufferCheck,
+        amount: bool,
+    ) -> Option<f64> {
         let f = self.field();
         let r = end.radius();
         for w in check.watched.iter_mut() {
@@ -279,6 +288,9 @@ impl<'r> Game<'r> {
             });
             if end.surely_apart(&w.base, least) {
                 continue;
+            }
+            if !amount && end.surely_within(&w.base, least) {
+                return Some(0.0);
             }
             let after = end.distance(&w.base);
             if after < least {
@@ -771,7 +783,7 @@ impl<'r> Game<'r> {
                             buffer,
                             watched: &mut enemies,
                         };
-                        self.buffer_short(&start.advanced(d), &mut check)
+                        self.buffer_short(&start.advanced(d), &mut check, true)
                     },
                     |end| self.on_table(end),
                     |path| self.path_clear_near(ch, u, path, frame, &near),
@@ -794,7 +806,7 @@ impl<'r> Game<'r> {
                     buffer,
                     watched: &mut enemies,
                 };
-                if self.buffer_short(&end, &mut check).is_some() {
+                if self.buffer_short(&end, &mut check, false).is_some() {
                     continue;
                 }
                 if let Some((e, before)) = zoc {

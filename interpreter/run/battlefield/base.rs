@@ -331,6 +331,23 @@ impl Base {
         Relative::new(self, o).gap(self, o) > d + slack
     }
 
+    /// Is [`Base::distance`] to `o` certainly less than `d`? Bases that
+    /// overlap by more than rounding are 0 apart (as the distance says);
+    /// else a corner of this base no further than `d`, less any rounding
+    /// ([`Base::surely_apart`]'s), from `o` puts the bases nearer than `d`.
+    /// `false` means "measure to know".
+    #[inline]
+    pub fn surely_within(&self, o: &Base, d: f64) -> bool {
+        let slack = SLACK * self.scale(o);
+        if Relative::new(self, o).gap(self, o) < -slack {
+            return 0.0 < d;
+        }
+        let limit = d - slack - EPS;
+        self.corners()
+            .iter()
+            .any(|c| o.distance_to_point(*c) < limit)
+    }
+
     /// A bound on the size of the coordinates of the two bases (centres,
     /// corners, and corners in either frame): the rounding of any
     /// computation on them is a few units in the last place of it.
@@ -729,10 +746,49 @@ mod tests {
                 );
             }
         });
-        eprintln!("surely apart: {said} said, {plainly} plainly");
         assert!(
             said > cases() && plainly > cases() / 100,
             "{said} {plainly}"
+        );
+    }
+
+    /// `surely_within(o, d)` never says so of bases `d` or more apart (by
+    /// the exact distance, bit for bit as measured), for limits about the
+    /// distance itself and the rules' usual ones; and it says so of most
+    /// pairs plainly nearer, overlapping or not.
+    #[test]
+    fn surely_within_only_when_the_distance_says_so() {
+        let (mut said, mut plainly, mut apart) = (0usize, 0usize, 0usize);
+        each_pair(10, |a, b| {
+            let x = a.distance(b);
+            for d in [
+                x,
+                x - 1e-12,
+                x + 1e-12,
+                x + 1e-9,
+                x + 2e-6,
+                x + 0.01,
+                0.0,
+                CONTACT,
+                1.0,
+                3.0,
+            ] {
+                let sure = a.surely_within(b, d);
+                assert!(!sure || x < d, "{a:?} {b:?} {d} {x}");
+                said += sure as usize;
+            }
+            // Squared to each other, with a corner nearest (the least of
+            // the pairs is a corner's to an edge, this one's or the
+            // other's): half as far again is plainly nearer.
+            let square = (a.facing - b.facing).rem_euclid(90.0) == 0.0;
+            if square && x > 0.1 && x < 3.0 && a.surely_within(b, 2.0 * x) {
+                plainly += 1;
+            }
+            apart += (square && x > 0.1 && x < 3.0) as usize;
+        });
+        assert!(
+            said > cases() && plainly * 2 > apart,
+            "{said} {plainly} {apart}"
         );
     }
 
