@@ -720,6 +720,19 @@ impl Field {
         d
     }
 
+    /// [`Field::dist`], or None when the bases are certainly further apart
+    /// than `d` (by a remembered distance, or by the separating axes:
+    /// [`Base::surely_apart`]), measured only when they may not be.
+    #[inline]
+    pub fn dist_within(&self, a: usize, b: usize, d: f64) -> Option<f64> {
+        let x = match self.cache.get(&self.epochs, a, b) {
+            Some(x) => x,
+            None if self.bases[a].surely_apart(&self.bases[b], d) => return None,
+            None => self.dist(a, b),
+        };
+        (x <= d).then_some(x)
+    }
+
     /// The units on the table, other than `u`, that could matter to a move
     /// of `u` from `start` whose bases' centres stay within `reach` of the
     /// start: within `buffer` of one of its bases, or overlapping one. (A
@@ -1006,7 +1019,9 @@ impl Field {
         let mut best = (self.dist(u, first), first);
         each(&mut |i, b| {
             if i != first && b <= best.0 + 1e-9 {
-                let d = self.dist(u, i);
+                let Some(d) = self.dist_within(u, i, best.0) else {
+                    return;
+                };
                 if d < best.0 || (d == best.0 && i < best.1) {
                     best = (d, i);
                 }
@@ -1124,8 +1139,10 @@ impl Field {
                 && self.on_table[a]
                 && self.on_table[o]
                 && !self.apart(a, o, crate::run::battlefield::CONTACT)
-                && self.dist(a, o) <= crate::run::battlefield::CONTACT)
-                .into(),
+                && self
+                    .dist_within(a, o, crate::run::battlefield::CONTACT)
+                    .is_some())
+            .into(),
             B::Aligned => self.bases[a].aligned_with(&self.bases[o]).into(),
             B::Uphill => {
                 // Hills are the features whose kind is a hill (`gentle_hill`,
@@ -1265,7 +1282,8 @@ impl Field {
                 // No point of a base moves further than the charge's cost
                 // (a wheel's inner corner stands, its outer one travels the
                 // cost): a target further than `reach` is out of reach.
-                if self.apart(a, o, reach + 1e-9) || self.dist(a, o) > reach + 1e-9 {
+                if self.apart(a, o, reach + 1e-9) || self.dist_within(a, o, reach + 1e-9).is_none()
+                {
                     return Ok(false.into());
                 }
                 let skip = [a, o];

@@ -31,13 +31,43 @@ pub(super) type Legal = (How, Option<Finish>, Base, u32);
 pub(super) struct Scratch {
     allowed: Vec<(u32, f64, Finishes)>,
     near: Vec<usize>,
-    enemies: Vec<(usize, bool)>,
+    enemies: Vec<Watched>,
     path: Vec<Base>,
     purposes: Vec<Purpose>,
     cands: Vec<Candidate>,
     firsts: Vec<Candidate>,
+    /// Per manoeuvre searched, the point it heads for ([`Game::target_for`]).
+    targets: Vec<(u32, Option<Pt>)>,
     /// The legal moves of the unit being moved ([`Game::move_units`]).
     pub legal: Vec<Legal>,
+}
+
+/// An enemy near a unit whose moves are searched, as the enemy buffer
+/// zone looks at it ([`Game::watch_buffer`]): where it stands, how far
+/// from it an end is plainly clear of the zone, and how near an end may
+/// come, once asked.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Watched {
+    o: usize,
+    base: Base,
+    /// The buffer and the enemy's radius, with room to spare for rounding:
+    /// an end whose centre is further than this and its own radius from
+    /// the enemy's centre is further than the buffer from its base.
+    clear: f64,
+    /// How near an end may come: the buffer, or, for a unit already
+    /// nearer, what it is where it stands (less 1e-9); worked out the
+    /// first time an end comes close enough to ask.
+    least: Option<f64>,
+}
+
+/// One move's end and the enemies [`Game::watch_buffer`] keeps: by how
+/// much the end breaks the buffer zone, as
+/// [`Game::buffer_shortfall_near`] says for a start where the unit
+/// stands.
+pub(super) struct BufferCheck<'w> {
+    pub u: usize,
+    pub buffer: f64,
+    pub watched: &'w mut [Watched],
 }
 
 impl<'r> Game<'r> {
@@ -202,6 +232,74 @@ impl<'r> Game<'r> {
             .map(move |&o| (o, f.apart(u as usize, o, buffer - 1e-9)))
     }
 
+    /// The enemies of unit `u` among `near` that are on the table, in
+    /// `near`'s order, written into `out` for [`Game::buffer_short`]: the
+    /// list a unit's move search checks each end against, made once while
+    /// it stands where it is.
+    pub(super) fn watch_buffer(&self, u: u16, buffer: f64, near: &[usize], out: &mut Vec<Watched>) {
+        let f = self.field();
+        let side = self.world.units[u as usize].side;
+        out.clear();
+        out.extend(
+            near.iter()
+                .filter(|&&o| f.on_table[o] && self.world.units[o].side != side)
+                .map(|&o| Watched {
+                    o,
+                    base: f.bases[o],
+                    clear: buffer + f.bases[o].radius() + 1e-6,
+                    least: None,
+                }),
+        );
+    }
+
+    /// [`Game::buffer_shortfall_near`] of unit `u` moving from where it
+    /// stands to `end`, against the enemies of [`Game::watch_buffer`]: the
+    /// same answer, found with fewer exact distances. An end whose centre
+    /// is plainly further from an enemy's than the buffer and both radii
+    /// is further than the buffer from it, so no nearer than the unit may
+    /// come (no nearer than the buffer, or than it stands); an end the
+    /// separating axes put further than that ([`Base::surely_apart`]) is
+    /// too; only the others are measured.
+    ///
+    /// Without `amount`, whether it breaks the zone is all that is asked:
+    /// an end plainly nearer than allowed ([`Base::surely_within`]) breaks
+    /// it without being measured, and the answer is then Some(0).
+    pub(super) fn buffer_short(
+        &self,
+        end: &Base,
+        check: &mut BufferCheck,
+        amount: bool,
+    ) -> Option<f64> {
+        let f = self.field();
+        let r = end.radius();
+        for w in check.watched.iter_mut() {
+            let apart = w.clear + r;
+            let d = end.centre - w.base.centre;
+            if apart <= 0.0 || d.dot(d) > apart * apart {
+                continue;
+            }
+            let least = *w.least.get_or_insert_with(|| {
+                let before = f.dist(check.u, w.o);
+                if before >= check.buffer - 1e-9 {
+                    check.buffer - 1e-9
+                } else {
+                    before - 1e-9
+                }
+            });
+            if end.surely_apart(&w.base, least) {
+                continue;
+            }
+            if !amount && end.surely_within(&w.base, least) {
+                return Some(0.0);
+            }
+            let after = end.distance(&w.base);
+            if after < least {
+                return Some(least - after);
+            }
+        }
+        None
+    }
+
     /// By how much unit `u`, moving from `start` to `end`, breaks the enemy
     /// buffer zone (the end no closer than `buffer` to any enemy, or, for a
     /// unit already closer, no closer than it was), looking only at the
@@ -238,13 +336,18 @@ impl<'r> Game<'r> {
             } else {
                 start.distance(ob)
             };
-            let after = end.distance(ob);
             // No nearer than the buffer, or, already nearer, than before.
             let least = if before >= buffer - 1e-9 {
                 buffer - 1e-9
             } else {
                 before - 1e-9
             };
+            // Plainly further than that by the separating axes: not short,
+            // and no exact distance is needed.
+            if end.surely_apart(ob, least) {
+                continue;
+            }
+            let after = end.distance(ob);
             if after < least {
                 return Some(least - after);
             }
@@ -569,8 +672,10 @@ impl<'r> Game<'r> {
             mut purposes,
             mut cands,
             mut firsts,
+            mut targets,
             legal,
         } = std::mem::take(&mut self.scratch);
+        targets.clear();
         let all = self.m.all();
         let start = self.field().bases[u as usize];
         // Which enemy holds the unit in its zone of control (the closest).
@@ -610,8 +715,7 @@ impl<'r> Game<'r> {
         let reach = allowed.iter().fold(0.0f64, |r, (_, a, _)| r.max(*a)) + 2.0 * start.radius();
         self.field()
             .near(u as usize, &start, reach, buffer.max(0.0), &mut near);
-        enemies.clear();
-        enemies.extend(self.buffer_enemies(u, buffer, &near));
+        self.watch_buffer(u, buffer, &near, &mut enemies);
         // Lent a path, the table's answers change only for
         // `touches_terrain` of the unit: not for a path clear of all
         // terrain when the unit standing is.
@@ -640,7 +744,17 @@ impl<'r> Game<'r> {
                 unreachable!("a manoeuvre was allowed")
             };
             frame[*m_slot as usize] = Value::Sym(m);
-            let target = self.target_for(u, &[], m);
+            // The table does not change while the moves are found: a
+            // manoeuvre's target, found for its first pass, serves its
+            // finishing pass too.
+            let target = match targets.iter().find(|(tm, _)| *tm == m) {
+                Some(&(_, t)) => t,
+                None => {
+                    let t = self.target_for(u, &[], m);
+                    targets.push((m, t));
+                    t
+                }
+            };
             cands.clear();
             match (search, finishes) {
                 (Search::Thorough, None) => {
@@ -664,8 +778,12 @@ impl<'r> Game<'r> {
                     allowance,
                     self.field().longest_move(),
                     |d| {
-                        let end = start.advanced(d);
-                        self.buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
+                        let mut check = BufferCheck {
+                            u: u as usize,
+                            buffer,
+                            watched: &mut enemies,
+                        };
+                        self.buffer_short(&start.advanced(d), &mut check, true)
                     },
                     |end| self.on_table(end),
                     |path| self.path_clear_near(ch, u, path, frame, &near),
@@ -683,10 +801,12 @@ impl<'r> Game<'r> {
                 // candidates fail one of them, and then no path is laid.
                 // (Each check is a question about the move alone, so which
                 // fails first changes nothing but the time it takes.)
-                if self
-                    .buffer_shortfall_near(u, &start, &end, buffer, enemies.iter().copied())
-                    .is_some()
-                {
+                let mut check = BufferCheck {
+                    u: u as usize,
+                    buffer,
+                    watched: &mut enemies,
+                };
+                if self.buffer_short(&end, &mut check, false).is_some() {
                     continue;
                 }
                 if let Some((e, before)) = zoc {
@@ -758,6 +878,7 @@ impl<'r> Game<'r> {
             purposes,
             cands,
             firsts,
+            targets,
             legal,
         };
         Ok(())
@@ -1614,7 +1735,7 @@ pub(super) fn zoc_allows(start: &Base, end: &Base, eb: &Base, before: f64) -> bo
         let dir = battlefield::bearing(start.centre, end.centre);
         battlefield::norm_angle(dir - away).abs() <= 15.0
     };
-    directly_away || end.distance(eb) < before - 1e-6
+    directly_away || (!end.surely_apart(eb, before - 1e-6) && end.distance(eb) < before - 1e-6)
 }
 
 /// What a path costs against the allowance: the distance the centre

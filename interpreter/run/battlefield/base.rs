@@ -318,6 +318,36 @@ impl Base {
             .sqrt()
     }
 
+    /// Is [`Base::distance`] to `o` certainly more than `d`? Decided by the
+    /// separating axes alone ([`Relative::gap`]): along any axis the two
+    /// bases are no further apart than they are, so a gap clear of `d` by
+    /// more than any rounding (of the gap and of the distance: [`SLACK`]
+    /// of the scale, and [`EPS`] besides) puts the distance beyond `d`.
+    /// A few products where the distance measures up to 32 corner-to-edge
+    /// pairs; `false` means "measure to know".
+    #[inline]
+    pub fn surely_apart(&self, o: &Base, d: f64) -> bool {
+        let slack = SLACK * self.scale(o) + EPS;
+        Relative::new(self, o).gap(self, o) > d + slack
+    }
+
+    /// Is [`Base::distance`] to `o` certainly less than `d`? Bases that
+    /// overlap by more than rounding are 0 apart (as the distance says);
+    /// else a corner of this base no further than `d`, less any rounding
+    /// ([`Base::surely_apart`]'s), from `o` puts the bases nearer than `d`.
+    /// `false` means "measure to know".
+    #[inline]
+    pub fn surely_within(&self, o: &Base, d: f64) -> bool {
+        let slack = SLACK * self.scale(o);
+        if Relative::new(self, o).gap(self, o) < -slack {
+            return 0.0 < d;
+        }
+        let limit = d - slack - EPS;
+        self.corners()
+            .iter()
+            .any(|c| o.distance_to_point(*c) < limit)
+    }
+
     /// A bound on the size of the coordinates of the two bases (centres,
     /// corners, and corners in either frame): the rounding of any
     /// computation on them is a few units in the last place of it.
@@ -411,7 +441,7 @@ impl Base {
 
     /// Whether the bases are in contact: no more than [`CONTACT`] apart.
     pub fn in_contact(&self, o: &Base) -> bool {
-        self.distance(o) <= CONTACT
+        !self.surely_apart(o, CONTACT) && self.distance(o) <= CONTACT
     }
 
     /// Whether the point lies on or within the base (within [`EPS`]).
@@ -676,6 +706,89 @@ mod tests {
         assert!(
             zero > cases() / 10 && small > cases() / 50,
             "{zero} {small}"
+        );
+    }
+
+    /// `surely_apart(o, d)` never says so of bases `d` or less apart (by
+    /// the exact distance, bit for bit as measured), for limits about the
+    /// distance itself (at it, a hair either side, a rounding's width) and
+    /// the rules' usual ones; and it says so of most pairs plainly further.
+    #[test]
+    fn surely_apart_only_when_the_distance_says_so() {
+        let (mut said, mut plainly) = (0usize, 0usize);
+        each_pair(9, |a, b| {
+            let x = a.distance(b);
+            for d in [
+                x,
+                x - 1e-12,
+                x + 1e-12,
+                x - 1e-9,
+                x - 2e-6,
+                x - 0.01,
+                0.0,
+                CONTACT,
+                1.0,
+                3.0,
+            ] {
+                let sure = a.surely_apart(b, d);
+                assert!(!sure || x > d, "{a:?} {b:?} {d} {x}");
+                said += sure as usize;
+            }
+            // Squared to each other, the larger of the two axes' gaps is at
+            // least the distance over the square root of 2: a limit 0.01
+            // under that is plainly passed.
+            let square = (a.facing - b.facing).rem_euclid(90.0) == 0.0;
+            if square && x > 0.1 {
+                plainly += 1;
+                assert!(
+                    a.surely_apart(b, x / std::f64::consts::SQRT_2 - 0.01),
+                    "{a:?} {b:?} {x}"
+                );
+            }
+        });
+        assert!(
+            said > cases() && plainly > cases() / 100,
+            "{said} {plainly}"
+        );
+    }
+
+    /// `surely_within(o, d)` never says so of bases `d` or more apart (by
+    /// the exact distance, bit for bit as measured), for limits about the
+    /// distance itself and the rules' usual ones; and it says so of most
+    /// pairs plainly nearer, overlapping or not.
+    #[test]
+    fn surely_within_only_when_the_distance_says_so() {
+        let (mut said, mut plainly, mut apart) = (0usize, 0usize, 0usize);
+        each_pair(10, |a, b| {
+            let x = a.distance(b);
+            for d in [
+                x,
+                x - 1e-12,
+                x + 1e-12,
+                x + 1e-9,
+                x + 2e-6,
+                x + 0.01,
+                0.0,
+                CONTACT,
+                1.0,
+                3.0,
+            ] {
+                let sure = a.surely_within(b, d);
+                assert!(!sure || x < d, "{a:?} {b:?} {d} {x}");
+                said += sure as usize;
+            }
+            // Squared to each other, with a corner nearest (the least of
+            // the pairs is a corner's to an edge, this one's or the
+            // other's): half as far again is plainly nearer.
+            let square = (a.facing - b.facing).rem_euclid(90.0) == 0.0;
+            if square && x > 0.1 && x < 3.0 && a.surely_within(b, 2.0 * x) {
+                plainly += 1;
+            }
+            apart += (square && x > 0.1 && x < 3.0) as usize;
+        });
+        assert!(
+            said > cases() && plainly * 2 > apart,
+            "{said} {plainly} {apart}"
         );
     }
 
