@@ -38,6 +38,7 @@ mod matchlocks_battle;
 mod matchlocks_fidelity;
 mod matchlocks_guns;
 mod matchlocks_melee;
+mod memo;
 mod nesting;
 mod odds_report;
 mod output;
