@@ -78,6 +78,13 @@ impl Merged {
         self.items.push(Some(item));
     }
 
+    /// Room for `n` more items (a file's, before they are merged one by
+    /// one: the list then grows once, not by doubling, each step of which
+    /// moved every item so far).
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.items.reserve(n);
+    }
+
     /// The first live item of a kind and name.
     fn first(&self, kind: &str, name: &str) -> Option<usize> {
         self.by_key.get(kind)?.get(name)?.first().copied()
