@@ -10,7 +10,7 @@ use crate::compile::tables;
 use crate::front::diagnostic::Diag;
 use crate::front::load::Loaded;
 use crate::front::syntax::{self, ExprKind, ItemKind, Name, Span, Stmt};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 mod expr;
 mod files;
@@ -371,12 +371,12 @@ impl Compiler {
                 warnings: Vec::new(),
             },
             diags: Vec::new(),
-            names: HashMap::new(),
-            stat_names: HashMap::new(),
-            state_names: HashMap::new(),
-            side_state_names: HashMap::new(),
-            sym_ids: HashMap::new(),
-            choice_names: HashMap::new(),
+            names: HashMap::default(),
+            stat_names: HashMap::default(),
+            state_names: HashMap::default(),
+            side_state_names: HashMap::default(),
+            sym_ids: HashMap::default(),
+            choice_names: HashMap::default(),
             numbers: Vec::new(),
         }
     }

@@ -174,6 +174,7 @@ impl Loader<'_> {
             .items
             .iter()
             .any(|i| matches!(i.kind, ItemKind::Extends(_)));
+        out.merged.reserve(parsed.items.len());
         for item in parsed.items {
             match &item.kind {
                 ItemKind::Extends(path) => self.extends(path, item.span, folder.as_deref(), out),

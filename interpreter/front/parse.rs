@@ -48,13 +48,35 @@ pub fn parse_file(text: &str, file: FileId) -> Result<File, Diag> {
 pub fn parse_expr(text: &str, file: FileId, offset: usize) -> Result<Expr, Diag> {
     nesting::scan(text, file, offset)?;
     // Parse against the full text so spans line up with the situation file.
-    let padded: String = " ".repeat(offset) + text;
+    let padded = padded(offset, text);
     let mut pairs = with_room(|| MusterParser::parse(Rule::expr_only, &padded))
         .map_err(|e| syntax_error(e, file, &padded))?;
     let b = Builder::new(file);
     let p = pairs.next().unwrap();
     let e = b.expr(p.into_inner().next().unwrap());
     b.finish(e)
+}
+
+/// `text` with `offset` bytes before it that the grammar skips: so that
+/// the spans of a fact parsed alone are those of the file it was read
+/// from. The padding is one comment line when there is room for one
+/// (`//`, spaces, a line feed): pest skips a comment in one search for its
+/// line's end, where `offset` spaces cost a whitespace rule each (a
+/// situation's facts stand a few hundred bytes into the file: 250,000
+/// instructions of a TVBD `muster odds` went on them). Both paddings are
+/// whitespace to the grammar, so what parses and where it fails are the
+/// same.
+fn padded(offset: usize, text: &str) -> String {
+    let mut s = String::with_capacity(offset + text.len());
+    if offset >= 3 {
+        s.push_str("//");
+        s.extend(std::iter::repeat_n(' ', offset - 3));
+        s.push('\n');
+    } else {
+        s.extend(std::iter::repeat_n(' ', offset));
+    }
+    s.push_str(text);
+    s
 }
 
 /// Stack the grammar may need at the deepest nesting the scan lets through

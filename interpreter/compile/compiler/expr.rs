@@ -715,7 +715,7 @@ impl Compiler {
             );
             return None;
         }
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(args.len());
         let mut ok = true;
         for (a, p) in args.iter().zip(params) {
             match self.expr(a, sc, Some(p)) {

@@ -95,7 +95,7 @@ struct Paths<'a> {
 
 impl<'a> Paths<'a> {
     fn new(rs: &'a Ruleset, items: &'a [syntax::Item]) -> Self {
-        let mut bodies = HashMap::new();
+        let mut bodies = HashMap::default();
         let mut hooks = Vec::new();
         for it in items {
             match &it.kind {

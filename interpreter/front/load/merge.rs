@@ -6,7 +6,7 @@
 
 use crate::front::diagnostic::Diag;
 use crate::front::syntax::*;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The name under which an item can be overridden or removed.
 fn key(kind: &ItemKind) -> Option<(&'static str, &str)> {
@@ -76,6 +76,13 @@ impl Merged {
             }
         }
         self.items.push(Some(item));
+    }
+
+    /// Room for `n` more items (a file's, before they are merged one by
+    /// one: the list then grows once, not by doubling, each step of which
+    /// moved every item so far).
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.items.reserve(n);
     }
 
     /// The first live item of a kind and name.
@@ -228,9 +235,9 @@ impl Merged {
     ) {
         // Where each of this block's columns is in a base block's, worked
         // out once per base block (adding the columns it lacks).
-        let mut columns: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut columns: HashMap<usize, Vec<usize>> = HashMap::default();
         // The base rows given a value in an added column: (block, row, column).
-        let mut given: HashSet<(usize, usize, usize)> = HashSet::new();
+        let mut given: HashSet<(usize, usize, usize)> = HashSet::default();
         // The columns added: (block, column, the column's name here).
         let mut added: Vec<(usize, usize, Name)> = Vec::new();
         let mut fresh = Vec::new();
@@ -528,7 +535,7 @@ impl Steps {
             lists: Vec::new(),
             setup: 0,
             turn: 0,
-            names: HashMap::new(),
+            names: HashMap::default(),
         };
         s.setup = s.open_list(std::mem::take(&mut seq.setup));
         s.turn = s.open_list(std::mem::take(&mut seq.turn));
