@@ -397,10 +397,17 @@ hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move
         ],
     );
     assert!(!out.status.success());
+    // The game as far as it got (the move step of turn 1), then where it
+    // stopped; the diagnostic on standard error.
+    let told = String::from_utf8_lossy(&out.stdout);
+    assert!(told.contains("=== Turn 1 ==="), "{told}");
     assert!(
-        out.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+        told.trim_end().ends_with(
+            "The game stopped here: hook `stuck` of ruleset `tillys_very_bad_day` failed: it ran \
+             past its limit of 100000 operations (turn 1, step \"Step 1.1 Attacker Move\") (the \
+             error follows)."
+        ),
+        "{told}"
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -701,8 +708,12 @@ fn a_battle_with_a_self_performing_hook_stops_with_the_diagnostic() {
         &["battle", "house.muster", "--seed", "3"],
     );
     assert!(
-        run.1.is_empty(),
-        "no narrative from a stopped battle: {}",
+        run.1.trim_end().ends_with(
+            "The game stopped here: hook `again` of ruleset `tillys_very_bad_day` failed: it runs \
+             itself again and again, more than 16 deep: `again` (replaces `take_hits`) → `again` \
+             (turn 1) (the error follows)."
+        ),
+        "a stopped battle is told as far as it got: {}",
         run.1
     );
     stopped_with("battle", run, &want);
