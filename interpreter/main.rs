@@ -749,44 +749,15 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
             set_options(&b.ruleset, &mut prep.world, &options)?;
             set_search(&mut prep, search);
             // A game the rules stop is shown as far as it got (how it came
-            // there), then the diagnostic, and the command fails.
+            // there, no pictures), then the diagnostic, and the command fails.
             let (game, stopped) = prep.play_until_stopped(seed, true);
-            if let Some(d) = stopped {
-                match log {
-                    LogFormat::Text => {
-                        outln!(
-                            "{} — {} (seed {seed})",
-                            b.ruleset.title,
-                            sc.description.as_deref().unwrap_or("scenario")
-                        );
-                        out!("{}", game.narrative());
-                        outln!("The game stopped here: {} (the error follows).", d.message);
-                    }
-                    LogFormat::Json => {
-                        let out = muster::cli::output::json_document(
-                            "battle",
-                            serde_json::json!({
-                                "ruleset": b.ruleset.id,
-                                "title": b.ruleset.title,
-                                "scenario": sc.description.as_deref().unwrap_or("scenario"),
-                                "seed": seed,
-                                "units": battle_units(&b.ruleset, &prep, &game),
-                                "events": game.log,
-                                "stopped": { "code": d.code, "message": d.message },
-                            }),
-                        );
-                        outln!("{}", serde_json::to_string_pretty(&out).unwrap());
-                    }
-                }
-                return Err(report(&[d], &b.sources));
-            }
             // Pictures first: a failure to write them stops before the log.
-            if let Some(file) = &html {
+            if let (Some(file), None) = (&html, &stopped) {
                 let page = muster::cli::pictures::page(&b.ruleset, &sc, &prep, &game, seed);
                 muster::cli::output::write_file(file, &page, muster::cli::pictures::is_page)
                     .map_err(|d| report(&[d], &b.sources))?;
             }
-            if let Some(dir) = &svg {
+            if let (Some(dir), None) = (&svg, &stopped) {
                 let w = write_svgs(dir, &b.ruleset, &sc, &prep, &game)
                     .map_err(|d| report(&[d], &b.sources))?;
                 if !w.left.is_empty() {
@@ -810,23 +781,32 @@ fn run(cli: Cli) -> Result<(), ExitCode> {
                         sc.description.as_deref().unwrap_or("scenario")
                     );
                     out!("{}", game.narrative());
+                    if let Some(d) = &stopped {
+                        outln!("The game stopped here: {} (the error follows).", d.message);
+                    }
                 }
                 LogFormat::Json => {
-                    let units = battle_units(&b.ruleset, &prep, &game);
-                    let out = muster::cli::output::json_document(
-                        "battle",
-                        serde_json::json!({
-                            "ruleset": b.ruleset.id,
-                            "title": b.ruleset.title,
-                            "scenario": sc.description.as_deref().unwrap_or("scenario"),
-                            "seed": seed,
-                            "units": units,
-                            "events": game.log,
-                            "summary": game.summary().json(&b.ruleset, &prep.army_names),
-                        }),
-                    );
+                    let mut doc = serde_json::json!({
+                        "ruleset": b.ruleset.id,
+                        "title": b.ruleset.title,
+                        "scenario": sc.description.as_deref().unwrap_or("scenario"),
+                        "seed": seed,
+                        "units": battle_units(&b.ruleset, &prep, &game),
+                        "events": game.log,
+                    });
+                    match &stopped {
+                        None => doc["summary"] = game.summary().json(&b.ruleset, &prep.army_names),
+                        Some(d) => {
+                            doc["stopped"] =
+                                serde_json::json!({ "code": d.code, "message": d.message })
+                        }
+                    }
+                    let out = muster::cli::output::json_document("battle", doc);
                     outln!("{}", serde_json::to_string_pretty(&out).unwrap());
                 }
+            }
+            if let Some(d) = stopped {
+                return Err(report(&[d], &b.sources));
             }
         }
         Command::Simulate {
