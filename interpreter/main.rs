@@ -567,50 +567,14 @@ fn load_with(path: &Path, options: &[String]) -> Result<Build, ExitCode> {
     Ok(build)
 }
 
-/// [`load_with`] for `muster odds`: a ruleset that compiled clean from the
-/// very same texts and numbers before (the parse cache's record of it,
-/// [`muster::front::cache::CheckedRecord`]) is compiled without the checks
-/// that only find mistakes and without what odds never read
-/// ([`muster::compile::compiler::compile_for_odds`]); one that did not is
-/// compiled whole, its
-/// mistakes reported as [`load_with`] reports them, and recorded when it
-/// compiles clean.
+/// [`load_with`] for `muster odds` ([`muster::build_for_odds`]: a ruleset
+/// recorded as compiling clean is compiled for its odds only).
 fn load_for_odds(path: &Path, options: &[String]) -> Result<Build, ExitCode> {
-    use muster::front::cache;
-    let numbers = numbers(options);
-    let mut sources = Sources::default();
-    let loaded = muster::front::load::load_path(path, &mut sources)
-        .map_err(|d| report(&muster::capped(d, &sources), &sources))?;
-    let record = cache::checked_record();
-    let name = path.display().to_string();
-    let input = record
-        .as_ref()
-        .map(|_| cache::compile_input(&sources, &numbers));
-    let found = match (&record, input) {
-        (Some(r), Some(i)) => Some(r.lookup(&name, i)),
-        _ => None,
-    };
-    if let Some(f) = found {
-        if std::env::var_os("MUSTER_CACHE_TRACE").is_some() {
-            errln!("checked record ({f:?}): {name}");
-        }
-    }
-    let known_clean = found == Some(cache::Lookup::Hit);
-    let ruleset = muster::compile::compiler::compile_for_odds(&loaded, &numbers, known_clean)
-        .map_err(|d| report(&muster::capped(d, &sources), &sources))?;
-    if let (Some(r), Some(i), Some(f)) = (&record, input, found) {
-        if f != cache::Lookup::Hit && f != cache::Lookup::Foreign {
-            // A record that cannot be written is none: the next run checks.
-            let _ = r.note(&name, i);
-        }
-    }
+    let (build, syntax) =
+        muster::build_for_odds(path, &numbers(options)).map_err(|(d, s)| report(&d, &s))?;
     // As in `load_with`: the syntax tree is not freed by a one-shot command.
-    std::mem::forget(loaded);
-    Ok(Build {
-        ruleset,
-        sources,
-        dir: path.parent().map(|p| p.to_path_buf()),
-    })
+    std::mem::forget(syntax);
+    Ok(build)
 }
 
 /// The `--option NAME=N` among the options: numbers the ruleset is compiled

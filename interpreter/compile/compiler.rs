@@ -74,7 +74,7 @@ pub fn compile(loaded: &Loaded) -> Result<Ruleset, Vec<Diag>> {
 /// Compile a loaded ruleset with some of its number options set
 /// (`--option NAME=N`): as if a house rule overrode each.
 pub fn compile_with(loaded: &Loaded, numbers: &[(String, i64)]) -> Result<Ruleset, Vec<Diag>> {
-    compile_for_odds(loaded, numbers, false)
+    compile_numbered(loaded, numbers, false)
 }
 
 /// [`compile_with`] for `muster odds`. A ruleset known to compile clean
@@ -92,6 +92,15 @@ pub fn compile_with(loaded: &Loaded, numbers: &[(String, i64)]) -> Result<Rulese
 /// left out. Warnings may be fewer; `muster odds` shows none of them.
 /// Otherwise the ruleset is compiled whole, as [`compile_with`] does.
 pub fn compile_for_odds(
+    loaded: &Loaded,
+    numbers: &[(String, i64)],
+    known_clean: bool,
+) -> Result<Ruleset, Vec<Diag>> {
+    compile_numbered(loaded, numbers, known_clean)
+}
+
+/// [`compile_with`], or [`compile_for_odds`] when `known_clean`.
+fn compile_numbered(
     loaded: &Loaded,
     numbers: &[(String, i64)],
     known_clean: bool,
@@ -899,14 +908,16 @@ impl Compiler {
         // clean), the choices, policies and army lists are left out: nothing
         // compiled before reads them, nor does anything the odds run.
         let whole = !self.known_clean;
-        for it in items.iter().filter(|_| whole) {
-            if let ItemKind::Decision(d) = &it.kind {
-                crate::compile::decisions::compile_choice(self, d);
+        if whole {
+            for it in items {
+                if let ItemKind::Decision(d) = &it.kind {
+                    crate::compile::decisions::compile_choice(self, d);
+                }
             }
-        }
-        for it in items.iter().filter(|_| whole) {
-            if let ItemKind::Policy(p) = &it.kind {
-                crate::compile::decisions::compile_policy(self, p, it.span);
+            for it in items {
+                if let ItemKind::Policy(p) = &it.kind {
+                    crate::compile::decisions::compile_policy(self, p, it.span);
+                }
             }
         }
         let mut sequence_failed = false;

@@ -1896,15 +1896,10 @@ impl Builder {
             Rule::bool_lit => self.leaf(ExprKind::Bool(p.as_str().starts_with("true")), span),
             Rule::none_lit => self.leaf(ExprKind::None, span),
             Rule::unlimited_lit => self.leaf(ExprKind::Unlimited, span),
-            Rule::call => {
-                let mut it = p.into_inner();
-                let n = self.name(it.next().unwrap());
-                let (args, d) = self.args_deep(it.next().unwrap());
-                self.node(ExprKind::Call(n, args), span, d + 1, span)
-            }
             Rule::ident => self.leaf(ExprKind::Name(self.name(p)), span),
-            Rule::call_value => {
-                // A name (its span is the value's), or a call of it.
+            Rule::call | Rule::call_value => {
+                // A call, or (`call_value`) a name (its span is the
+                // value's) or a call of it.
                 let mut it = p.into_inner();
                 let n = self.name(it.next().unwrap());
                 match it.next() {
