@@ -270,7 +270,7 @@ fn superior_pike_at(t: String, at: &str) -> String {
 fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
     let mut b = tvbd();
     let text = edit(default_scenario_text());
-    let mut diags = match muster::battle::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
+    let diags = match muster::battle::scenario::read(&b.ruleset, name, &text, &mut b.sources) {
         Err(d) => d,
         Ok(sc) => match Prepared::new(&b.ruleset, &sc) {
             Err(d) => d,
@@ -281,12 +281,7 @@ fn setup_problem(name: &str, edit: impl Fn(String) -> String) -> String {
         assert!(d.span.is_some(), "{d:?}");
         assert!(d.help.is_some(), "{d:?}");
     }
-    // Paths leave the help before it is wrapped, so that the lines do not
-    // depend on where the repository is checked out.
-    for d in &mut diags {
-        d.help = d.help.take().map(|h| h.replace(ROOT, ""));
-    }
-    render_plain(&diags, &b.sources).replace(ROOT, "")
+    common::render_here(&diags, &b.sources)
 }
 
 /// §Deployment: pike+shot deploy in the centre zone; one moved out to a wing
@@ -442,7 +437,7 @@ override procedure moved(u: unit, m: manoeuvre) {
     };
     assert_eq!(d.code, "muster::requirement");
     assert!(d.message.contains("(turn 1)"), "{}", d.message);
-    let out = render_plain(&[d], &b.sources).replace(ROOT, "");
+    let out = common::render_here(&[d], &b.sources);
     assert!(
         out.contains("only cannons may move in this broken draft"),
         "{out}"

@@ -78,7 +78,7 @@ fn tiny(rules: &str) -> Build {
     let text = TINY.replace("RULES", rules);
     match muster::build_text("hands.muster", &text, None) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", render_plain(&d, &s).replace(ROOT, "")),
+        Err((d, s)) => panic!("{}", common::render_here(&d, &s)),
     }
 }
 

@@ -18,8 +18,6 @@ use muster::front::diagnostic::render_plain;
 use muster::Build;
 use serde_json::Value as Json;
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");
-
 /// What every test ruleset shares: two sides, leaders and foot, bases, and
 /// the procedures the cards run.
 const BASE: &str = r#"
@@ -80,7 +78,7 @@ fn build(rules: &str) -> Build {
     let text = format!("{BASE}{rules}");
     match muster::build_text("decks.muster", &text, None) {
         Ok(b) => b,
-        Err((d, s)) => panic!("{}", render_plain(&d, &s).replace(ROOT, "")),
+        Err((d, s)) => panic!("{}", common::render_here(&d, &s)),
     }
 }
 

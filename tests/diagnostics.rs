@@ -6,7 +6,7 @@
 //! with a label and carries a help line, and snapshots the rendered text
 //! (plain, no colour) under `tests/snapshots/`.
 
-use muster::front::diagnostic::{render_plain, Diag};
+use muster::front::diagnostic::Diag;
 use muster::front::source::Sources;
 use muster::Build;
 use std::path::Path;
@@ -16,10 +16,6 @@ const TVBD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/rules/tillys_very_bad_day.muster"
 );
-
-/// The crate root as it appears in rendered paths; snapshots show paths
-/// relative to it so that they do not depend on where the crate is checked out.
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");
 
 /// A small, valid ruleset; each test appends one mistake to it.
 macro_rules! ruleset {
@@ -78,7 +74,7 @@ fn codes(diags: &[Diag]) -> Vec<&'static str> {
 }
 
 fn render(diags: &[Diag], sources: &Sources) -> String {
-    render_plain(diags, sources).replace(ROOT, "")
+    crate::common::render_here(diags, sources)
 }
 
 /// Compile a ruleset that must be rejected; its diagnostics, rendered.

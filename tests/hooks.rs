@@ -12,8 +12,6 @@ use muster::front::diagnostic::render_plain;
 use muster::Build;
 use std::path::Path;
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");
-
 /// A gun in the manner of Never Mind the Matchlocks' artillery (its
 /// misfire: four or more sixes in one shoot action). The gun's dice and crew
 /// are this test's own numbers.
@@ -48,8 +46,7 @@ hook misfire "four or more sixes in one shoot action" after shoot outcomes { mis
 const SITUATION: &str = "procedure = \"shoot\"\n[units.gun]\ntype = \"Gun\"\n";
 
 fn build(text: &str) -> Result<Build, String> {
-    muster::build_text("gun.muster", text, None)
-        .map_err(|(d, s)| render_plain(&d, &s).replace(ROOT, ""))
+    muster::build_text("gun.muster", text, None).map_err(|(d, s)| common::render_here(&d, &s))
 }
 
 fn built(text: &str) -> Build {
@@ -372,7 +369,7 @@ hook stuck "a draft that never ends its loop" after step "Step 1.1 Attacker Move
         "{}",
         d.message
     );
-    let out = render_plain(&[d], &b.sources).replace(ROOT, "");
+    let out = common::render_here(&[d], &b.sources);
     assert!(out.contains("house.muster"), "{out}");
     assert!(out.contains("while true { }"), "{out}");
     // The CLI prints only the diagnostic and exits non-zero. The house rule

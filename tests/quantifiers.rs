@@ -5,10 +5,7 @@
 #![allow(clippy::result_large_err)]
 
 use muster::base::value::Value;
-use muster::front::diagnostic::render_plain;
 use muster::Build;
-
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");
 
 /// Units in groups: each unit of a group rolls its own dice at its own
 /// score, and the group's hits are the sum (as in Thistle's group melee).
@@ -62,8 +59,7 @@ side = "far"
 "#;
 
 fn build(text: &str) -> Result<Build, String> {
-    muster::build_text("q.muster", text, None)
-        .map_err(|(d, s)| render_plain(&d, &s).replace(ROOT, ""))
+    muster::build_text("q.muster", text, None).map_err(|(d, s)| crate::common::render_here(&d, &s))
 }
 
 fn rejected(text: &str) -> String {

@@ -6,7 +6,7 @@
 use muster::base::value::Value;
 use muster::battle::scenario::Scenario;
 use muster::compile::ir::Search;
-use muster::front::diagnostic::{render_plain, Diag};
+use muster::front::diagnostic::Diag;
 use muster::front::source::Sources;
 use muster::run::battlefield::{Base, Pt, Shape};
 use muster::Build;
@@ -68,7 +68,7 @@ units = [
 }
 
 fn render(diags: &[Diag], sources: &Sources) -> String {
-    render_plain(diags, sources).replace(ROOT, "")
+    crate::common::render_here(diags, sources)
 }
 
 /// Every diagnostic points somewhere, says what is there, and says what to do;

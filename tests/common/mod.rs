@@ -11,6 +11,33 @@ use muster::run::odds::Odds;
 use muster::Build;
 use std::path::Path;
 
+/// The crate's folder, as the paths of its files begin.
+pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+
+/// Diagnostics rendered as the tests pin them: every path relative to the
+/// crate's folder *before* miette wraps the lines (a source's name, a path
+/// in a help line), so that where the repository is checked out changes
+/// neither a path nor where a long line wraps.
+pub fn render_here(
+    diags: &[muster::front::diagnostic::Diag],
+    sources: &muster::front::source::Sources,
+) -> String {
+    let mut here = muster::front::source::Sources::default();
+    for i in 0..sources.len() {
+        let s = sources.get(muster::front::syntax::FileId(i as u32));
+        here.add_in(s.name.replace(ROOT, ""), s.text.clone(), s.folder.clone());
+    }
+    let diags: Vec<_> = diags
+        .iter()
+        .cloned()
+        .map(|mut d| {
+            d.help = d.help.map(|h| h.replace(ROOT, ""));
+            d
+        })
+        .collect();
+    muster::front::diagnostic::render_plain(&diags, &here).replace(ROOT, "")
+}
+
 /// A ruleset of the repository, by its path under the crate's folder.
 pub fn ruleset(rel: &str) -> Build {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
