@@ -139,7 +139,7 @@ pub fn build_loaded_with(
     path: &Path,
     numbers: &[(String, i64)],
 ) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
-    build_path(path, |loaded, _| compiler::compile_with(loaded, numbers))
+    build_path(path, |loaded, _, _| compiler::compile_with(loaded, numbers))
 }
 
 /// [`build_loaded_with`] for `muster odds`: a ruleset that compiled clean
@@ -148,18 +148,38 @@ pub fn build_loaded_with(
 /// that only find mistakes and without what odds never read
 /// ([`compiler::compile_for_odds`]); one that did not is compiled whole,
 /// its mistakes reported as before, and recorded when it compiles clean.
+///
+/// The record keeps how each text was come by ([`load::Read`]) and, once
+/// the ruleset has been compiled for odds, that ruleset (bincode; not one
+/// with hooks, whose rhai scripts are not kept): a later call reads those
+/// files again ([`load::reread`]: no parsing) and, when the texts, their
+/// names and the numbers hash to the record's input, decodes the ruleset
+/// instead of loading and compiling (the same ruleset: it is a function of
+/// those). Anything else (no record, another input, a file found
+/// otherwise, bytes that do not decode) takes the path above. The loaded
+/// items are then empty (`muster odds` reads none of them).
 pub fn build_for_odds(
     path: &Path,
     numbers: &[(String, i64)],
 ) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
     use front::cache;
-    build_path(path, |loaded, sources| {
-        let record = cache::checked_record();
-        let name = path.display().to_string();
+    let record = cache::checked_record();
+    let name = path.display().to_string();
+    let trace = std::env::var_os("MUSTER_CACHE_TRACE").is_some();
+    if let Some(b) = record
+        .as_ref()
+        .and_then(|r| kept_for_odds(r, &name, path, numbers))
+    {
+        if trace {
+            eprintln!("checked record (Kept): {name}");
+        }
+        return Ok((b, load::Loaded::default()));
+    }
+    build_path(path, |loaded, sources, reads| {
         let found = record.as_ref().map(|r| {
             let input = cache::compile_input(sources, numbers);
             let found = r.lookup(&name, input);
-            if std::env::var_os("MUSTER_CACHE_TRACE").is_some() {
+            if trace {
                 eprintln!("checked record ({found:?}): {name}");
             }
             (r, input, found)
@@ -167,27 +187,81 @@ pub fn build_for_odds(
         let known_clean = matches!(found, Some((_, _, cache::Lookup::Hit)));
         let ruleset = compiler::compile_for_odds(loaded, numbers, known_clean)?;
         if let Some((r, input, f)) = found {
-            if f != cache::Lookup::Hit && f != cache::Lookup::Foreign {
+            // Compiled for odds: kept, unless it has hooks. Compiled whole
+            // and clean: recorded, the ruleset not kept (the next call
+            // compiles it for odds and keeps that).
+            let keep = known_clean && ruleset.hooks.is_empty();
+            if (keep || f != cache::Lookup::Hit) && f != cache::Lookup::Foreign {
                 // A record that cannot be written is none: the next run checks.
-                let _ = r.note(&name, input);
+                if let Some(kept) = kept_bytes(reads, keep.then_some(&ruleset)) {
+                    let _ = r.note(&name, input, &kept);
+                }
             }
         }
         Ok(ruleset)
     })
 }
 
+/// What `muster odds` keeps in a ruleset's record: how each text was come
+/// by, its length before it (bincode), then the ruleset compiled for odds
+/// (bincode), or nothing.
+fn kept_bytes(reads: &[load::Read], ruleset: Option<&ir::Ruleset>) -> Option<Vec<u8>> {
+    let reads = bincode::serialize(reads).ok()?;
+    let mut bytes = Vec::with_capacity(8 + reads.len());
+    bytes.extend_from_slice(&(reads.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&reads);
+    if let Some(rs) = ruleset {
+        bincode::serialize_into(&mut bytes, rs).ok()?;
+    }
+    Some(bytes)
+}
+
+/// The ruleset at `path` as its record keeps it compiled for odds, with
+/// its texts read again: only when the record keeps one, every file is
+/// found as the loader found it, and the texts (with their names, in
+/// order) and `numbers` are the record's input.
+fn kept_for_odds(
+    record: &front::cache::CheckedRecord,
+    name: &str,
+    path: &Path,
+    numbers: &[(String, i64)],
+) -> Option<Build> {
+    let (input, kept) = record.read(name).ok()?;
+    let (len, rest) = kept.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    if len > rest.len() {
+        return None;
+    }
+    let (reads, ruleset) = rest.split_at(len);
+    if ruleset.is_empty() {
+        return None;
+    }
+    let reads: Vec<load::Read> = bincode::deserialize(reads).ok()?;
+    let mut sources = Sources::default();
+    load::reread(path, &reads, &mut sources)?;
+    if front::cache::compile_input(&sources, numbers) != input {
+        return None;
+    }
+    let ruleset = bincode::deserialize(ruleset).ok()?;
+    Some(Build {
+        ruleset,
+        sources,
+        dir: path.parent().map(|p| p.to_path_buf()),
+    })
+}
+
 /// Load the ruleset at `path` and compile it with `compile` (given the
-/// loaded items and the texts read).
+/// loaded items, the texts read and how each was come by).
 fn build_path(
     path: &Path,
-    compile: impl FnOnce(&load::Loaded, &Sources) -> Result<ir::Ruleset, Vec<Diag>>,
+    compile: impl FnOnce(&load::Loaded, &Sources, &[load::Read]) -> Result<ir::Ruleset, Vec<Diag>>,
 ) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
     let mut sources = Sources::default();
-    let loaded = match load::load_path(path, &mut sources) {
+    let (loaded, reads) = match load::load_path_noting(path, &mut sources) {
         Ok(l) => l,
         Err(d) => return Err((capped(d, &sources), sources)),
     };
-    match compile(&loaded, &sources) {
+    match compile(&loaded, &sources, &reads) {
         Ok(ruleset) => Ok((
             Build {
                 ruleset,

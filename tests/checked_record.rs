@@ -7,10 +7,18 @@
 //! folder that cannot be written is no error. On the command line: the
 //! same odds with the record as without any cache, and a mistake only the
 //! left-out checks find (a loop of defines) still reported, word for word.
+//!
+//! The ruleset the record keeps compiled for odds: the texts read again
+//! without parsing are the loader's (every shipped ruleset); a script found
+//! elsewhere now is another input; the kept ruleset gives the same odds,
+//! text and JSON, as no cache, and is never read when a text, an included
+//! file, a number option or the build differs, nor when its bytes are cut
+//! short or altered (the command still right).
 
 use crate::common::scratch;
 use crate::load_cache::{files, odds_of};
 use muster::front::cache::{compile_input, CheckedRecord, Lookup};
+use muster::front::load::{load_path_noting, reread};
 use muster::front::source::Sources;
 use std::path::Path;
 
@@ -52,13 +60,13 @@ fn a_record_is_found_for_its_input_only() {
     let d = scratch("checked-lookup");
     let r = CheckedRecord::in_dir(d.join("checked"));
     assert_eq!(r.lookup("r.muster", 7), Lookup::Miss);
-    r.note("r.muster", 7).unwrap();
+    r.note("r.muster", 7, b"kept").unwrap();
     assert_eq!(r.lookup("r.muster", 7), Lookup::Hit);
     // Another input (an edited text) is stale; another ruleset has none.
     assert_eq!(r.lookup("r.muster", 8), Lookup::Stale);
     assert_eq!(r.lookup("q.muster", 7), Lookup::Miss);
     // Rewritten for the new input, the old one is stale.
-    r.note("r.muster", 8).unwrap();
+    r.note("r.muster", 8, b"kept").unwrap();
     assert_eq!(r.lookup("r.muster", 8), Lookup::Hit);
     assert_eq!(r.lookup("r.muster", 7), Lookup::Stale);
     assert_eq!(
@@ -73,16 +81,24 @@ fn a_record_is_found_for_its_input_only() {
 fn a_corrupt_or_foreign_record_is_no_record() {
     let d = scratch("checked-corrupt");
     let r = CheckedRecord::in_dir(d.join("checked"));
-    r.note("r.muster", 7).unwrap();
+    r.note("r.muster", 7, b"kept").unwrap();
     let (name, bytes) = files(r.dir()).remove(0);
     let path = r.dir().join(&name);
     // Cut short, and lengthened: ours, but not a record.
     for bad in [&bytes[..bytes.len() - 1], &[&bytes[..], b"x"].concat()[..]] {
         std::fs::write(&path, bad).unwrap();
         assert_eq!(r.lookup("r.muster", 7), Lookup::Corrupt);
-        r.note("r.muster", 7).unwrap();
+        r.note("r.muster", 7, b"kept").unwrap();
         assert_eq!(r.lookup("r.muster", 7), Lookup::Hit, "rewritten");
     }
+    // One byte of what is kept altered: its hash is not the record's.
+    let mut altered = bytes.clone();
+    *altered.last_mut().unwrap() ^= 1;
+    std::fs::write(&path, &altered).unwrap();
+    assert_eq!(r.lookup("r.muster", 7), Lookup::Corrupt);
+    assert_eq!(r.read("r.muster"), Err(Lookup::Corrupt));
+    r.note("r.muster", 7, b"kept").unwrap();
+    assert_eq!(r.read("r.muster"), Ok((7, b"kept".to_vec())));
     // Another version's record is stale and replaced.
     let mut old = bytes.clone();
     old[16] = b'0'; // "muster-checked-v0"
@@ -91,7 +107,7 @@ fn a_corrupt_or_foreign_record_is_no_record() {
     // A file that is not ours: not read as a record, never replaced.
     std::fs::write(&path, "someone else's notes").unwrap();
     assert_eq!(r.lookup("r.muster", 7), Lookup::Foreign);
-    r.note("r.muster", 7).unwrap();
+    r.note("r.muster", 7, b"kept").unwrap();
     assert_eq!(
         std::fs::read(&path).unwrap(),
         b"someone else's notes".to_vec()
@@ -105,7 +121,7 @@ fn a_folder_that_cannot_be_written_is_no_error() {
     let d = scratch("checked-unwritable");
     std::fs::write(d.join("checked"), "a file").unwrap();
     let r = CheckedRecord::in_dir(d.join("checked"));
-    assert!(r.note("r.muster", 7).is_err());
+    assert!(r.note("r.muster", 7, b"").is_err());
     assert!(matches!(
         r.lookup("r.muster", 7),
         Lookup::Miss | Lookup::Corrupt
@@ -149,8 +165,9 @@ fn the_command_line_gives_the_same_odds_and_the_same_mistakes() {
     assert!(first.3.contains("checked record (Miss)"), "{}", first.3);
     let second = odds(&d, &xdg, &rules, &[]);
     assert!(second.3.contains("checked record (Hit)"), "{}", second.3);
+    // The second compiled it for odds and kept that: the third decodes it.
     let json = odds(&d, &xdg, &rules, &["--json"]);
-    assert!(json.3.contains("checked record (Hit)"), "{}", json.3);
+    assert!(json.3.contains("checked record (Kept)"), "{}", json.3);
     let json_plain = odds(&d, &d.join("unused"), &rules, &["--json", "--no-cache"]);
     for got in [&first, &second] {
         assert_eq!((got.0, &got.1, &got.2), (plain.0, &plain.1, &plain.2));
@@ -180,10 +197,203 @@ fn the_command_line_gives_the_same_odds_and_the_same_mistakes() {
     // Mended: the old record holds again.
     std::fs::write(&rules, &text).unwrap();
     let again = odds(&d, &xdg, &rules, &[]);
-    assert!(again.3.contains("checked record (Hit)"), "{}", again.3);
+    assert!(again.3.contains("checked record (Kept)"), "{}", again.3);
     assert_eq!((again.0, &again.1, &again.2), (plain.0, &plain.1, &plain.2));
     // A number option is part of the input.
     let opt = odds(&d, &xdg, &rules, &["--option", "nonesuch=3"]);
     assert!(!opt.3.contains("checked record (Hit)"), "{}", opt.3);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// (name, text, folder) of every text, in order.
+fn listed(s: &Sources) -> Vec<(String, String, Option<std::path::PathBuf>)> {
+    (0..s.len())
+        .map(|i| {
+            let t = s.get(muster::front::syntax::FileId(i as u32));
+            (t.name.clone(), t.text.to_string(), t.folder.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn the_texts_read_again_are_the_loaders() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for e in std::fs::read_dir(root.join("rules")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "muster") {
+            continue;
+        }
+        let mut loaded = Sources::default();
+        let (_, reads) = load_path_noting(&p, &mut loaded).unwrap();
+        assert_eq!(reads.len(), loaded.len(), "{}", p.display());
+        let mut again = Sources::default();
+        reread(&p, &reads, &mut again).unwrap();
+        assert_eq!(listed(&again), listed(&loaded), "{}", p.display());
+        assert_eq!(compile_input(&again, &[]), compile_input(&loaded, &[]));
+        n += 1;
+    }
+    assert!(n >= 6, "only {n} rulesets");
+}
+
+#[test]
+fn a_script_found_elsewhere_now_is_another_input() {
+    let d = scratch("checked-reread");
+    let rules = d.join("r.muster");
+    std::fs::write(
+        &rules,
+        "ruleset r \"R\"\nprocedure p() outcomes { x: int } { outcome x = 1 }\nhook h after p script \"hooks.rhai\"\n",
+    )
+    .unwrap();
+    let mut loaded = Sources::default();
+    let (_, reads) = load_path_noting(&rules, &mut loaded).unwrap();
+    let names: Vec<_> = listed(&loaded).into_iter().map(|t| t.0).collect();
+    assert!(
+        names.contains(&"stdlib/hooks.rhai".to_string()),
+        "{names:?}"
+    );
+    let mut again = Sources::default();
+    reread(&rules, &reads, &mut again).unwrap();
+    assert_eq!(compile_input(&again, &[]), compile_input(&loaded, &[]));
+    // A script of that name beside the ruleset is the one a load reads now.
+    std::fs::write(d.join("hooks.rhai"), "fn local() { 1 }\n").unwrap();
+    let mut now = Sources::default();
+    reread(&rules, &reads, &mut now).unwrap();
+    assert_ne!(compile_input(&now, &[]), compile_input(&loaded, &[]));
+    let mut fresh = Sources::default();
+    load_path_noting(&rules, &mut fresh).unwrap();
+    assert_eq!(listed(&now), listed(&fresh));
+    // A file gone: nothing read again.
+    std::fs::remove_file(&rules).unwrap();
+    assert!(reread(&rules, &reads, &mut Sources::default()).is_none());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The kept ruleset's record, its path and bytes (the one record in `xdg`).
+fn record(xdg: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    let dir = xdg.join("muster/checked");
+    let mut all = files(&dir);
+    assert_eq!(all.len(), 1);
+    let (name, bytes) = all.remove(0);
+    (dir.join(name), bytes)
+}
+
+#[test]
+fn the_kept_ruleset_gives_the_same_odds_and_is_never_read_stale() {
+    let d = scratch("checked-kept");
+    let xdg = d.join("xdg");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tvbd = std::fs::read_to_string(root.join("rules/tillys_very_bad_day.muster")).unwrap();
+    std::fs::write(d.join("tvbd.muster"), &tvbd).unwrap();
+    std::fs::write(d.join("base.muster"), &tvbd).unwrap();
+    let house = d.join("house.muster");
+    std::fs::write(&house, "ruleset house \"House\"\nextends \"base.muster\"\n").unwrap();
+    let none = d.join("unused");
+    let want = |extra: &[&str]| {
+        let got = odds(&d, &none, &house, &[&["--no-cache"], extra].concat());
+        assert!(got.0, "{}", got.2);
+        got
+    };
+    let (plain, json_plain) = (want(&[]), want(&["--json"]));
+    assert!(plain.1.contains("184/729"), "{}", plain.1);
+    let same = |got: &(bool, String, String, String), want: &(bool, String, String, String)| {
+        assert_eq!(
+            (got.0, &got.1, &got.2),
+            (want.0, &want.1, &want.2),
+            "{}",
+            got.3
+        );
+    };
+    for (run, how) in ["Miss", "Hit", "Kept", "Kept"].iter().enumerate() {
+        let got = odds(&d, &xdg, &house, &[]);
+        assert!(
+            got.3.contains(&format!("checked record ({how})")),
+            "run {run}: {}",
+            got.3
+        );
+        same(&got, &plain);
+    }
+    let json = odds(&d, &xdg, &house, &["--json"]);
+    assert!(json.3.contains("checked record (Kept)"), "{}", json.3);
+    assert_eq!((json.0, &json.1), (json_plain.0, &json_plain.1));
+    let kept = record(&xdg);
+    // Off: no record read or written.
+    for (env, extra) in [
+        (&[][..], &["--no-cache"][..]),
+        (&[("MUSTER_NO_CACHE", "1")][..], &[][..]),
+    ] {
+        let out = odds_of(&house, &d, &xdg, env, extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("checked record"), "{err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), plain.1);
+    }
+    assert_eq!(record(&xdg), kept);
+    // Cut short, a byte of the ruleset altered, another build: not kept,
+    // the odds as without the cache, the record rewritten.
+    let (path, bytes) = kept.clone();
+    let mut altered = bytes.clone();
+    let mid = bytes.len() - 200;
+    altered[mid] ^= 0x40;
+    let mut other_build = bytes.clone();
+    other_build[20] ^= 1; // inside the build's hash
+    for bad in [&bytes[..bytes.len() - 7], &altered[..], &other_build[..]] {
+        std::fs::write(&path, bad).unwrap();
+        let got = odds(&d, &xdg, &house, &[]);
+        assert!(!got.3.contains("(Kept)"), "{}", got.3);
+        same(&got, &plain);
+    }
+    // A file not the program's: not read, not replaced.
+    std::fs::write(&path, "someone else's notes").unwrap();
+    let got = odds(&d, &xdg, &house, &[]);
+    assert!(got.3.contains("checked record (Foreign)"), "{}", got.3);
+    same(&got, &plain);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        b"someone else's notes".to_vec()
+    );
+    std::fs::remove_file(&path).unwrap();
+    for _ in 0..3 {
+        same(&odds(&d, &xdg, &house, &[]), &plain);
+    }
+    // The included file changed (now a house rule extending the book, one
+    // more file): never the kept ruleset, the new odds.
+    let steady = std::fs::read_to_string(root.join("rules/tvbd_steady_pike.muster")).unwrap();
+    let steady = steady.replace("\"tillys_very_bad_day.muster\"", "\"tvbd.muster\"");
+    std::fs::write(d.join("base.muster"), &steady).unwrap();
+    let edited = want(&[]);
+    assert_ne!(edited.1, plain.1, "the house rule moves the odds");
+    for how in ["Stale", "Hit", "Kept"] {
+        let got = odds(&d, &xdg, &house, &[]);
+        assert!(
+            got.3.contains(&format!("checked record ({how})")),
+            "{}",
+            got.3
+        );
+        same(&got, &edited);
+    }
+    // The ruleset's own text changed (a comment: the same odds, other
+    // spans): not kept until compiled again.
+    std::fs::write(
+        &house,
+        "// mine\nruleset house \"House\"\nextends \"base.muster\"\n",
+    )
+    .unwrap();
+    let got = odds(&d, &xdg, &house, &[]);
+    assert!(got.3.contains("checked record (Stale)"), "{}", got.3);
+    same(&got, &edited);
+    // Another number option: another input.
+    let opt = odds(&d, &xdg, &house, &["--option", "nonesuch=3"]);
+    assert!(
+        !opt.3.contains("(Kept)") && !opt.3.contains("(Hit)"),
+        "{}",
+        opt.3
+    );
+    // A cache folder that cannot be written: the odds all the same.
+    let blocked = d.join("blocked");
+    std::fs::write(&blocked, "a file").unwrap();
+    for _ in 0..3 {
+        same(&odds(&d, &blocked, &house, &[]), &edited);
+    }
+    assert_eq!(std::fs::read(&blocked).unwrap(), b"a file".to_vec());
     let _ = std::fs::remove_dir_all(&d);
 }

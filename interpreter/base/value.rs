@@ -10,7 +10,9 @@ use std::cmp::Ordering;
 /// back in pieces that straddle the pieces just written, stalling the
 /// CPU's store-to-load forwarding (about 15% of a battle's time).
 #[repr(C, u64)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Value {
     /// A stat the unit type does not have (`none` in Table 1).
     None,

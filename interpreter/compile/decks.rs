@@ -17,7 +17,7 @@ pub const MAX_COPIES: i64 = 1000;
 
 /// A deck: its parameters and its cards, in the order they are declared
 /// (the order a shuffle starts from).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DeckDef {
     pub name: String,
     pub doc: Option<String>,
@@ -31,7 +31,7 @@ pub struct DeckDef {
 }
 
 /// A deck's `after each card` block, compiled.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AfterEachDef {
     /// In order; their frames start with the deck's parameters.
     pub actions: Vec<StepAction>,
@@ -40,7 +40,7 @@ pub struct AfterEachDef {
 }
 
 /// One card of a deck (or, with `copies` or `for each`, several alike).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct CardDef {
     pub name: String,
     /// How many identical cards go in the pile (for each side or unit,

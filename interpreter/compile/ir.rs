@@ -10,7 +10,7 @@ use crate::front::syntax::{Reroll, Span};
 pub type Id = u16;
 
 /// A value's type, as the compiler checks it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Ty {
     Int,
     Bool,
@@ -25,7 +25,7 @@ pub enum Ty {
     Tallies(Id),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Ruleset {
     pub id: String,
     pub title: String,
@@ -62,6 +62,9 @@ pub struct Ruleset {
     pub armies: Vec<ArmyDef>,
     pub graph: Option<PhaseGraph>,
     /// Rules written as rhai scripts, compiled (see [`crate::compile::scripts`]).
+    /// Not serialised (a rhai AST is not): a ruleset with hooks is never
+    /// kept compiled (see [`crate::front::cache::CheckedRecord`]).
+    #[serde(skip)]
     pub hooks: Vec<HookDef>,
     /// Decks of cards (see [`crate::compile::decks`]).
     pub decks: Vec<crate::compile::decks::DeckDef>,
@@ -70,12 +73,14 @@ pub struct Ruleset {
     pub weighings: Vec<Weighing>,
     /// What the compiler warned of (a constant empty pool...): shown by
     /// `check`, the language server and `check --message-format json`.
+    /// Not serialised: the ruleset kept for `muster odds`, which shows none.
+    #[serde(skip)]
     pub warnings: Vec<crate::front::diagnostic::Diag>,
 }
 
 /// A `chance`/`expect` as a battle's memory of its answers sees it: the
 /// procedure weighed and the expression read over its outcomes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Weighing {
     pub procedure: Id,
     pub of: Ex,
@@ -166,7 +171,7 @@ impl Ruleset {
 
 /// A pool of dice as a value (a table's `-> dice`): how many of each die,
 /// by die id, each die once, in die order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PoolDef {
     pub parts: Vec<(Id, i64)>,
 }
@@ -183,7 +188,7 @@ pub const MAX_TALLY: i64 = (1 << TALLY_BITS) - 1;
 /// An `effects` block: how the faces of rolled dice are read. Each face
 /// name yields tallies, some only when a condition over the block's
 /// parameters holds.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct EffectsDef {
     pub name: String,
     pub doc: Option<String>,
@@ -200,7 +205,7 @@ pub struct EffectsDef {
 }
 
 /// What one face yields of one tally, and when.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct EffectYield {
     pub tally: u8,
     pub amount: i64,
@@ -256,20 +261,20 @@ impl EffectsDef {
 }
 
 /// A die: its faces in order, each with a name and a value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DieDef {
     pub name: String,
     pub faces: Vec<(String, i64)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct EnumDef {
     pub name: String,
     /// Global symbol ids of the variants, in order.
     pub variants: Vec<u32>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct UnitType {
     pub name: String,
     pub classes: Vec<bool>,
@@ -278,7 +283,7 @@ pub struct UnitType {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct QualityDef {
     pub name: String,
     /// `STAT +N`: added to the unit type's value (a stat the type lacks
@@ -289,7 +294,7 @@ pub struct QualityDef {
     pub points: Option<i64>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OptionDef {
     pub name: String,
     pub title: Option<String>,
@@ -299,7 +304,7 @@ pub struct OptionDef {
     pub number: Option<i64>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct StateDef {
     pub name: String,
     pub ty: Ty,
@@ -309,7 +314,7 @@ pub struct StateDef {
     pub each_turn: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FactDef {
     pub name: String,
     pub params: Vec<Ty>,
@@ -330,7 +335,7 @@ pub struct FactDef {
 
 /// A define, a table (rows compiled to a chain of `If`s), or an initialiser:
 /// a body over a frame of `slots` locals, the parameters first.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Func {
     pub name: String,
     pub params: Vec<(String, Ty)>,
@@ -340,7 +345,7 @@ pub struct Func {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct QuantityDef {
     pub func: Func,
     pub min: Option<i64>,
@@ -349,14 +354,14 @@ pub struct QuantityDef {
     pub modifiers: Vec<Id>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ModOp {
     Set,
     Add,
     Sub,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ModifierDef {
     pub name: String,
     pub source: Option<String>,
@@ -368,13 +373,13 @@ pub struct ModifierDef {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OutcomeDef {
     pub name: String,
     pub ty: Ty,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ProcDef {
     pub name: String,
     pub params: Vec<(String, Ty)>,
@@ -389,7 +394,7 @@ pub struct ProcDef {
 }
 
 /// The hooks attached to a procedure, in the order they are declared.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ProcHooks {
     pub before: Vec<Id>,
     pub after: Vec<Id>,
@@ -397,7 +402,7 @@ pub struct ProcHooks {
     pub replace: Option<Id>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DecisionDef {
     pub name: String,
     pub params: Vec<(String, Ty)>,
@@ -411,7 +416,7 @@ pub use crate::front::syntax::ChoiceKind;
 /// A decision's body, compiled. Every expression runs in one frame: the
 /// decision's parameters, then the option's names (`vars`), then the names
 /// the bound clauses introduce, then temporaries (`slots` in all).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ChoiceDef {
     pub kind: ChoiceKind,
     /// Slots of the option's names (`s, t`; `c onto t`; `u`).
@@ -477,7 +482,7 @@ pub struct ChoiceDef {
 /// `cost` or more from `from`'s hand of `deck`; the option is refused when
 /// the hand holds none. With `to`, the card goes into that unit's hand
 /// (a gift), else to the deck's discards.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PayDef {
     pub deck: Id,
     pub cost: Ex,
@@ -487,7 +492,7 @@ pub struct PayDef {
 
 /// A policy: a preference score per decision (for the decisions it covers),
 /// evaluated in the decision's frame.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PolicyDef {
     pub name: String,
     pub doc: Option<String>,
@@ -500,7 +505,7 @@ pub struct PolicyDef {
 
 /// How a policy's player looks for the moves of a `move` decision
 /// (`search = thorough | purposeful` in the policy).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Search {
     /// A fixed fan of manoeuvres: each allowed manoeuvre at the whole and
     /// half the allowance, wheels of 22.5 and 45 degrees either way, and
@@ -521,7 +526,7 @@ impl Search {
     ];
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ArmyDef {
     pub name: String,
     pub units: Option<(i64, i64)>,
@@ -544,7 +549,7 @@ pub struct ArmyDef {
 
 /// `Commander | Cannons always ordinary`: units of these types must have
 /// one of these qualities.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ArmyAlways {
     /// The types as written (`Commander | Cannons`).
     pub label: String,
@@ -554,7 +559,7 @@ pub struct ArmyAlways {
     pub span: crate::front::syntax::Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ArmyLimit {
     pub label: String,
     pub per_command: bool,
@@ -563,7 +568,7 @@ pub struct ArmyLimit {
     pub n: i64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ArmyMatch {
     /// Unit types matched (by index).
     Types(Vec<bool>),
@@ -571,7 +576,7 @@ pub enum ArmyMatch {
 }
 
 /// A statement of a procedure.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum St {
     /// `let`: the slot, the value, and the value's place in the source
     /// (where a run-time fault in it is reported; so for each span below).
@@ -623,7 +628,7 @@ impl St {
 }
 
 /// What a pool of dice produces.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum DiceMode {
     /// The sum of the face values.
     Sum,
@@ -633,7 +638,7 @@ pub enum DiceMode {
     Counting(Vec<bool>),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Bin {
     Or,
     And,
@@ -662,7 +667,7 @@ pub const MAX_FILES: usize = 14;
 /// Functions every ruleset has: arithmetic, and the battlefield's measures
 /// (which have values only in a battle: an odds situation states the facts
 /// they derive instead).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Builtin {
     Min,
     Max,
@@ -816,7 +821,7 @@ pub enum Builtin {
 }
 
 /// The types of a builtin's parameters and result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BTy {
     Num,
     Bool,
@@ -1015,7 +1020,7 @@ impl Builtin {
 }
 
 /// A compiled expression.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Ex {
     Const(Value),
     Local(u16),
@@ -1060,7 +1065,7 @@ pub enum Ex {
 
 /// `chance(PROC(ARGS) given FACTS, COND)` or `expect(..., VALUE)` compiled
 /// (see [`crate::compile::chance`] and [`crate::run::chance`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OddsEx {
     /// A mean of `of` (else the probability that `of` holds).
     pub expect: bool,
@@ -1080,7 +1085,7 @@ pub struct OddsEx {
 }
 
 /// A roll of a pool (see [`Ex::Roll`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Roll {
     pub parts: Vec<RollPart>,
     pub effects: Id,
@@ -1089,13 +1094,13 @@ pub struct Roll {
 }
 
 /// Part of a pool: `count` of a die, or `count` times a pool value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RollPart {
     pub count: Ex,
     pub dice: PartDice,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum PartDice {
     Die(Id),
     /// An expression of type `dice` (a `Value::Pool`).
@@ -1175,7 +1180,7 @@ impl Ex {
 }
 
 /// Where a compiled hook runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Point {
     Before(Id),
     After(Id),

@@ -10,7 +10,7 @@ use crate::front::diagnostic::Diag;
 use crate::front::syntax::{self, Action, PhaseOrStep, Span};
 
 /// What a step (or a card) does.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum StepAction {
     /// Run a procedure (or ask a decision), once, for each side or for each unit.
     Do {
@@ -59,7 +59,7 @@ pub enum StepAction {
 
 /// `for each V in sides|units [where COND]`: a repetition of an action, or
 /// the cards of a `for each` card.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Repeat {
     /// The slot that holds the side or unit.
     pub slot: u16,
@@ -203,14 +203,14 @@ pub(crate) fn play_action(c: &mut Compiler, a: &Action, sc: &mut Scope) -> Optio
 }
 
 /// An edge: where play goes after a step, and when.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Edge {
     pub to: usize,
     pub when: Option<Ex>,
     pub label: String,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Node {
     pub name: String,
     pub phase: Option<String>,
@@ -222,7 +222,7 @@ pub struct Node {
 
 /// The compiled sequence of play. Node `end` is the end of the game; node
 /// `turn_end` decides between another turn and the end.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PhaseGraph {
     pub nodes: Vec<Node>,
     pub start: usize,
@@ -546,7 +546,7 @@ pub fn describe(rs: &crate::compile::ir::Ruleset, a: &StepAction) -> String {
 }
 
 /// How the graph is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Format {
     Dot,
     Mermaid,

@@ -239,8 +239,13 @@ fn identity() -> &'static str {
 /// A 128-bit hash of a text (two passes of different seeds: an edited file
 /// is told from its entry's by this and its length).
 fn text_hash(text: &str) -> u128 {
+    bytes_hash(text.as_bytes())
+}
+
+/// [`text_hash`] of any bytes.
+fn bytes_hash(bytes: &[u8]) -> u128 {
     let mut h = Hash128::new();
-    h.write(text.as_bytes());
+    h.write(bytes);
     h.finish()
 }
 
@@ -297,7 +302,7 @@ pub fn parse(name: &str, text: &str, file: FileId) -> Result<File, Diag> {
 
 /// The first bytes of a record that a ruleset compiled clean (and its
 /// format's version).
-const CHECKED_MAGIC: &[u8; 18] = b"muster-checked-v1\n";
+const CHECKED_MAGIC: &[u8; 18] = b"muster-checked-v2\n";
 
 /// The first bytes of such a record of any version.
 const CHECKED_OURS: &[u8] = b"muster-checked-v";
@@ -323,6 +328,12 @@ const CHECKED_OURS: &[u8] = b"muster-checked-v";
 /// version is no record; a file there not written by this program is
 /// neither read as one nor replaced; a record that cannot be written is
 /// none (the next run checks again).
+///
+/// A record also keeps what its writer gives it ([`CheckedRecord::note`]'s
+/// `kept`: `muster odds` keeps there how each text was come by and the
+/// ruleset as compiled for odds, see `muster::build_for_odds`), with its
+/// length and a hash of its bytes: a record whose kept bytes are not those
+/// written (cut short, lengthened, altered) is corrupt, no record.
 #[derive(Clone, Debug)]
 pub struct CheckedRecord {
     dir: PathBuf,
@@ -351,35 +362,58 @@ impl CheckedRecord {
     /// [`compile_input`] hash): [`Lookup::Hit`] when it did, else why
     /// there is no record of it.
     pub fn lookup(&self, name: &str, input: u128) -> Lookup {
-        let bytes = match std::fs::read(self.entry(name)) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
-            Err(_) => return Lookup::Corrupt,
-            Ok(b) => b,
-        };
-        let Some(rest) = bytes.strip_prefix(CHECKED_MAGIC.as_slice()) else {
-            return if bytes.starts_with(CHECKED_OURS) {
-                Lookup::Stale
-            } else {
-                Lookup::Foreign
-            };
-        };
-        if rest.len() != 32 {
-            return Lookup::Corrupt;
-        }
-        if rest[..16] == build().to_le_bytes() && rest[16..] == input.to_le_bytes() {
-            Lookup::Hit
-        } else {
-            Lookup::Stale
+        match self.read(name) {
+            Ok((i, _)) if i == input => Lookup::Hit,
+            Ok(_) => Lookup::Stale,
+            Err(why) => why,
         }
     }
 
-    /// Record that the ruleset named `name` compiled clean from `input`
-    /// (never over a file this program did not write).
-    pub fn note(&self, name: &str, input: u128) -> std::io::Result<()> {
-        let mut bytes = Vec::with_capacity(CHECKED_MAGIC.len() + 32);
+    /// The record of the ruleset named `name`, when there is one of this
+    /// build, whole: the input it compiled clean from and what was kept
+    /// with it; else why there is none.
+    pub fn read(&self, name: &str) -> Result<(u128, Vec<u8>), Lookup> {
+        let mut bytes = match std::fs::read(self.entry(name)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Lookup::Miss),
+            Err(_) => return Err(Lookup::Corrupt),
+            Ok(b) => b,
+        };
+        let Some(rest) = bytes.strip_prefix(CHECKED_MAGIC.as_slice()) else {
+            return Err(if bytes.starts_with(CHECKED_OURS) {
+                Lookup::Stale
+            } else {
+                Lookup::Foreign
+            });
+        };
+        if rest.len() < 56 {
+            return Err(Lookup::Corrupt);
+        }
+        let (head, kept) = rest.split_at(56);
+        let word = |at: usize| u128::from_le_bytes(head[at..at + 16].try_into().unwrap());
+        let len = u64::from_le_bytes(head[48..56].try_into().unwrap());
+        if len != kept.len() as u64 || word(32) != bytes_hash(kept) {
+            return Err(Lookup::Corrupt);
+        }
+        if word(0) != build() {
+            return Err(Lookup::Stale);
+        }
+        let input = word(16);
+        let at = CHECKED_MAGIC.len() + 56;
+        bytes.drain(..at);
+        Ok((input, bytes))
+    }
+
+    /// Record that the ruleset named `name` compiled clean from `input`,
+    /// keeping `kept` with it (never over a file this program did not
+    /// write).
+    pub fn note(&self, name: &str, input: u128, kept: &[u8]) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(CHECKED_MAGIC.len() + 56 + kept.len());
         bytes.extend_from_slice(CHECKED_MAGIC);
         bytes.extend_from_slice(&build().to_le_bytes());
         bytes.extend_from_slice(&input.to_le_bytes());
+        bytes.extend_from_slice(&bytes_hash(kept).to_le_bytes());
+        bytes.extend_from_slice(&(kept.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(kept);
         write_entry(&self.dir, &self.entry(name), &bytes, CHECKED_OURS)
     }
 }

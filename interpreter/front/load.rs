@@ -43,6 +43,33 @@ pub struct Loaded {
 /// Load a ruleset from a path (following `extends` relative to it). The
 /// file's folder is the tree the ruleset may read from.
 pub fn load_path(path: &Path, sources: &mut Sources) -> Result<Loaded, Vec<Diag>> {
+    load_path_noting(path, sources).map(|(l, _)| l)
+}
+
+/// How the loader came by one text of [`Sources`] (one per text, in the
+/// order they were added): what [`reread`] follows again, without parsing,
+/// to find the texts a load of the same files would read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Read {
+    /// The ruleset file the load was given.
+    Root,
+    /// `extends "WRITTEN"` in a file of folder `here`.
+    Extends { here: PathBuf, written: String },
+    /// `import NAME`: a library of the standard library.
+    Library(String),
+    /// A hook's `script "WRITTEN"` in a file of `folder` (`None`: the
+    /// standard library's): the file next to it, else stdlib/'s.
+    Script {
+        folder: Option<PathBuf>,
+        written: String,
+    },
+}
+
+/// [`load_path`], with how each text of `sources` was come by.
+pub fn load_path_noting(
+    path: &Path,
+    sources: &mut Sources,
+) -> Result<(Loaded, Vec<Read>), Vec<Diag>> {
     let shown = path.display().to_string();
     let text = read_text(path).map_err(|e| {
         let d = e.diag("muster::io", &shown);
@@ -55,6 +82,132 @@ pub fn load_path(path: &Path, sources: &mut Sources) -> Result<Loaded, Vec<Diag>
     load_file(&shown, &text, path.parent(), real, sources)
 }
 
+/// The texts a load of the ruleset at `path` came by as `reads` says,
+/// read again into `sources` as the loader reads them (the same files found
+/// the same way, the same names), without parsing any; `None` when one
+/// cannot be read or is found otherwise now (a script next to its ruleset
+/// where stdlib/'s was read). A file's `extends`, `import`s and scripts
+/// are fixed by its text: when every text read so is the one the load
+/// read, the load would read these very files again.
+pub fn reread(path: &Path, reads: &[Read], sources: &mut Sources) -> Option<()> {
+    let dir = folder_or_here(path.parent());
+    let tree = Tree::new(Some(dir));
+    let nowhere = Span::default();
+    for r in reads {
+        match r {
+            Read::Root => {
+                let text = read_text(path).ok()?;
+                sources.add_in(path.display().to_string(), text, Some(dir.to_path_buf()));
+            }
+            Read::Extends { here, written } => {
+                let (p, _, text) = extends_text(&tree, here, written, nowhere).ok()?;
+                sources.add_in(
+                    p.display().to_string(),
+                    text,
+                    p.parent().map(Path::to_path_buf),
+                );
+            }
+            Read::Library(k) => {
+                let (_, t) = STDLIB.iter().find(|(n, _)| n == k)?;
+                sources.add_in(format!("stdlib/{k}.muster"), *t, None);
+            }
+            Read::Script { folder, written } => {
+                let (name, text) = script_text(&tree, folder.as_deref(), written, nowhere).ok()?;
+                sources.add(name, text);
+            }
+        }
+    }
+    Some(())
+}
+
+/// The file `extends "WRITTEN"` names in a file of folder `here`: its
+/// path as written (from `here`), its path with links followed, and its
+/// text; else the diagnostics, at `span`.
+fn extends_text(
+    tree: &Tree,
+    here: &Path,
+    written: &str,
+    span: Span,
+) -> Result<(PathBuf, PathBuf, String), Vec<Diag>> {
+    let label = "the ruleset this file extends";
+    let cannot = |e: &dyn std::fmt::Display| {
+        vec![
+            Diag::new("muster::extends", format!("cannot read `{written}`: {e}"))
+                .at(span, label)
+                .help("paths in `extends` are relative to the file that names them"),
+        ]
+    };
+    let real = match tree.resolve(here, written, FileKind::Ruleset) {
+        Ok(real) => real,
+        Err(Refused::Io(e)) => return Err(cannot(&e)),
+        Err(r) => {
+            let d = r.diag("muster::extends", written, FileKind::Ruleset);
+            return Err(d.map(|d| d.at(span, label)).into_iter().collect());
+        }
+    };
+    let text = match read_text(&real) {
+        Ok(t) => t,
+        Err(ReadError::Io(e)) => return Err(cannot(&e)),
+        Err(e) => return Err(vec![e.diag("muster::extends", written).at(span, label)]),
+    };
+    Ok((here.join(written), real, text))
+}
+
+/// The text a hook's `script "WRITTEN"` in a file of `folder` names (a
+/// .rhai file in the ruleset's tree next to that file, else stdlib/'s),
+/// with its name; else the diagnostics, at `span`.
+fn script_text(
+    tree: &Tree,
+    folder: Option<&Path>,
+    path: &str,
+    span: Span,
+) -> Result<(String, String), Vec<Diag>> {
+    let label = "the hook's script";
+    let local = folder.map(|d| (d, tree.resolve(d, path, FileKind::Script)));
+    match local {
+        Some((d, Ok(real))) => match read_text(&real) {
+            Ok(t) => Ok((d.join(path).display().to_string(), t)),
+            Err(e) => {
+                let d = e.diag("muster::hook", path).at(span, label);
+                Err(vec![match e {
+                    ReadError::Io(_) => d.help("check the file's permissions and encoding (UTF-8)"),
+                    _ => d,
+                }])
+            }
+        },
+        // Not next to the file: the standard library's, if it has one.
+        Some((_, Err(Refused::Io(e)))) if e.kind() == std::io::ErrorKind::NotFound => {
+            stdlib_script_text(path, span)
+        }
+        None => stdlib_script_text(path, span),
+        Some((_, Err(Refused::Io(e)))) => Err(vec![Diag::new(
+            "muster::hook",
+            format!("cannot read `{path}`: {e}"),
+        )
+        .at(span, label)
+        .help("check the file's permissions and encoding (UTF-8)")]),
+        Some((_, Err(r))) => {
+            let d = r.diag("muster::hook", path, FileKind::Script);
+            Err(d.map(|d| d.at(span, label)).into_iter().collect())
+        }
+    }
+}
+
+/// A script of stdlib/ by its file name, with its name; or a diagnostic.
+fn stdlib_script_text(path: &str, span: Span) -> Result<(String, String), Vec<Diag>> {
+    match stdlib_script(path) {
+        Some(t) => Ok((format!("stdlib/{path}"), t.to_string())),
+        None => Err(vec![Diag::new(
+            "muster::hook",
+            format!("there is no script `{path}`"),
+        )
+        .at(span, "not found next to this file nor in stdlib/")
+        .help(
+            "a hook's script file is named relative to the ruleset that declares it",
+        )]),
+    }
+}
+
 /// Load a ruleset from text; `dir` is where `extends` paths are looked up
 /// (the current folder when `None`), and the tree the ruleset may read.
 pub fn load_text(
@@ -63,7 +216,7 @@ pub fn load_text(
     dir: Option<&Path>,
     sources: &mut Sources,
 ) -> Result<Loaded, Vec<Diag>> {
-    load_file(name, text, dir, None, sources)
+    load_file(name, text, dir, None, sources).map(|(l, _)| l)
 }
 
 fn load_file(
@@ -72,7 +225,7 @@ fn load_file(
     dir: Option<&Path>,
     real: Option<PathBuf>,
     sources: &mut Sources,
-) -> Result<Loaded, Vec<Diag>> {
+) -> Result<(Loaded, Vec<Read>), Vec<Diag>> {
     let folder = folder_or_here(dir);
     let mut loader = Loader {
         sources,
@@ -80,6 +233,7 @@ fn load_file(
         stack: Vec::new(),
         imported: Vec::new(),
         diags: Vec::new(),
+        reads: Vec::new(),
     };
     let mut out = Draft::default();
     let file = Ruleset {
@@ -87,13 +241,15 @@ fn load_file(
         text,
         folder: Some(folder.to_path_buf()),
         real,
+        read: Read::Root,
     };
     loader.load(file, &mut out, None);
     if loader.diags.is_empty() {
-        Ok(Loaded {
+        let loaded = Loaded {
             header: out.header,
             items: out.merged.finish(),
-        })
+        };
+        Ok((loaded, loader.reads))
     } else {
         Err(loader.diags)
     }
@@ -116,6 +272,8 @@ struct Ruleset<'t> {
     folder: Option<PathBuf>,
     /// Its path with links followed, when it was read from one.
     real: Option<PathBuf>,
+    /// How it was come by.
+    read: Read,
 }
 
 struct Loader<'a> {
@@ -126,6 +284,8 @@ struct Loader<'a> {
     stack: Vec<(String, Option<PathBuf>)>,
     imported: Vec<String>,
     diags: Vec<Diag>,
+    /// How each text added to `sources` was come by.
+    reads: Vec<Read>,
 }
 
 impl Loader<'_> {
@@ -135,6 +295,7 @@ impl Loader<'_> {
             text,
             folder,
             real,
+            read,
         } = file;
         let again = self
             .stack
@@ -154,6 +315,7 @@ impl Loader<'_> {
             return;
         }
         let file = self.sources.add_in(name, text, folder.clone());
+        self.reads.push(read);
         // Through the parse cache when it is on, keyed by the real path
         // when there is one (the same file named two ways is one entry).
         let key = real.as_ref().map(|r| r.display().to_string());
@@ -195,34 +357,19 @@ impl Loader<'_> {
     /// relative to the file that names it.
     fn extends(&mut self, written: &str, span: Span, folder: Option<&Path>, out: &mut Draft) {
         let here = folder.unwrap_or(Path::new("."));
-        let label = "the ruleset this file extends";
-        let cannot = |e: &dyn std::fmt::Display| {
-            Diag::new("muster::extends", format!("cannot read `{written}`: {e}"))
-                .at(span, label)
-                .help("paths in `extends` are relative to the file that names them")
+        let (p, real, text) = match extends_text(&self.tree, here, written, span) {
+            Ok(found) => found,
+            Err(d) => return self.diags.extend(d),
         };
-        let real = match self.tree.resolve(here, written, FileKind::Ruleset) {
-            Ok(real) => real,
-            Err(Refused::Io(e)) => return self.diags.push(cannot(&e)),
-            Err(r) => {
-                let d = r.diag("muster::extends", written, FileKind::Ruleset);
-                return self.diags.extend(d.map(|d| d.at(span, label)));
-            }
-        };
-        let text = match read_text(&real) {
-            Ok(t) => t,
-            Err(ReadError::Io(e)) => return self.diags.push(cannot(&e)),
-            Err(e) => {
-                let d = e.diag("muster::extends", written).at(span, label);
-                return self.diags.push(d);
-            }
-        };
-        let p = here.join(written);
         let file = Ruleset {
             name: &p.display().to_string(),
             text: &text,
             folder: p.parent().map(Path::to_path_buf),
             real: Some(real),
+            read: Read::Extends {
+                here: here.to_path_buf(),
+                written: written.to_string(),
+            },
         };
         self.load(file, out, Some(span));
     }
@@ -241,6 +388,7 @@ impl Loader<'_> {
                     text: t,
                     folder: None,
                     real: None,
+                    read: Read::Library(k.to_string()),
                 };
                 self.load(file, &mut lib, Some(n.span));
                 for item in lib.merged.finish() {
@@ -272,64 +420,19 @@ impl Loader<'_> {
         let Script::File { path, span } = &h.script else {
             return;
         };
-        let label = "the hook's script";
-        let local = folder.map(|d| (d, self.tree.resolve(d, path, FileKind::Script)));
-        let found = match local {
-            Some((d, Ok(real))) => match read_text(&real) {
-                Ok(t) => Some((d.join(path).display().to_string(), t)),
-                Err(e) => {
-                    let d = e.diag("muster::hook", path).at(*span, label);
-                    self.diags.push(match e {
-                        ReadError::Io(_) => {
-                            d.help("check the file's permissions and encoding (UTF-8)")
-                        }
-                        _ => d,
-                    });
-                    None
-                }
-            },
-            // Not next to the file: the standard library's, if it has one.
-            Some((_, Err(Refused::Io(e)))) if e.kind() == std::io::ErrorKind::NotFound => {
-                self.stdlib_script(path, *span)
-            }
-            None => self.stdlib_script(path, *span),
-            Some((_, Err(Refused::Io(e)))) => {
-                self.diags.push(
-                    Diag::new("muster::hook", format!("cannot read `{path}`: {e}"))
-                        .at(*span, label)
-                        .help("check the file's permissions and encoding (UTF-8)"),
-                );
-                None
-            }
-            Some((_, Err(r))) => {
-                let d = r.diag("muster::hook", path, FileKind::Script);
-                self.diags.extend(d.map(|d| d.at(*span, label)));
-                None
-            }
-        };
-        let Some((name, text)) = found else {
-            return;
+        let (name, text) = match script_text(&self.tree, folder, path, *span) {
+            Ok(found) => found,
+            Err(d) => return self.diags.extend(d),
         };
         let len = text.len();
         let file = self.sources.add(name, text.as_str());
+        self.reads.push(Read::Script {
+            folder: folder.map(Path::to_path_buf),
+            written: path.clone(),
+        });
         h.script = Script::Inline {
             text,
             span: Span::new(file, 0, len),
         };
-    }
-
-    /// A script of stdlib/ by its file name, or a diagnostic.
-    fn stdlib_script(&mut self, path: &str, span: Span) -> Option<(String, String)> {
-        match stdlib_script(path) {
-            Some(t) => Some((format!("stdlib/{path}"), t.to_string())),
-            None => {
-                self.diags.push(
-                    Diag::new("muster::hook", format!("there is no script `{path}`"))
-                        .at(span, "not found next to this file nor in stdlib/")
-                        .help("a hook's script file is named relative to the ruleset that declares it"),
-                );
-                None
-            }
-        }
     }
 }
