@@ -208,22 +208,28 @@ fn shipped() -> Vec<PathBuf> {
 }
 
 /// The reserved words of grammar/muster.pest: its `reserved` rule spells
-/// them by first letter (`"u" ~ ("nlimited" | "ntil")`) or whole (`"when"`).
+/// them by first letter, a one-letter range (`'u'..'u' ~ ("nlimited" |
+/// "ntil")`), or whole (`"when"`); a range of several letters (`&('a'..'f')`)
+/// only groups them.
 fn reserved_words() -> BTreeSet<String> {
     let pest = std::fs::read_to_string(root().join("grammar/muster.pest")).unwrap();
     let start = pest.find("reserved = _{").expect("the reserved rule");
     let body = &pest[start..];
     let body = &body[..body.find("\n}").unwrap()];
-    let quoted = Regex::new(r#""([a-z_]+)""#).unwrap();
+    let part = Regex::new(r#""([a-z_]+)"|'([a-z])'\.\.'([a-z])'"#).unwrap();
     let mut words = BTreeSet::new();
     for line in body
         .lines()
         .map(str::trim)
-        .filter(|l| l.starts_with('|') || l.starts_with('"'))
+        .filter(|l| l.starts_with('|') || l.starts_with('"') || l.starts_with('\''))
     {
-        let parts: Vec<&str> = quoted
+        let parts: Vec<&str> = part
             .captures_iter(line)
-            .map(|c| c.get(1).unwrap().as_str())
+            .filter_map(|c| match (c.get(1), c.get(2), c.get(3)) {
+                (Some(w), _, _) => Some(w.as_str()),
+                (None, Some(a), Some(b)) if a.as_str() == b.as_str() => Some(a.as_str()),
+                _ => None,
+            })
             .collect();
         match (line.contains('~'), parts.split_first()) {
             (true, Some((first, rest))) => words.extend(rest.iter().map(|r| format!("{first}{r}"))),
