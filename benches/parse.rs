@@ -15,7 +15,11 @@
 //! after the third: one-character words as ranges, a value one pair and
 //! its name read once, no failing skip before `neg` and `not`; measured as
 //! `muster --no-cache check` of each ruleset with the same toggle, 0.874x
-//! the instructions of before on TVBD, 0.872x on the other three):
+//! the instructions of before on TVBD, 0.872x on the other three; about
+//! 490 after the fourth: the reserved-word tree without its look-ahead, a
+//! value's primary tried before `unary`, a statement whose first letter
+//! starts no statement word tried as an assignment first, 0.944x on TVBD,
+//! 0.943x to 0.946x on the other three):
 //!
 //! ```text
 //! MUSTER_BENCH_ONLY=tillys_very_bad_day. MUSTER_BENCH_REPS=1 \
