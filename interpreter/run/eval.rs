@@ -111,6 +111,35 @@ pub struct Eval<'r> {
 /// given facts.
 type OddsKey = (u16, Vec<Value>);
 
+/// Does `of` read no local but the outcomes, its own quantifiers' and the
+/// locals the key holds (an argument or given fact that is a bare local)?
+/// Only then is its value, and so the answer, a function of the ending and
+/// the key.
+fn closed(o: &OddsEx) -> bool {
+    fn keyed(o: &OddsEx, s: u16) -> bool {
+        let bare = |e: &Ex| matches!(e, Ex::Local(l) if *l == s);
+        o.args.iter().any(bare)
+            || o.given
+                .iter()
+                .any(|(_, args, v)| bare(v) || args.iter().any(bare))
+    }
+    fn walk(e: &Ex, o: &OddsEx, bound: &mut Vec<u16>) -> bool {
+        match e {
+            Ex::Local(s) => {
+                (o.first..o.first + o.outcomes).contains(s) || bound.contains(s) || keyed(o, *s)
+            }
+            Ex::Quant(_, _, slot, body) => {
+                bound.push(*slot);
+                let r = walk(body, o, bound);
+                bound.pop();
+                r
+            }
+            e => !e.any_child(&mut |c| !walk(c, o, bound)),
+        }
+    }
+    walk(&o.of, o, &mut Vec::new())
+}
+
 /// A part of the world a battle has just changed: the remembered values
 /// that read it are forgotten, the others kept.
 #[derive(Clone, Copy, Debug)]
@@ -871,6 +900,11 @@ impl<'r> Eval<'r> {
         of: &mut dyn FnMut(&[Value]) -> R<Value>,
     ) -> R<Value> {
         let key = (o.row, key);
+        // An `of` reading a local of the caller's that the key does not
+        // hold has answers the key does not tell apart: never remembered.
+        if self.memo.is_none() || !closed(o) {
+            return crate::run::chance::weigh(self, c, o, &key.1[..o.args.len()], given, of);
+        }
         if let Some(v) = self.odds_remembered(&key) {
             return Ok(v);
         }
