@@ -23,16 +23,9 @@ procedure weigh(attacker: unit, defender: unit) outcomes { hits: int } {
 }
 "#;
 
-/// Horse charging the front of pike+shot (tests/chance.rs): 3 dice for
-/// the horse against 4, each hitting on 5-6.
-const SITUATION: &str = r#"
-procedure = "weigh"
-facts = ["position(defender, attacker) is to_front", "position(attacker, defender) is to_front"]
-[units.attacker]
-type = "Horse"
-[units.defender]
-type = "Pike+Shot"
-"#;
+// Horse charging the front of pike+shot, `charging` left to `given`
+// (tests/chance.rs): 3 dice for the horse against 4, each hitting on 5-6.
+use crate::chance::HORSE_V_PIKE as SITUATION;
 
 fn unit(w: &World, name: &str) -> Value {
     Value::Unit(w.units.iter().position(|u| u.name == name).unwrap() as u16)
