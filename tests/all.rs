@@ -41,6 +41,7 @@ mod matchlocks_guns;
 mod matchlocks_melee;
 mod memo;
 mod nesting;
+mod odds_key;
 mod odds_report;
 mod output;
 mod quantifiers;

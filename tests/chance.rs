@@ -24,7 +24,7 @@ fn refused(text: &str) -> String {
 /// TVBD's horse charging the front of pike+shot, the facts of
 /// rules/situations/tvbd_horse_charges_pike.toml but for `charging`, which
 /// `given` supplies.
-const HORSE_V_PIKE: &str = r#"
+pub(crate) const HORSE_V_PIKE: &str = r#"
 procedure = "weigh"
 facts = [
   "position(defender, attacker) is to_front",

@@ -81,7 +81,7 @@ fn weigh_in(
     let rs = ev.rs;
     let name = &rs.procedures[o.procedure as usize].name;
     let wanted = outcomes_read(o);
-    let mut prog = odds::specialise_wanting(rs, world, o.procedure, args, Some(&wanted))
+    let mut prog = odds::specialise_wanting(rs, world, o.procedure, args, Some(&wanted), Some(ev))
         .map_err(|d| EvalError::Fault(Box::new(d)))?;
     prog.keep_outcomes(rs, &wanted);
     let mut hits = Prob::ZERO;

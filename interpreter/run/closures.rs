@@ -92,6 +92,23 @@ impl Code {
         self.need
     }
 
+    /// [`Code::call`] from the tree evaluator: in world `c`, rolling
+    /// `dice`.
+    pub(crate) fn call_in(
+        &self,
+        ev: &Eval,
+        c: Ctx,
+        args: &[Value],
+        dice: &mut dyn DiceSource,
+    ) -> R<Value> {
+        let cx = Cx {
+            ev,
+            c,
+            dice: RefCell::new(dice),
+        };
+        self.call(&cx, args)
+    }
+
     /// Run a function's body compiled on its own with its arguments' values
     /// (its frame on the stack when small).
     fn call(&self, cx: &Cx, args: &[Value]) -> R<Value> {
@@ -104,6 +121,62 @@ impl Code {
         let mut big = vec![Value::None; n];
         big[..args.len()].copy_from_slice(args);
         (self.f)(cx, &mut big)
+    }
+}
+
+/// Define bodies compiled on their own for the tree evaluator of a
+/// procedure being specialised for its odds ([`crate::run::odds`]): the
+/// body of each define compiled when first called, and kept while the
+/// evaluator that lends them lives (a battle's, over its game). It holds
+/// the compiler's own state, not the ruleset (which each call passes), so
+/// that an evaluator holding it stays covariant in its ruleset's lifetime.
+pub(crate) struct DefineBodies {
+    parts: Option<LowerParts>,
+}
+
+/// What a [`Lower`] keeps between expressions, without its ruleset.
+struct LowerParts {
+    remembered: Vec<bool>,
+    pairs: eval::PairRows,
+    pair_bodies: FxHashMap<u16, Arc<Code>>,
+    defines: Vec<Option<Arc<Code>>>,
+    quantities: Vec<Option<Arc<QuantityCode>>>,
+}
+
+impl DefineBodies {
+    pub(crate) fn new() -> Self {
+        DefineBodies { parts: None }
+    }
+
+    /// Define `d`'s body of ruleset `rs` (always the same ruleset),
+    /// compiled on its own frame.
+    pub(crate) fn body(&mut self, rs: &Ruleset, d: Id) -> Arc<Code> {
+        if let Some(Some(c)) = self.parts.as_ref().map(|p| &p.defines[d as usize]) {
+            return c.clone();
+        }
+        let mut lower = match self.parts.take() {
+            Some(p) => Lower {
+                rs,
+                remembered: p.remembered,
+                pairs: p.pairs,
+                pair_bodies: p.pair_bodies,
+                need: 0,
+                depth: 0,
+                defines: p.defines,
+                quantities: p.quantities,
+                shared: Vec::new(),
+            },
+            None => Lower::new(rs),
+        };
+        let c = lower.define_body(d);
+        self.parts = Some(LowerParts {
+            remembered: lower.remembered,
+            pairs: lower.pairs,
+            pair_bodies: lower.pair_bodies,
+            defines: lower.defines,
+            quantities: lower.quantities,
+        });
+        c
     }
 }
 

@@ -61,6 +61,13 @@ pub struct Dirty {
     pub side_states: Vec<bool>,
 }
 
+impl Dirty {
+    /// Has nothing changed yet?
+    fn clean(&self) -> bool {
+        !self.states.contains(&true) && !self.side_states.contains(&true)
+    }
+}
+
 /// What an expression is evaluated against.
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
@@ -104,12 +111,45 @@ pub struct Eval<'r> {
     /// [`crate::run::chance`]), each with the clock it was taken at; good while
     /// nothing in the world has changed since.
     odds: std::cell::RefCell<FxHashMap<OddsKey, (u32, Value)>>,
+    /// Define bodies compiled on their own: while a procedure is specialised
+    /// and nothing it changes has been changed yet, a define is run compiled
+    /// rather than walked ([`Eval::lend_define_bodies`]).
+    define_bodies: std::cell::RefCell<Option<Box<crate::run::closures::DefineBodies>>>,
 }
 
 /// What a `chance` or `expect` answer depends on beside the world: the
 /// expression (its [`OddsEx::row`]) and the values of its arguments and
 /// given facts.
 type OddsKey = (u16, Vec<Value>);
+
+/// Does `of` read no local but the outcomes, its own quantifiers' and the
+/// locals the key holds (an argument or given fact that is a bare local)?
+/// Only then is its value, and so the answer, a function of the ending and
+/// the key.
+fn closed(o: &OddsEx) -> bool {
+    fn keyed(o: &OddsEx, s: u16) -> bool {
+        let bare = |e: &Ex| matches!(e, Ex::Local(l) if *l == s);
+        o.args.iter().any(bare)
+            || o.given
+                .iter()
+                .any(|(_, args, v)| bare(v) || args.iter().any(bare))
+    }
+    fn walk(e: &Ex, o: &OddsEx, bound: &mut Vec<u16>) -> bool {
+        match e {
+            Ex::Local(s) => {
+                (o.first..o.first + o.outcomes).contains(s) || bound.contains(s) || keyed(o, *s)
+            }
+            Ex::Quant(_, _, slot, body) => {
+                bound.push(*slot);
+                let r = walk(body, o, bound);
+                bound.pop();
+                r
+            }
+            e => !e.any_child(&mut |c| !walk(c, o, bound)),
+        }
+    }
+    walk(&o.of, o, &mut Vec::new())
+}
 
 /// A part of the world a battle has just changed: the remembered values
 /// that read it are forgotten, the others kept.
@@ -692,6 +732,7 @@ impl<'r> Eval<'r> {
             memo: None,
             trace: None,
             odds: Default::default(),
+            define_bodies: Default::default(),
         }
     }
 
@@ -771,6 +812,7 @@ impl<'r> Eval<'r> {
             }),
             trace: None,
             odds: Default::default(),
+            define_bodies: Default::default(),
         }
     }
 
@@ -871,6 +913,11 @@ impl<'r> Eval<'r> {
         of: &mut dyn FnMut(&[Value]) -> R<Value>,
     ) -> R<Value> {
         let key = (o.row, key);
+        // An `of` reading a local of the caller's that the key does not
+        // hold has answers the key does not tell apart: never remembered.
+        if self.memo.is_none() || !closed(o) {
+            return crate::run::chance::weigh(self, c, o, &key.1[..o.args.len()], given, of);
+        }
         if let Some(v) = self.odds_remembered(&key) {
             return Ok(v);
         }
@@ -878,6 +925,55 @@ impl<'r> Eval<'r> {
         let v = crate::run::chance::weigh(self, c, o, &key.1[..o.args.len()], given, of)?;
         self.odds_remember(key, at, v);
         Ok(v)
+    }
+
+    /// Lend `to` (an evaluator specialising a procedure) this evaluator's
+    /// compiled define bodies, made on first use; [`Eval::take_back_define_bodies`]
+    /// returns them.
+    pub(crate) fn lend_define_bodies(&self, to: &Eval<'r>) {
+        let b = self
+            .define_bodies
+            .take()
+            .unwrap_or_else(|| Box::new(crate::run::closures::DefineBodies::new()));
+        *to.define_bodies.borrow_mut() = Some(b);
+    }
+
+    /// Take back the define bodies lent to `from`.
+    pub(crate) fn take_back_define_bodies(&self, from: &Eval<'r>) {
+        if let Some(b) = from.define_bodies.take() {
+            *self.define_bodies.borrow_mut() = Some(b);
+        }
+    }
+
+    /// Define `d` called with `args`, run compiled when this evaluator holds
+    /// define bodies and nothing the procedure being specialised changes
+    /// has been changed yet (the compiled code reads state without asking
+    /// whether it changed; everything else it asks the same helpers, so
+    /// the value or the error is the walk's). `None`: walk it.
+    #[inline(never)]
+    fn compiled_define(
+        &self,
+        c: Ctx,
+        d: Id,
+        args: &[Ex],
+        frame: &mut [Value],
+        dice: &mut dyn DiceSource,
+    ) -> Option<R<Value>> {
+        if !c.dirty.is_some_and(Dirty::clean) {
+            return None;
+        }
+        let body = self.define_bodies.borrow_mut().as_mut()?.body(self.rs, d);
+        let mut vals = [Value::None; 12];
+        if args.len() > vals.len() {
+            return None;
+        }
+        for (i, a) in args.iter().enumerate() {
+            match self.eval(c, a, frame, dice) {
+                Ok(v) => vals[i] = v,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(body.call_in(self, c, &vals[..args.len()], dice))
     }
 
     /// Run compiled code where an expression has some ([`crate::run::closures`]).
@@ -1112,6 +1208,11 @@ impl<'r> Eval<'r> {
             Ex::Define(d, args) => {
                 let f = &self.rs.defines[*d as usize];
                 if !self.remembers(*d) || c.dirty.is_some() {
+                    if c.dirty.is_some() {
+                        if let Some(v) = self.compiled_define(c, *d, args, frame, dice) {
+                            return v;
+                        }
+                    }
                     return self.call(c, f, args, frame, dice);
                 }
                 let arg = match args.first() {

@@ -690,18 +690,21 @@ fn require_failed(msg: &str, span: Span) -> Diag {
 
 /// Specialise procedure `proc` to a world, with its parameters bound to `args`.
 pub fn specialise(rs: &Ruleset, world: World, proc: Id, args: &[Value]) -> Result<Program, Diag> {
-    specialise_wanting(rs, world, proc, args, None)
+    specialise_wanting(rs, world, proc, args, None, None)
 }
 
 /// [`specialise`] for a caller that reads only the outcomes `wanted` (when
 /// given): the work after the last statement that may set one of them is
-/// left out (the other outcomes keep their defaults).
-pub(crate) fn specialise_wanting(
-    rs: &Ruleset,
+/// left out (the other outcomes keep their defaults). `lender`: an
+/// evaluator whose compiled define bodies the folding may run
+/// ([`Eval::lend_define_bodies`]).
+pub(crate) fn specialise_wanting<'r>(
+    rs: &'r Ruleset,
     world: World,
     proc: Id,
     args: &[Value],
     wanted: Option<&[bool]>,
+    lender: Option<&Eval<'r>>,
 ) -> Result<Program, Diag> {
     let p = &rs.procedures[proc as usize];
     let shown: Vec<String> = p
@@ -740,7 +743,14 @@ pub(crate) fn specialise_wanting(
         spec.bound[i] = true;
     }
     let map: Vec<Option<u16>> = (0..p.outcomes.len() as u16).map(Some).collect();
-    spec.procedure(proc, 0, &map, false)?;
+    if let Some(l) = lender {
+        l.lend_define_bodies(&spec.ev);
+    }
+    let done = spec.procedure(proc, 0, &map, false);
+    if let Some(l) = lender {
+        l.take_back_define_bodies(&spec.ev);
+    }
+    done?;
     let random = spec
         .ops
         .iter()
