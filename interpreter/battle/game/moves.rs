@@ -1218,6 +1218,23 @@ fn ride_toward(b: &Base, t: Pt, allowance: f64) -> Option<Candidate> {
     Some((How::Rides(go), end, Way::from(Step::Two(end))))
 }
 
+/// The wheel (22.5 or 45 degrees either way, within `allowance`) that
+/// leaves purpose `p`, off to the front of a base at `b` (10 to 67.5
+/// degrees), most nearly ahead: the wheel, where it leaves the base, and
+/// the allowance it leaves; None when no wheel brings it nearer ahead.
+fn facing_wheel(p: &Purpose, b: &Base, allowance: f64) -> Option<(f64, Base, f64)> {
+    let a = p.off(b).abs();
+    if !(10.0..=67.5).contains(&a) {
+        return None;
+    }
+    let (left, w) = [-45.0, -22.5, 22.5, 45.0]
+        .into_iter()
+        .filter(|w| b.wheel_cost(*w) <= allowance + 1e-9)
+        .map(|w| (p.off(&b.wheel_end(w)).abs(), w))
+        .min_by(|x, y| x.0.total_cmp(&y.0))?;
+    (left < a).then(|| (w, b.wheel_end(w), allowance - b.wheel_cost(w)))
+}
+
 /// The most enemies a purposeful search heads for: the nearest ones.
 const PURPOSE_ENEMIES: usize = 2;
 
@@ -1282,13 +1299,18 @@ impl<'r> Game<'r> {
     }
 
     /// Candidate moves of one unit with manoeuvre `m` toward its
-    /// `purposes`, before the rules' checks: for each, the one move of the
-    /// manoeuvre that serves it, where the manoeuvre can (an advance when
-    /// it lies ahead, a wheel when it lies off to the front, a turn or an
-    /// about face when it lies to a side or behind, a pivot to face an
-    /// enemy, a free move toward it); and the whole allowance straight
-    /// ahead and straight back (closing in general, falling back). Moves
-    /// alike are made once.
+    /// `purposes`, before the rules' checks: for each, the moves of the
+    /// manoeuvre that serve it, where the manoeuvre can (an advance when
+    /// it lies ahead, a wheel forward or back when it lies off to the
+    /// front, an oblique toward or away from it, a turn or an about face
+    /// when it lies to a side or behind, a pivot to face an enemy, a free
+    /// move toward it), each stopping at the purpose's front and at stand-off
+    /// stops short of it (all and half of what the manoeuvre leaves, the
+    /// about face also in place); and the whole and half allowance straight
+    /// ahead, straight back and sideways (closing in general, falling back,
+    /// keeping the gap elsewhere along the line). Moves alike are made once.
+    /// (Issue 33: a policy that values a gap to keep rather than an enemy to
+    /// reach, Matchlocks', played weaker with contact stops alone.)
     /// Added to `out` (alike only to those added here).
     pub(super) fn purposeful(
         &self,
@@ -1331,64 +1353,77 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.backwards {
-            push((
-                How::MovesBack(allowance),
-                b.straight_end(-allowance),
-                Way::from(Step::Straight(-allowance)),
-            ));
-        } else if m == mm.wheel {
-            for p in purposes {
-                let a = p.off(b).abs();
-                if !(10.0..=67.5).contains(&a) {
-                    continue;
-                }
-                // The wheel that leaves it most nearly ahead.
-                let best = [-45.0, -22.5, 22.5, 45.0]
-                    .into_iter()
-                    .filter(|w| b.wheel_cost(*w) <= allowance + 1e-9)
-                    .map(|w| (p.off(&b.wheel_end(w)).abs(), w))
-                    .min_by(|x, y| x.0.total_cmp(&y.0));
-                let Some((left, w)) = best else { continue };
-                if left >= a {
-                    continue;
-                }
-                let wheeled = b.wheel_end(w);
-                let spare = allowance - b.wheel_cost(w);
-                let d = toward(p.want(&wheeled), spare).unwrap_or(0.0);
-                let end = if d > 1e-9 {
-                    wheeled.straight_end(d)
-                } else {
-                    wheeled
-                };
+            // Falling back, all or half the allowance (standing off).
+            for fr in [1.0, 0.5] {
+                let d = allowance * fr;
                 push((
-                    How::WheelsAndAdvances(w, d),
-                    end,
-                    Way::from(Step::Wheel(w, d)),
+                    How::MovesBack(d),
+                    b.straight_end(-d),
+                    Way::from(Step::Straight(-d)),
                 ));
             }
+        } else if m == mm.wheel || m == mm.back_wheel {
+            // The wheel that leaves each purpose off to the front most
+            // nearly ahead, then on toward it (ahead: as far as its front,
+            // all and half of what the wheel leaves; back: all and half,
+            // standing off while facing it).
+            let sign = if m == mm.wheel { 1.0 } else { -1.0 };
+            for p in purposes {
+                let Some((w, wheeled, spare)) = facing_wheel(p, b, allowance) else {
+                    continue;
+                };
+                let closing = (sign > 0.0).then(|| toward(p.want(&wheeled), spare).unwrap_or(0.0));
+                let stops = [closing, Some(spare), Some(spare * 0.5)];
+                for d in stops.into_iter().flatten() {
+                    let end = if d > 1e-9 {
+                        wheeled.straight_end(sign * d)
+                    } else {
+                        wheeled
+                    };
+                    let how = if sign > 0.0 {
+                        How::WheelsAndAdvances(w, d)
+                    } else {
+                        How::WheelsAndMovesBack(w, d)
+                    };
+                    push((how, end, Way::from(Step::Wheel(w, sign * d))));
+                }
+            }
         } else if m == mm.about_face {
+            // Facing each purpose behind where the unit stands, then
+            // toward it as far as its front and half the allowance.
             for p in purposes.iter().filter(|p| p.off(b).abs() > 112.5) {
                 let turned = b.pivoted(180.0);
-                match toward(p.want(&turned), allowance) {
-                    Some(d) => push((
+                let (end, way) = two(turned);
+                push((How::AboutFaces, end, way));
+                let stops = [
+                    toward(p.want(&turned), allowance),
+                    toward(allowance * 0.5, allowance),
+                ];
+                for d in stops.into_iter().flatten() {
+                    push((
                         How::AboutFacesAndAdvances(d),
                         turned.straight_end(d),
                         Way::from(Step::AboutFace(d)),
-                    )),
-                    None => {
-                        let (end, way) = two(turned);
-                        push((How::AboutFaces, end, way));
-                    }
+                    ));
                 }
             }
         } else if m == mm.oblique {
+            // Toward each purpose off to the front (as far as its front,
+            // and the whole allowance), and away from it (the whole
+            // allowance: closing less, drawing it ahead).
             for p in purposes {
                 let a = p.off(b);
                 if !(20.0..=70.0).contains(&a.abs()) {
                     continue;
                 }
                 let side = 45.0f64.copysign(a);
-                if let Some(d) = toward(p.want(b), allowance) {
+                let stops = [
+                    (side, toward(p.want(b), allowance)),
+                    (side, Some(allowance)),
+                    (-side, Some(allowance)),
+                ];
+                for (side, d) in stops {
+                    let Some(d) = d else { continue };
                     push((
                         How::Obliquely(side, d),
                         b.oblique_end(side, d),
@@ -1406,6 +1441,13 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.sideways {
+            // Along the line either way, all and half the allowance
+            // (keeping the gap and the facing: standing off elsewhere);
+            // then level with each purpose.
+            for s in [-allowance, allowance, -allowance / 2.0, allowance / 2.0] {
+                let (end, way) = two(b.shifted(s));
+                push((How::Shifts(s), end, way));
+            }
             for p in purposes {
                 // The shift that brings the unit level with it.
                 let across = (p.at - b.centre).dot(b.right());
