@@ -1441,13 +1441,10 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.sideways {
-            // Along the line either way, all and half the allowance
-            // (keeping the gap and the facing: standing off elsewhere);
-            // then level with each purpose.
-            for s in [-allowance, allowance, -allowance / 2.0, allowance / 2.0] {
-                let (end, way) = two(b.shifted(s));
-                push((How::Shifts(s), end, way));
-            }
+            // Level with each purpose first (of moves scored alike, the
+            // first is taken: the shortest step that serves); then along
+            // the line either way, all and half the allowance (keeping
+            // the gap and the facing: standing off elsewhere).
             for p in purposes {
                 // The shift that brings the unit level with it.
                 let across = (p.at - b.centre).dot(b.right());
@@ -1456,6 +1453,10 @@ impl<'r> Game<'r> {
                     let (end, way) = two(b.shifted(s));
                     push((How::Shifts(s), end, way));
                 }
+            }
+            for s in [-allowance, allowance, -allowance / 2.0, allowance / 2.0] {
+                let (end, way) = two(b.shifted(s));
+                push((How::Shifts(s), end, way));
             }
         } else if m == mm.pivot {
             for p in purposes.iter().filter(|p| p.short > 0.0) {
