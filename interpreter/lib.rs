@@ -139,12 +139,55 @@ pub fn build_loaded_with(
     path: &Path,
     numbers: &[(String, i64)],
 ) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
+    build_path(path, |loaded, _| compiler::compile_with(loaded, numbers))
+}
+
+/// [`build_loaded_with`] for `muster odds`: a ruleset that compiled clean
+/// from the very same texts and numbers before (the parse cache's record
+/// of it, [`front::cache::CheckedRecord`]) is compiled without the checks
+/// that only find mistakes and without what odds never read
+/// ([`compiler::compile_for_odds`]); one that did not is compiled whole,
+/// its mistakes reported as before, and recorded when it compiles clean.
+pub fn build_for_odds(
+    path: &Path,
+    numbers: &[(String, i64)],
+) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
+    use front::cache;
+    build_path(path, |loaded, sources| {
+        let record = cache::checked_record();
+        let name = path.display().to_string();
+        let found = record.as_ref().map(|r| {
+            let input = cache::compile_input(sources, numbers);
+            let found = r.lookup(&name, input);
+            if std::env::var_os("MUSTER_CACHE_TRACE").is_some() {
+                eprintln!("checked record ({found:?}): {name}");
+            }
+            (r, input, found)
+        });
+        let known_clean = matches!(found, Some((_, _, cache::Lookup::Hit)));
+        let ruleset = compiler::compile_for_odds(loaded, numbers, known_clean)?;
+        if let Some((r, input, f)) = found {
+            if f != cache::Lookup::Hit && f != cache::Lookup::Foreign {
+                // A record that cannot be written is none: the next run checks.
+                let _ = r.note(&name, input);
+            }
+        }
+        Ok(ruleset)
+    })
+}
+
+/// Load the ruleset at `path` and compile it with `compile` (given the
+/// loaded items and the texts read).
+fn build_path(
+    path: &Path,
+    compile: impl FnOnce(&load::Loaded, &Sources) -> Result<ir::Ruleset, Vec<Diag>>,
+) -> Result<(Build, load::Loaded), (Vec<Diag>, Sources)> {
     let mut sources = Sources::default();
     let loaded = match load::load_path(path, &mut sources) {
         Ok(l) => l,
         Err(d) => return Err((capped(d, &sources), sources)),
     };
-    match compiler::compile_with(&loaded, numbers) {
+    match compile(&loaded, &sources) {
         Ok(ruleset) => Ok((
             Build {
                 ruleset,

@@ -567,6 +567,16 @@ fn load_with(path: &Path, options: &[String]) -> Result<Build, ExitCode> {
     Ok(build)
 }
 
+/// [`load_with`] for `muster odds` ([`muster::build_for_odds`]: a ruleset
+/// recorded as compiling clean is compiled for its odds only).
+fn load_for_odds(path: &Path, options: &[String]) -> Result<Build, ExitCode> {
+    let (build, syntax) =
+        muster::build_for_odds(path, &numbers(options)).map_err(|(d, s)| report(&d, &s))?;
+    // As in `load_with`: the syntax tree is not freed by a one-shot command.
+    std::mem::forget(syntax);
+    Ok(build)
+}
+
 /// The `--option NAME=N` among the options: numbers the ruleset is compiled
 /// with (the rest are switches, set per world by [`set_options`]).
 fn numbers(options: &[String]) -> Vec<(String, i64)> {
@@ -1214,7 +1224,7 @@ impl OddsRun<'_> {
     /// rolls, else sampled with `--samples`, else exact (sampled when
     /// there are too many ways to count).
     fn run(&self, path: &Path) -> Result<OddsOf, ExitCode> {
-        let mut b = load_with(path, self.options)?;
+        let mut b = load_for_odds(path, self.options)?;
         let text = read_input(self.situation, &b.sources)?;
         let mut s = b
             .situation(&self.situation.display().to_string(), &text)

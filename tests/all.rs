@@ -14,6 +14,7 @@ mod battle_odds;
 mod browser;
 mod chance;
 mod charts;
+mod checked_record;
 mod claims;
 mod claims_battle;
 mod cli;

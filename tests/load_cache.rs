@@ -24,8 +24,9 @@ fn shown(f: &Result<File, muster::front::diagnostic::Diag>) -> String {
     }
 }
 
-/// Every file of a folder, by name, with its bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+/// Every file of a folder, by name, with its bytes (tests/checked_record.rs
+/// too).
+pub(crate) fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .map(|r| {
             r.map(|e| {
@@ -180,9 +181,27 @@ fn a_cache_that_cannot_be_written_is_no_error() {
 /// at `xdg` and the extra environment and arguments given.
 fn odds(dir: &Path, xdg: &Path, env: &[(&str, &str)], extra: &[&str]) -> std::process::Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    odds_of(
+        &root.join("rules/tillys_very_bad_day.muster"),
+        dir,
+        xdg,
+        env,
+        extra,
+    )
+}
+
+/// [`odds`] under the ruleset at `rules` (tests/checked_record.rs too).
+pub(crate) fn odds_of(
+    rules: &Path,
+    dir: &Path,
+    xdg: &Path,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> std::process::Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_muster"));
     c.arg("odds")
-        .arg(root.join("rules/tillys_very_bad_day.muster"))
+        .arg(rules)
         .arg("--situation")
         .arg(root.join("rules/situations/tvbd_horse_charges_pike.toml"))
         .args(extra)

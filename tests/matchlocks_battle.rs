@@ -1059,6 +1059,46 @@ fn only_six_musketeers_move_into_a_building() {
     assert_eq!(t.int("move_allowance(reserve, straight)"), 0);
 }
 
+/// §X Buildings, "unless a special scenario": the option
+/// `building_occupancy` moves the limit both ways. At 12 the full
+/// Division (12 figures) moves its full 6" into the farm; at 11 it may
+/// not, and at 5 neither may the Detachment of six. The number is fixed
+/// when the ruleset is built (`--option building_occupancy=12`).
+#[test]
+fn a_special_scenario_s_building_holds_what_its_option_says() {
+    let at = |n: i64| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RULES);
+        let build = muster::build_with(&path, &[("building_occupancy".into(), n)])
+            .unwrap_or_else(|(d, s)| panic!("{}", render_plain(&d, &s)));
+        let scene = common::table::Scene::of_build(
+            build,
+            Some("tests/scenarios/matchlocks_buildings.toml"),
+            &[],
+        );
+        let mut t = Table::of_scene(scene, 1);
+        assert_eq!(t.int("building_occupancy"), n);
+        t
+    };
+    let mut t = at(12);
+    t.place_facing("reserve", 36.0, 21.5, 0.0);
+    assert_eq!(t.int("figures_left(reserve)"), 12);
+    assert!(t.holds("touches_terrain(reserve, village) and may_occupy(reserve)"));
+    assert_eq!(t.int("move_allowance(reserve, straight)"), 6);
+    let mut t = at(11);
+    t.place_facing("reserve", 36.0, 21.5, 0.0);
+    assert!(t.holds("not may_occupy(reserve) and barred_ground(reserve)"));
+    assert_eq!(t.int("move_allowance(reserve, straight)"), 0);
+    t.set("reserve", "kills", Value::Int(1));
+    assert!(t.holds("may_occupy(reserve)"));
+    let mut t = at(5);
+    t.place_facing("red_det", 36.0, 24.0, 0.0);
+    assert_eq!(t.int("figures_left(red_det)"), 6);
+    assert!(t.holds("in_building(red_det) and not may_occupy(red_det)"));
+    let mut t = at(6);
+    t.place_facing("red_det", 36.0, 24.0, 0.0);
+    assert!(t.holds("may_occupy(red_det)"));
+}
+
 /// §X Buildings and §XI Spotting (d): occupants cannot be shot at (except
 /// by artillery) until they have been seen to shoot from the building this
 /// turn. Red's Detachment in the farm, Blue's Battalia 4.5" in front of

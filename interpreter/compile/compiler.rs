@@ -74,8 +74,40 @@ pub fn compile(loaded: &Loaded) -> Result<Ruleset, Vec<Diag>> {
 /// Compile a loaded ruleset with some of its number options set
 /// (`--option NAME=N`): as if a house rule overrode each.
 pub fn compile_with(loaded: &Loaded, numbers: &[(String, i64)]) -> Result<Ruleset, Vec<Diag>> {
+    compile_numbered(loaded, numbers, false)
+}
+
+/// [`compile_with`] for `muster odds`. A ruleset known to compile clean
+/// (`known_clean`: the very same ruleset and numbers compiled without a
+/// mistake before, as [`crate::front::cache::CheckedRecord`] records) is
+/// compiled without the checks that can only find a mistake (loops and
+/// depth of calls, notes of derived facts, `alternate`s and shuffles), and
+/// without what the odds of a procedure never read: the decisions' choices,
+/// the policies and the army lists (`rs.decisions` keep their names and
+/// parameters, without a choice; `rs.policies` and `rs.armies` are empty;
+/// the weighings of policies' `chance`/`expect`, numbered after all
+/// others, are not made). Everything a procedure, define, table, quantity,
+/// modifier, fact, deck, hook or the sequence compiles to is compiled as
+/// [`compile_with`] compiles it: those come before, or never read, what is
+/// left out. Warnings may be fewer; `muster odds` shows none of them.
+/// Otherwise the ruleset is compiled whole, as [`compile_with`] does.
+pub fn compile_for_odds(
+    loaded: &Loaded,
+    numbers: &[(String, i64)],
+    known_clean: bool,
+) -> Result<Ruleset, Vec<Diag>> {
+    compile_numbered(loaded, numbers, known_clean)
+}
+
+/// [`compile_with`], or [`compile_for_odds`] when `known_clean`.
+fn compile_numbered(
+    loaded: &Loaded,
+    numbers: &[(String, i64)],
+    known_clean: bool,
+) -> Result<Ruleset, Vec<Diag>> {
     let mut c = Compiler::new();
     c.numbers = numbers.to_vec();
+    c.known_clean = known_clean;
     c.run(loaded);
     if c.diags.is_empty() {
         c.warn_if_empty();
@@ -101,6 +133,9 @@ pub(crate) struct Compiler {
     pub(crate) choice_names: HashMap<Id, Vec<String>>,
     /// Number options set from outside the ruleset (`--option NAME=N`).
     numbers: Vec<(String, i64)>,
+    /// The ruleset compiled clean before, compiled for the odds of its
+    /// procedures only (see [`compile_for_odds`]).
+    known_clean: bool,
 }
 
 /// Locals of the function being compiled.
@@ -378,6 +413,7 @@ impl Compiler {
             sym_ids: HashMap::default(),
             choice_names: HashMap::default(),
             numbers: Vec::new(),
+            known_clean: false,
         }
     }
 
@@ -868,20 +904,26 @@ impl Compiler {
         }
         // Decks before decisions: a `pick` may pay with a deck's cards.
         crate::compile::decks::compile(self, items);
-        for it in items {
-            if let ItemKind::Decision(d) = &it.kind {
-                crate::compile::decisions::compile_choice(self, d);
+        // For the odds of a procedure only (a ruleset known to compile
+        // clean), the choices, policies and army lists are left out: nothing
+        // compiled before reads them, nor does anything the odds run.
+        let whole = !self.known_clean;
+        if whole {
+            for it in items {
+                if let ItemKind::Decision(d) = &it.kind {
+                    crate::compile::decisions::compile_choice(self, d);
+                }
             }
-        }
-        for it in items {
-            if let ItemKind::Policy(p) = &it.kind {
-                crate::compile::decisions::compile_policy(self, p, it.span);
+            for it in items {
+                if let ItemKind::Policy(p) = &it.kind {
+                    crate::compile::decisions::compile_policy(self, p, it.span);
+                }
             }
         }
         let mut sequence_failed = false;
         for it in items {
             match &it.kind {
-                ItemKind::Army(a) => self.army(a),
+                ItemKind::Army(a) if whole => self.army(a),
                 ItemKind::Sequence(s) => {
                     if self.rs.graph.is_some() {
                         self.err(
@@ -899,13 +941,19 @@ impl Compiler {
             }
         }
         // Which decks are shuffled is known only from a sequence that compiled.
-        if !sequence_failed {
+        // Checks that only ever add a mistake: none to find in a ruleset
+        // known to compile clean (and `alternate` reads the choices).
+        if !sequence_failed && whole {
             crate::compile::decks::check_shuffled(self);
             crate::compile::hands::check_alternates(self);
         }
-        crate::compile::call_graph::check(self);
+        if whole {
+            crate::compile::call_graph::check(self);
+        }
         self.hook_scripts(items, hooks);
-        self.check_notes_of_derived_facts();
+        if whole {
+            self.check_notes_of_derived_facts();
+        }
     }
 
     /// A fact a hook derives cannot also be noted (the hook's value is the

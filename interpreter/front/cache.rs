@@ -23,7 +23,12 @@
 //! every command but `lsp`, unless `--no-cache` is given or
 //! `MUSTER_NO_CACHE` is set (to anything but empty).
 //!
-//! Uses [`crate::front::parse`] and [`crate::front::syntax`] only.
+//! Beside it, [`CheckedRecord`]: that a ruleset compiled clean from the
+//! very texts read now, so that `muster odds` may compile it without the
+//! checks that only find mistakes (issue 33).
+//!
+//! Uses [`crate::front::parse`], [`crate::front::syntax`] and
+//! [`crate::front::source`] only.
 
 use crate::front::diagnostic::Diag;
 use crate::front::parse::parse_file;
@@ -123,39 +128,44 @@ impl ParseCache {
 
     /// Write an entry through a temporary file renamed into place.
     fn write(&self, path: &Path, hash: u128, len: usize, tree: &File) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
         let mut bytes = Vec::with_capacity(64 * 1024);
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&build().to_le_bytes());
         bytes.extend_from_slice(&hash.to_le_bytes());
         bytes.extend_from_slice(&(len as u64).to_le_bytes());
         bincode::serialize_into(&mut bytes, tree).map_err(std::io::Error::other)?;
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = self
-            .dir
-            .join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
-        // The temporary file is made here, never found: a file already at
-        // its name is someone else's and is left alone (only a file this
-        // call created is ever removed).
-        let mut file = std::fs::File::create_new(&tmp)?;
-        let written = file.write_all(&bytes);
-        drop(file);
-        // Only a file of ours (or none) is replaced: checked again just
-        // before, as another run may have written one since.
-        let ours = match std::fs::File::open(path) {
-            Ok(f) => starts_with_magic(f),
-            Err(_) => true,
-        };
-        let moved = match written {
-            Ok(()) if ours => std::fs::rename(&tmp, path),
-            Ok(()) => Ok(()),
-            Err(e) => Err(e),
-        };
-        if moved.is_err() || !ours {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        moved
+        write_entry(&self.dir, path, &bytes, OURS)
     }
+}
+
+/// Write `bytes` at `path` (in `dir`) through a temporary file of `dir`
+/// renamed into place, unless a file that does not start with `ours` (not
+/// an entry this program wrote) stands there.
+fn write_entry(dir: &Path, path: &Path, bytes: &[u8], ours: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    // The temporary file is made here, never found: a file already at
+    // its name is someone else's and is left alone (only a file this
+    // call created is ever removed).
+    let mut file = std::fs::File::create_new(&tmp)?;
+    let written = file.write_all(bytes);
+    drop(file);
+    // Only a file of ours (or none) is replaced: checked again just
+    // before, as another run may have written one since.
+    let replace = match std::fs::File::open(path) {
+        Ok(f) => starts_with(f, ours),
+        Err(_) => true,
+    };
+    let moved = match written {
+        Ok(()) if replace => std::fs::rename(&tmp, path),
+        Ok(()) => Ok(()),
+        Err(e) => Err(e),
+    };
+    if moved.is_err() || !replace {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    moved
 }
 
 /// The tree of an entry's bytes, when this build wrote it from this text;
@@ -181,12 +191,12 @@ fn read_entry(bytes: &[u8], build: u128, hash: u128, len: usize) -> Result<File,
     bincode::deserialize(tree).map_err(|_| Lookup::Corrupt)
 }
 
-/// Whether a file starts as an entry of any version does ([`OURS`]; a file
-/// too short to does not).
-fn starts_with_magic(mut f: std::fs::File) -> bool {
+/// Whether a file starts with `ours` (an entry of any version of its kind
+/// does; a file too short to does not).
+fn starts_with(mut f: std::fs::File, ours: &[u8]) -> bool {
     use std::io::Read;
-    let mut head = [0u8; OURS.len()];
-    f.read_exact(&mut head).is_ok() && head == OURS
+    let mut head = vec![0u8; ours.len()];
+    f.read_exact(&mut head).is_ok() && head == ours
 }
 
 /// A number no other temporary file of this process has.
@@ -283,4 +293,123 @@ pub fn parse(name: &str, text: &str, file: FileId) -> Result<File, Diag> {
         }
         _ => parse_file(text, file),
     }
+}
+
+/// The first bytes of a record that a ruleset compiled clean (and its
+/// format's version).
+const CHECKED_MAGIC: &[u8; 18] = b"muster-checked-v1\n";
+
+/// The first bytes of such a record of any version.
+const CHECKED_OURS: &[u8] = b"muster-checked-v";
+
+/// Records that a ruleset compiled without a mistake, so that `muster odds`
+/// may leave out the checks that only find mistakes (issue 33).
+///
+/// An entry is one file of `checked/` beside the parse cache's folder
+/// (`$XDG_CACHE_HOME/muster/checked/`), named by a hash of the ruleset's
+/// name as given, and holds a magic line, the program's identity hash (as
+/// the parse cache's entries) and a hash of everything the compiler is
+/// given: every text the loader read for the ruleset (its files, the
+/// libraries it imports, its hooks' scripts), each with its name, in the
+/// order read, and the number options set on the command line. The loaded
+/// ruleset is a function of those texts and names (the loader reads nothing
+/// else), and the compiled ruleset of the loaded one and the numbers: so
+/// while an entry's hash is the one worked out now, compiling again gives
+/// the very ruleset that compiled clean when the entry was written, and a
+/// check that can only add a mistake would add none. Any edit, to any file
+/// read, makes another hash: the ruleset is compiled whole again, its
+/// mistakes reported as before, and the entry rewritten only if it
+/// compiled clean. An entry that cannot be read or is of another build or
+/// version is no record; a file there not written by this program is
+/// neither read as one nor replaced; a record that cannot be written is
+/// none (the next run checks again).
+#[derive(Clone, Debug)]
+pub struct CheckedRecord {
+    dir: PathBuf,
+}
+
+impl CheckedRecord {
+    /// Records kept in `dir` (created when one is first written).
+    pub fn in_dir(dir: impl Into<PathBuf>) -> CheckedRecord {
+        CheckedRecord { dir: dir.into() }
+    }
+
+    /// The folder the records are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the record of the ruleset named `name` is.
+    fn entry(&self, name: &str) -> PathBuf {
+        let mut h = Hash128::new();
+        h.write(b"checked\0");
+        h.write(name.as_bytes());
+        self.dir.join(format!("{:032x}", h.finish()))
+    }
+
+    /// Whether the ruleset named `name` compiled clean from `input` (a
+    /// [`compile_input`] hash): [`Lookup::Hit`] when it did, else why
+    /// there is no record of it.
+    pub fn lookup(&self, name: &str, input: u128) -> Lookup {
+        let bytes = match std::fs::read(self.entry(name)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
+            Err(_) => return Lookup::Corrupt,
+            Ok(b) => b,
+        };
+        let Some(rest) = bytes.strip_prefix(CHECKED_MAGIC.as_slice()) else {
+            return if bytes.starts_with(CHECKED_OURS) {
+                Lookup::Stale
+            } else {
+                Lookup::Foreign
+            };
+        };
+        if rest.len() != 32 {
+            return Lookup::Corrupt;
+        }
+        if rest[..16] == build().to_le_bytes() && rest[16..] == input.to_le_bytes() {
+            Lookup::Hit
+        } else {
+            Lookup::Stale
+        }
+    }
+
+    /// Record that the ruleset named `name` compiled clean from `input`
+    /// (never over a file this program did not write).
+    pub fn note(&self, name: &str, input: u128) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(CHECKED_MAGIC.len() + 32);
+        bytes.extend_from_slice(CHECKED_MAGIC);
+        bytes.extend_from_slice(&build().to_le_bytes());
+        bytes.extend_from_slice(&input.to_le_bytes());
+        write_entry(&self.dir, &self.entry(name), &bytes, CHECKED_OURS)
+    }
+}
+
+/// A hash of what the compiler is given: every text in `sources` with its
+/// name, in order, and the number options `numbers` (see [`CheckedRecord`]).
+pub fn compile_input(sources: &crate::front::source::Sources, numbers: &[(String, i64)]) -> u128 {
+    let mut h = Hash128::new();
+    h.write(&(sources.len() as u64).to_le_bytes());
+    for i in 0..sources.len() {
+        let s = sources.get(FileId(i as u32));
+        for part in [s.name.as_bytes(), s.text.as_bytes()] {
+            h.write(&(part.len() as u64).to_le_bytes());
+            h.write(part);
+        }
+    }
+    h.write(&(numbers.len() as u64).to_le_bytes());
+    for (name, n) in numbers {
+        h.write(&(name.len() as u64).to_le_bytes());
+        h.write(name.as_bytes());
+        h.write(&n.to_le_bytes());
+    }
+    h.finish()
+}
+
+/// The records of the cache the loader parses through: `checked/` beside
+/// its folder (none when the cache is off).
+pub fn checked_record() -> Option<CheckedRecord> {
+    let Some(Some(cache)) = ENABLED.get() else {
+        return None;
+    };
+    Some(CheckedRecord::in_dir(cache.dir().parent()?.join("checked")))
 }

@@ -266,7 +266,9 @@ fn rule_name(r: &Rule) -> String {
         Rule::item | Rule::extends_item | Rule::import_item => {
             "an item (unit, table, modifier, procedure...)"
         }
-        Rule::ident | Rule::call_name | Rule::name_start => "a name",
+        Rule::ident | Rule::call_name | Rule::call_value | Rule::name_start | Rule::name_here => {
+            "a name"
+        }
         Rule::name => "a name or \"quoted name\"",
         Rule::int | Rule::signed_int => "a number",
         Rule::string => "a \"string\"",
@@ -1714,8 +1716,10 @@ impl Builder {
         match p.as_rule() {
             Rule::expr | Rule::and_expr | Rule::not_expr | Rule::add_expr => self.flat(p),
             Rule::dice_expr => {
+                // A `unary` (a negated value), or a value and its fields
+                // (`u.resolve`), then a die and its suffixes, if any.
                 let mut it = p.into_inner().peekable();
-                let (first, d0) = self.sub(it.next().unwrap());
+                let (first, d0) = self.fields(self.sub(it.next().unwrap()), &mut it);
                 let Some(next) = it.peek() else {
                     self.depth.set(d0);
                     return first;
@@ -1892,13 +1896,20 @@ impl Builder {
             Rule::bool_lit => self.leaf(ExprKind::Bool(p.as_str().starts_with("true")), span),
             Rule::none_lit => self.leaf(ExprKind::None, span),
             Rule::unlimited_lit => self.leaf(ExprKind::Unlimited, span),
-            Rule::call => {
+            Rule::ident => self.leaf(ExprKind::Name(self.name(p)), span),
+            Rule::call | Rule::call_value => {
+                // A call, or (`call_value`) a name (its span is the
+                // value's) or a call of it.
                 let mut it = p.into_inner();
                 let n = self.name(it.next().unwrap());
-                let (args, d) = self.args_deep(it.next().unwrap());
-                self.node(ExprKind::Call(n, args), span, d + 1, span)
+                match it.next() {
+                    None => self.leaf(ExprKind::Name(n), span),
+                    Some(a) => {
+                        let (args, d) = self.args_deep(a);
+                        self.node(ExprKind::Call(n, args), span, d + 1, span)
+                    }
+                }
             }
-            Rule::ident => self.leaf(ExprKind::Name(self.name(p)), span),
             r => unreachable!("grammar rule {r:?} is not an expression"),
         }
     }
@@ -2097,17 +2108,25 @@ impl Builder {
     }
 
     fn postfix(&self, p: P) -> Expr {
-        let mut it = p.into_inner();
-        let (mut e, mut d) = self.sub(it.next().unwrap());
-        for f in it {
+        let mut it = p.into_inner().peekable();
+        let first = self.sub(it.next().unwrap());
+        let (e, d) = self.fields(first, &mut it);
+        self.depth.set(d);
+        e
+    }
+
+    /// A value (with its depth) and the fields read from it: the `ident`
+    /// pairs that come next in `it` (a `postfix`, or a `dice_expr`, whose
+    /// value pair is never a bare `ident`).
+    fn fields(&self, (mut e, mut d): (Expr, usize), it: &mut Flat<'_>) -> (Expr, usize) {
+        while let Some(f) = it.next_if(|x| x.as_rule() == Rule::ident) {
             let n = self.name(f);
             let s = e.span.to(n.span);
             let at = n.span;
             e = self.node(ExprKind::Field(Box::new(e), n), s, d + 1, at);
             d = self.depth.get();
         }
-        self.depth.set(d);
-        e
+        (e, d)
     }
 }
 

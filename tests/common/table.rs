@@ -25,7 +25,12 @@ impl Scene {
     /// is the ruleset's default scenario. `options` are switched as
     /// `--option` switches them.
     pub fn open(rules: &str, scenario: Option<&str>, options: &[(&str, bool)]) -> Scene {
-        let mut build = super::ruleset(rules);
+        Scene::of_build(super::ruleset(rules), scenario, options)
+    }
+
+    /// [`Scene::open`] on a ruleset already built (with number options
+    /// set, say: `muster::build_with`).
+    pub fn of_build(mut build: Build, scenario: Option<&str>, options: &[(&str, bool)]) -> Scene {
         let path = scenario.map(|s| Path::new(env!("CARGO_MANIFEST_DIR")).join(s));
         let sc = match build.scenario(path.as_deref()) {
             Ok(s) => s,
@@ -156,7 +161,11 @@ impl Table {
         seed: u64,
         options: &[(&str, bool)],
     ) -> Table {
-        let scene = Scene::open(rules, scenario, options);
+        Table::of_scene(Scene::open(rules, scenario, options), seed)
+    }
+
+    /// The game of a scene ([`Scene::of_build`]) on `seed`, logged.
+    pub fn of_scene(scene: Scene, seed: u64) -> Table {
         let game = scene.start(seed, true);
         Table {
             build: scene.build,
