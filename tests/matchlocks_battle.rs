@@ -1249,7 +1249,8 @@ fn an_evade_off_the_table_leaves_it_for_no_token() {
 /// (turn 4, the Play deck). The offer now asks what the procedure
 /// requires; that game plays to its end (the King's army wins in turn 5).
 /// The game was played by the thorough search, the default's before
-/// Matchlocks searched purposefully (issue 33): `--search thorough` plays it.
+/// Matchlocks searched with the stand-off stops (issue 33): `--search
+/// thorough` plays it.
 #[test]
 fn a_newcomer_is_offered_only_a_melee_that_goes_on() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))

@@ -722,7 +722,7 @@ impl<'r> Game<'r> {
         let terrain = self.field().terrain_within(&start, reach);
         match search {
             Search::Thorough => purposes.clear(),
-            Search::Purposeful => self.purposes(u, &start, &mut purposes),
+            Search::Purposeful | Search::StandOff => self.purposes(u, &start, &mut purposes),
         }
         if !allowed.is_empty() {
             self.move_stats.unit_turns += 1;
@@ -763,10 +763,13 @@ impl<'r> Game<'r> {
                 (Search::Thorough, Some(fins)) => {
                     self.finished_into(m, &start, allowance, target, fins, &mut cands, &mut firsts)
                 }
-                (Search::Purposeful, None) => {
-                    self.purposeful(m, &start, allowance, target, &purposes, &mut cands)
+                (Search::Purposeful | Search::StandOff, None) => {
+                    let stand_off = search == Search::StandOff;
+                    self.purposeful(
+                        m, &start, allowance, target, &purposes, stand_off, &mut cands,
+                    )
                 }
-                (Search::Purposeful, Some(fins)) => {
+                (Search::Purposeful | Search::StandOff, Some(fins)) => {
                     self.purposeful_finished(m, &start, allowance, fins, &purposes, &mut cands)
                 }
             }
@@ -948,7 +951,7 @@ impl<'r> Game<'r> {
             match self.move_alone(ch, prefer, u, search, *m_slot, &mut frame)? {
                 Some(true) => moved = true,
                 Some(false) => {}
-                None if search == Search::Purposeful => stood.push(u),
+                None if search.has_purposes() => stood.push(u),
                 None => {}
             }
         }
@@ -1030,7 +1033,7 @@ impl<'r> Game<'r> {
     /// makes a move of its own elsewhere. None for a thorough player (the
     /// engine's reference search is kept as it was).
     pub(super) fn shunned(&self, prefer: Option<Prefer>, u: u16) -> Option<Pt> {
-        if self.search_for(prefer, u) != Search::Purposeful {
+        if !self.search_for(prefer, u).has_purposes() {
             return None;
         }
         let at = self.moved_to.get(u as usize).copied().flatten()?.centre;
@@ -1131,7 +1134,7 @@ impl<'r> Game<'r> {
         // A purposeful unit whose moves are worth no more than standing
         // looks again through the thorough fan when its side moves nobody
         // (`move_units`): those moves are offered too.
-        if search == Search::Purposeful && !self.policy_is_silent(prefer) {
+        if search.has_purposes() && !self.policy_is_silent(prefer) {
             let Some((m_slot, _)) = &ch.manoeuvre else {
                 return Ok(Vec::new());
             };
@@ -1299,19 +1302,23 @@ impl<'r> Game<'r> {
     }
 
     /// Candidate moves of one unit with manoeuvre `m` toward its
-    /// `purposes`, before the rules' checks: for each, the moves of the
-    /// manoeuvre that serve it, where the manoeuvre can (an advance when
-    /// it lies ahead, a wheel forward or back when it lies off to the
-    /// front, an oblique toward or away from it, a turn or an about face
-    /// when it lies to a side or behind, a pivot to face an enemy, a free
-    /// move toward it), each stopping at the purpose's front and at stand-off
-    /// stops short of it (all and half of what the manoeuvre leaves, the
-    /// about face also in place); and the whole and half allowance straight
-    /// ahead, straight back and sideways (closing in general, falling back,
-    /// keeping the gap elsewhere along the line). Moves alike are made once.
-    /// (Issue 33: a policy that values a gap to keep rather than an enemy to
-    /// reach, Matchlocks', played weaker with contact stops alone.)
+    /// `purposes`, before the rules' checks: for each, the one move of the
+    /// manoeuvre that serves it, where the manoeuvre can (an advance when
+    /// it lies ahead, a wheel when it lies off to the front, a turn or an
+    /// about face when it lies to a side or behind, a pivot to face an
+    /// enemy, a free move toward it); and the whole allowance straight
+    /// ahead and straight back (closing in general, falling back). Moves
+    /// alike are made once.
+    ///
+    /// With `stand_off` ([`Search::StandOff`]), stops short of each purpose
+    /// too: all and half of what a wheel leaves, a back wheel facing it,
+    /// an oblique toward it for the whole allowance and away from it, the
+    /// about face in place and with half the allowance, half a fall back,
+    /// and shifts along the line either way, all and half the allowance
+    /// (issue 33: a policy that values a gap to keep rather than an enemy
+    /// to reach, Matchlocks', played weaker with contact stops alone).
     /// Added to `out` (alike only to those added here).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn purposeful(
         &self,
         m: u32,
@@ -1319,6 +1326,7 @@ impl<'r> Game<'r> {
         allowance: f64,
         target: Option<Pt>,
         purposes: &[Purpose],
+        stand_off: bool,
         out: &mut Vec<Candidate>,
     ) {
         let mm = self.m;
@@ -1353,8 +1361,9 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.backwards {
-            // Falling back, all or half the allowance (standing off).
-            for fr in [1.0, 0.5] {
+            // Falling back, all the allowance (standing off: half too).
+            let fractions: &[f64] = if stand_off { &[1.0, 0.5] } else { &[1.0] };
+            for &fr in fractions {
                 let d = allowance * fr;
                 push((
                     How::MovesBack(d),
@@ -1362,11 +1371,11 @@ impl<'r> Game<'r> {
                     Way::from(Step::Straight(-d)),
                 ));
             }
-        } else if m == mm.wheel || m == mm.back_wheel {
+        } else if m == mm.wheel || (stand_off && m == mm.back_wheel) {
             // The wheel that leaves each purpose off to the front most
-            // nearly ahead, then on toward it (ahead: as far as its front,
-            // all and half of what the wheel leaves; back: all and half,
-            // standing off while facing it).
+            // nearly ahead, then on toward it as far as its front (standing
+            // off: all and half of what the wheel leaves, ahead, and back
+            // facing it).
             let sign = if m == mm.wheel { 1.0 } else { -1.0 };
             for p in purposes {
                 let Some((w, wheeled, spare)) = facing_wheel(p, b, allowance) else {
@@ -1374,7 +1383,8 @@ impl<'r> Game<'r> {
                 };
                 let closing = (sign > 0.0).then(|| toward(p.want(&wheeled), spare).unwrap_or(0.0));
                 let stops = [closing, Some(spare), Some(spare * 0.5)];
-                for d in stops.into_iter().flatten() {
+                let stops = if stand_off { &stops[..] } else { &stops[..1] };
+                for d in stops.iter().copied().flatten() {
                     let end = if d > 1e-9 {
                         wheeled.straight_end(sign * d)
                     } else {
@@ -1390,16 +1400,20 @@ impl<'r> Game<'r> {
             }
         } else if m == mm.about_face {
             // Facing each purpose behind where the unit stands, then
-            // toward it as far as its front and half the allowance.
+            // toward it as far as its front (in place when it is no
+            // further); standing off: in place, as far as its front and
+            // half the allowance.
             for p in purposes.iter().filter(|p| p.off(b).abs() > 112.5) {
                 let turned = b.pivoted(180.0);
-                let (end, way) = two(turned);
-                push((How::AboutFaces, end, way));
-                let stops = [
-                    toward(p.want(&turned), allowance),
-                    toward(allowance * 0.5, allowance),
-                ];
-                for d in stops.into_iter().flatten() {
+                let closing = toward(p.want(&turned), allowance);
+                if stand_off || closing.is_none() {
+                    let (end, way) = two(turned);
+                    push((How::AboutFaces, end, way));
+                }
+                let half = stand_off
+                    .then(|| toward(allowance * 0.5, allowance))
+                    .flatten();
+                for d in [closing, half].into_iter().flatten() {
                     push((
                         How::AboutFacesAndAdvances(d),
                         turned.straight_end(d),
@@ -1408,9 +1422,9 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.oblique {
-            // Toward each purpose off to the front (as far as its front,
-            // and the whole allowance), and away from it (the whole
-            // allowance: closing less, drawing it ahead).
+            // Toward each purpose off to the front as far as its front
+            // (standing off: the whole allowance toward it, and away from
+            // it, closing less and drawing it ahead).
             for p in purposes {
                 let a = p.off(b);
                 if !(20.0..=70.0).contains(&a.abs()) {
@@ -1422,7 +1436,8 @@ impl<'r> Game<'r> {
                     (side, Some(allowance)),
                     (-side, Some(allowance)),
                 ];
-                for (side, d) in stops {
+                let stops = if stand_off { &stops[..] } else { &stops[..1] };
+                for &(side, d) in stops {
                     let Some(d) = d else { continue };
                     push((
                         How::Obliquely(side, d),
@@ -1442,9 +1457,9 @@ impl<'r> Game<'r> {
             }
         } else if m == mm.sideways {
             // Level with each purpose first (of moves scored alike, the
-            // first is taken: the shortest step that serves); then along
-            // the line either way, all and half the allowance (keeping
-            // the gap and the facing: standing off elsewhere).
+            // first is taken: the shortest step that serves); standing
+            // off, then along the line either way, all and half the
+            // allowance (keeping the gap and the facing elsewhere).
             for p in purposes {
                 // The shift that brings the unit level with it.
                 let across = (p.at - b.centre).dot(b.right());
@@ -1454,7 +1469,8 @@ impl<'r> Game<'r> {
                     push((How::Shifts(s), end, way));
                 }
             }
-            for s in [-allowance, allowance, -allowance / 2.0, allowance / 2.0] {
+            let along = [-allowance, allowance, -allowance / 2.0, allowance / 2.0];
+            for s in along.into_iter().filter(|_| stand_off) {
                 let (end, way) = two(b.shifted(s));
                 push((How::Shifts(s), end, way));
             }
