@@ -205,8 +205,9 @@ enum Command {
         options: Vec<String>,
         /// How every army's player looks for its moves, in place of its
         /// policy's `search` and the scenario's per-army `search` key:
-        /// `thorough` (the engine's whole fan of manoeuvres) or `purposeful`
-        /// (moves toward what the policy can value). See docs/LANGUAGE.md, "Policies".
+        /// `thorough` (the engine's whole fan of manoeuvres), `purposeful`
+        /// (moves toward what the policy can value) or `stand_off` (those and
+        /// stops short of them). See docs/LANGUAGE.md, "Policies".
         #[arg(long, value_name = "SEARCH", value_parser = search_parser())]
         search: Option<muster::compile::ir::Search>,
     },
@@ -332,8 +333,9 @@ struct Runs {
     svg: Option<PathBuf>,
     /// How every army's player looks for its moves, in place of its
     /// policy's `search` and the scenario's per-army `search` key:
-    /// `thorough` (the engine's whole fan of manoeuvres) or `purposeful`
-    /// (moves toward what the policy can value). See docs/LANGUAGE.md, "Policies".
+    /// `thorough` (the engine's whole fan of manoeuvres), `purposeful`
+    /// (moves toward what the policy can value) or `stand_off` (those and
+    /// stops short of them). See docs/LANGUAGE.md, "Policies".
     #[arg(long, value_name = "SEARCH", value_parser = search_parser())]
     search: Option<muster::compile::ir::Search>,
 }

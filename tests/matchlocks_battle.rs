@@ -1248,10 +1248,20 @@ fn an_evade_off_the_table_leaves_it_for_no_token() {
 /// the same round, and `join_melee`'s requirement stopped the whole run
 /// (turn 4, the Play deck). The offer now asks what the procedure
 /// requires; that game plays to its end (the King's army wins in turn 5).
+/// The game was played by the thorough search, the default's before
+/// Matchlocks searched with the stand-off stops (issue 33): `--search
+/// thorough` plays it.
 #[test]
 fn a_newcomer_is_offered_only_a_melee_that_goes_on() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-        .args(["battle", RULES, "--seed", "11719744401961207834"])
+        .args([
+            "battle",
+            RULES,
+            "--seed",
+            "11719744401961207834",
+            "--search",
+            "thorough",
+        ])
         .env("MUSTER_NO_CACHE", "1")
         .output()
         .expect("muster runs");

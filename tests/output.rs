@@ -209,17 +209,17 @@ fn a_game_ending_mid_turn_is_drawn_as_it_ended() {
         .unwrap();
     assert_eq!(
         end,
-        "=== End after 8 turns: The Earl of Essex's army wins ==="
+        "=== End after 7 turns: The Earl of Essex's army wins ==="
     );
-    let want: Vec<String> = (0..=8).map(|t| format!("turn-{t:02}.svg")).collect();
+    let want: Vec<String> = (0..=7).map(|t| format!("turn-{t:02}.svg")).collect();
     assert_eq!(names(&d), want);
     // The last picture is not the one before it: units moved, or left.
-    let last = std::fs::read_to_string(d.join("turn-08.svg")).unwrap();
-    let before = std::fs::read_to_string(d.join("turn-07.svg")).unwrap();
-    assert!(last.contains("end of turn 8"));
+    let last = std::fs::read_to_string(d.join("turn-07.svg")).unwrap();
+    let before = std::fs::read_to_string(d.join("turn-06.svg")).unwrap();
+    assert!(last.contains("end of turn 7"));
     assert_ne!(
-        last.replace("end of turn 8", ""),
-        before.replace("end of turn 7", "")
+        last.replace("end of turn 7", ""),
+        before.replace("end of turn 6", "")
     );
 }
 

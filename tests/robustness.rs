@@ -215,13 +215,14 @@ fn muster_limited(dir: &Path, args: &[&str]) -> std::process::Output {
 
 /// The narratives of the battle of seed `seed` of shipped ruleset `file`
 /// on its shipped scenario `scenario`, with `from` replaced by each of
-/// `to` in turn, each played by [`muster_limited`].
+/// `to` in turn, each played by [`muster_limited`] with `extra` arguments.
 fn battles_of_mutants(
     file: &str,
     from: &str,
     to: &[&str],
     scenario: &str,
     seed: u64,
+    extra: &[&str],
 ) -> Vec<String> {
     let dir = scratch(file.trim_end_matches(".muster"));
     let text = shipped(file);
@@ -241,7 +242,7 @@ fn battles_of_mutants(
                 "--seed",
                 seed.as_str(),
             ];
-            common::succeeded(muster_limited(&dir, &args))
+            common::succeeded(muster_limited(&dir, &[&args[..], extra].concat()))
         })
         .collect::<Vec<_>>();
     let _ = std::fs::remove_dir_all(&dir);
@@ -266,6 +267,9 @@ fn a_huge_retire_goes_as_far_as_the_table_allows() {
         ],
         "matchlocks_default.toml",
         1,
+        // The game written here is the thorough search's (the policy's
+        // before Matchlocks searched with the stand-off stops).
+        &["--search", "thorough"],
     );
     // Usher's dragoons evade to the table's edge (a base 1 deep, and 15.5
     // back from 17.5).
@@ -294,6 +298,7 @@ fn a_huge_group_retire_goes_as_far_as_the_table_allows() {
         &["  distance 2147483647\n", "  distance 1000\n"],
         "thistle_default.toml",
         1,
+        &[],
     );
     assert!(
         games[0].contains(

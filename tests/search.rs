@@ -1,8 +1,9 @@
 //! How a player looks for its moves: `search = thorough` (a fixed fan of
-//! manoeuvres) or `search = purposeful` (moves toward what the policy can
-//! value), chosen in a policy or for an army; each the same game on any
-//! thread count; the purposeful one weighing fewer moves; the option's
-//! mistakes reported.
+//! manoeuvres), `search = purposeful` (moves toward what the policy can
+//! value) or `search = stand_off` (those and stops short of them), chosen
+//! in a policy or for an army; each the same game on any thread count;
+//! the purposeful one weighing fewer moves; the stand-off one finding the
+//! stops; the option's mistakes reported.
 
 #![allow(clippy::result_large_err)]
 
@@ -374,4 +375,121 @@ fn offered_moves_include_the_second_look() {
         }
     }
     assert!(with_fan > 0 && without > 0, "{with_fan} {without}");
+}
+
+/// `search = stand_off` (issue 33) offers stops short of a purpose that the
+/// purposeful search lacks. TVBD's zone-of-control scene
+/// (tests/scenarios/tvbd_zone_of_control.toml, the Spanish moved 10 TUM
+/// nearer as the figure says: their fronts at y = 11.5), the French to
+/// move under a policy that wants each unit 4 TUM from the nearest enemy
+/// (its score: less the distance from 4). Inside the Spanish zone a
+/// pike+shot may only stand, close or go directly away (§Zones of
+/// Control); straight back is at most 3 TUM (§Movement).
+/// - 2 TUM off (`held_pike_shot`, front at y = 9.5): the purposeful player
+///   falls back the whole 3 (to y 6, 5 TUM off, 1 from the gap it wants,
+///   better than standing 2 from it); the stand-off player falls back half,
+///   1.5 (to y 7.5, 3.5 TUM off, 0.5 from it); the thorough fan finds an
+///   about face and 1.5 ahead, the same spot facing away (first in its
+///   order of the moves scored alike).
+/// - 3 TUM off (`edge_pike_shot`, y 8): falling back 3 leaves it 6 off,
+///   worse than standing, and the purposeful player stands; the stand-off
+///   player, as the thorough one, about faces and goes 1.5 (4.5 off).
+/// - 5 TUM off (`free_pike_shot`, y 6): every player advances half its
+///   allowance, 1.5 (3.5 off).
+#[test]
+fn a_stand_off_search_finds_the_stop_short_of_the_enemy() {
+    use crate::common::table::{index, place, Scene};
+    use muster::base::value::Value;
+    let draft = common::draft(
+        r#"
+extends "tillys_very_bad_day.muster"
+override policy default "stand 4 off" {
+  move => if gap_to_enemy(u) > 4 then 4 - gap_to_enemy(u) else gap_to_enemy(u) - 4
+}
+"#,
+    );
+    let zoc = "tests/scenarios/tvbd_zone_of_control.toml";
+    let mut scene = Scene::of_build(draft, Some(zoc), &[]);
+    let french = ["held_pike_shot", "edge_pike_shot", "free_pike_shot"];
+    let spanish = [
+        "western_pike_shot",
+        "central_pike_shot",
+        "eastern_pike_shot",
+        "spanish_general",
+    ];
+    let mut after = |search: Search| {
+        scene.prep.search = vec![Some(search); scene.prep.policy.len()];
+        let mut g = scene.start(1, true);
+        for name in spanish {
+            let b = g.world.field.as_ref().unwrap().bases[index(&g, name)];
+            place(&mut g, name, b.centre.x, b.centre.y - 10.0, None);
+        }
+        g.decide_named("move", &[Value::Side(0)]).unwrap();
+        let f = g.world.field.as_ref().unwrap();
+        french.map(|name| {
+            let b = f.bases[index(&g, name)];
+            let r = |x: f64| (x * 100.0).round() / 100.0;
+            (r(b.centre.x), r(b.centre.y), r(b.facing))
+        })
+    };
+    let purposeful = after(Search::Purposeful);
+    let stand_off = after(Search::StandOff);
+    let thorough = after(Search::Thorough);
+    assert_eq!(
+        purposeful,
+        [(16.5, 6.0, 0.0), (22.5, 8.0, 0.0), (28.5, 7.5, 0.0)],
+        "purposeful"
+    );
+    assert_eq!(
+        stand_off,
+        [(16.5, 7.5, 0.0), (22.5, 6.5, 180.0), (28.5, 7.5, 0.0)],
+        "stand_off"
+    );
+    assert_eq!(
+        thorough,
+        [(16.5, 7.5, 180.0), (22.5, 6.5, 180.0), (28.5, 7.5, 0.0)],
+        "thorough"
+    );
+}
+
+/// What each search weighs in Matchlocks' default scenario, whose policy
+/// ships `stand_off` (6 games each decided alone, per unit-turn,
+/// generated / laid / scored): thorough 24.5 / 16.3 / 12.3, purposeful
+/// 19.6 / 13.7 / 10.4, stand-off 26.4 / 17.7 / 13.1. Matchlocks' sides
+/// often move nobody, so a unit that stood looks again through the
+/// thorough fan (purposeful: 422 of 965 unit-turns; stand-off: 238 of
+/// 789): the stand-off player weighs about as many moves as the fan,
+/// 1.06 to 1.09 times its figures, and more than the purposeful one.
+#[test]
+fn a_stand_off_search_weighs_about_the_fans_moves_in_matchlocks() {
+    let mut b = common::ruleset("rules/never_mind_the_matchlocks.muster");
+    let sc = b.scenario(None).unwrap();
+    let mut prep = Prepared::new(&b.ruleset, &sc).unwrap();
+    prep.openings = None;
+    let mut stats = Vec::new();
+    for s in [Search::Thorough, Search::Purposeful, Search::StandOff] {
+        prep.search = vec![Some(s); prep.policy.len()];
+        stats.push(weighed(&prep, 6));
+    }
+    let [t, p, so] = [&stats[0], &stats[1], &stats[2]];
+    let per = |m: &MoveStats| {
+        let n = m.unit_turns as f64;
+        [
+            m.generated as f64 / n,
+            m.laid as f64 / n,
+            m.scored as f64 / n,
+        ]
+    };
+    let (pt, pp, ps) = (per(t), per(p), per(so));
+    for k in 0..3 {
+        let ratio = ps[k] / pt[k];
+        assert!((1.0..1.2).contains(&ratio), "{k}: {ratio} {t:?} {so:?}");
+        assert!(pp[k] < ps[k], "{k}: {p:?} {so:?}");
+    }
+    assert!(t.unit_turns > 500 && so.unit_turns > 500, "{t:?} {so:?}");
+    assert_eq!(t.second_looks, 0, "{t:?}");
+    assert!(
+        so.second_looks > 0 && so.second_looks * 2 < so.unit_turns,
+        "{so:?}"
+    );
 }

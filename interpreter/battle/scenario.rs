@@ -238,9 +238,9 @@ pub struct ArmySpec {
     /// The policy the scenario names for the army, with where it names it
     /// (resolved by whoever runs the battle).
     pub policy: Option<(String, Span)>,
-    /// How the army's player looks for its moves (`search = "thorough"` or
-    /// `"purposeful"`), in place of its policy's `search`; None: the
-    /// policy's.
+    /// How the army's player looks for its moves (`search = "thorough"`,
+    /// `"purposeful"` or `"stand_off"`), in place of its policy's `search`;
+    /// None: the policy's.
     pub search: Option<Search>,
     /// The army's commands, at least one.
     pub commands: Vec<CommandSpec>,
@@ -993,11 +993,7 @@ fn read_army(
                     .at(span_of(file, s), "not a search")
                     .help(format!(
                         "the searches are {}; without `search` the army searches as its policy says",
-                        Search::ALL
-                            .iter()
-                            .map(|(_, n)| format!("\"{n}\""))
-                            .collect::<Vec<_>>()
-                            .join(" and ")
+                        Search::names("\"")
                     )),
             );
         }

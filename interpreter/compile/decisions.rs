@@ -442,7 +442,10 @@ pub(crate) fn compile_policy(c: &mut Compiler, p: &syntax::Policy, span: Span) {
                     format!("a policy has no option `{}`", o.text),
                 )
                 .at(o.span, "not an option")
-                .help("a policy's one option is `search = thorough` or `search = purposeful`"),
+                .help(format!(
+                    "a policy's one option is `search` ({})",
+                    Search::names("`")
+                )),
             );
             continue;
         }
@@ -462,7 +465,7 @@ pub(crate) fn compile_policy(c: &mut Compiler, p: &syntax::Policy, span: Span) {
                     format!("`{}` is not a search", v.text),
                 )
                 .at(v.span, "not a search")
-                .help("write `search = thorough` (a fixed fan of manoeuvres) or `search = purposeful` (moves toward what the policy values)"),
+                .help("write `search = thorough` (a fixed fan of manoeuvres), `search = purposeful` (moves toward what the policy values) or `search = stand_off` (those and stops short of them)"),
             ),
         }
     }

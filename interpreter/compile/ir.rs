@@ -504,7 +504,7 @@ pub struct PolicyDef {
 }
 
 /// How a policy's player looks for the moves of a `move` decision
-/// (`search = thorough | purposeful` in the policy).
+/// (`search = thorough | purposeful | stand_off` in the policy).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Search {
     /// A fixed fan of manoeuvres: each allowed manoeuvre at the whole and
@@ -516,14 +516,41 @@ pub enum Search {
     /// enemy within reach, into the line of the nearest friends, standing
     /// still, falling back; one candidate per purpose and manoeuvre.
     Purposeful,
+    /// The purposeful moves, and stops short of each purpose to stand off
+    /// at: all and half of what a wheel, a back wheel or an about face
+    /// leaves, an oblique toward and away, half a fall back, shifts along
+    /// the line either way. For a policy that values a gap to keep short
+    /// of contact (Matchlocks' `preferred_gap`), which the purposeful
+    /// moves, stopping at contact, play weaker than the thorough fan.
+    StandOff,
 }
 
 impl Search {
     /// Every search, with its name in a policy.
-    pub const ALL: [(Search, &'static str); 2] = [
+    pub const ALL: [(Search, &'static str); 3] = [
         (Search::Thorough, "thorough"),
         (Search::Purposeful, "purposeful"),
+        (Search::StandOff, "stand_off"),
     ];
+
+    /// Whether the search heads for purposes (the nearest enemies, the
+    /// friend's place), not the whole fan: purposeful and stand-off.
+    pub fn has_purposes(self) -> bool {
+        self != Search::Thorough
+    }
+
+    /// The names of every search, as a sentence lists them ("`a`, `b`
+    /// or `c`", each wrapped by `quote`): for diagnostics' help.
+    pub fn names(quote: &str) -> String {
+        let names: Vec<String> = Search::ALL
+            .iter()
+            .map(|(_, n)| format!("{quote}{n}{quote}"))
+            .collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.concat(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

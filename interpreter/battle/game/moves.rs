@@ -722,7 +722,7 @@ impl<'r> Game<'r> {
         let terrain = self.field().terrain_within(&start, reach);
         match search {
             Search::Thorough => purposes.clear(),
-            Search::Purposeful => self.purposes(u, &start, &mut purposes),
+            Search::Purposeful | Search::StandOff => self.purposes(u, &start, &mut purposes),
         }
         if !allowed.is_empty() {
             self.move_stats.unit_turns += 1;
@@ -763,10 +763,13 @@ impl<'r> Game<'r> {
                 (Search::Thorough, Some(fins)) => {
                     self.finished_into(m, &start, allowance, target, fins, &mut cands, &mut firsts)
                 }
-                (Search::Purposeful, None) => {
-                    self.purposeful(m, &start, allowance, target, &purposes, &mut cands)
+                (Search::Purposeful | Search::StandOff, None) => {
+                    let stand_off = search == Search::StandOff;
+                    self.purposeful(
+                        m, &start, allowance, target, &purposes, stand_off, &mut cands,
+                    )
                 }
-                (Search::Purposeful, Some(fins)) => {
+                (Search::Purposeful | Search::StandOff, Some(fins)) => {
                     self.purposeful_finished(m, &start, allowance, fins, &purposes, &mut cands)
                 }
             }
@@ -948,7 +951,7 @@ impl<'r> Game<'r> {
             match self.move_alone(ch, prefer, u, search, *m_slot, &mut frame)? {
                 Some(true) => moved = true,
                 Some(false) => {}
-                None if search == Search::Purposeful => stood.push(u),
+                None if search.has_purposes() => stood.push(u),
                 None => {}
             }
         }
@@ -1030,7 +1033,7 @@ impl<'r> Game<'r> {
     /// makes a move of its own elsewhere. None for a thorough player (the
     /// engine's reference search is kept as it was).
     pub(super) fn shunned(&self, prefer: Option<Prefer>, u: u16) -> Option<Pt> {
-        if self.search_for(prefer, u) != Search::Purposeful {
+        if !self.search_for(prefer, u).has_purposes() {
             return None;
         }
         let at = self.moved_to.get(u as usize).copied().flatten()?.centre;
@@ -1131,7 +1134,7 @@ impl<'r> Game<'r> {
         // A purposeful unit whose moves are worth no more than standing
         // looks again through the thorough fan when its side moves nobody
         // (`move_units`): those moves are offered too.
-        if search == Search::Purposeful && !self.policy_is_silent(prefer) {
+        if search.has_purposes() && !self.policy_is_silent(prefer) {
             let Some((m_slot, _)) = &ch.manoeuvre else {
                 return Ok(Vec::new());
             };
@@ -1218,6 +1221,23 @@ fn ride_toward(b: &Base, t: Pt, allowance: f64) -> Option<Candidate> {
     Some((How::Rides(go), end, Way::from(Step::Two(end))))
 }
 
+/// The wheel (22.5 or 45 degrees either way, within `allowance`) that
+/// leaves purpose `p`, off to the front of a base at `b` (10 to 67.5
+/// degrees), most nearly ahead: the wheel, where it leaves the base, and
+/// the allowance it leaves; None when no wheel brings it nearer ahead.
+fn facing_wheel(p: &Purpose, b: &Base, allowance: f64) -> Option<(f64, Base, f64)> {
+    let a = p.off(b).abs();
+    if !(10.0..=67.5).contains(&a) {
+        return None;
+    }
+    let (left, w) = [-45.0, -22.5, 22.5, 45.0]
+        .into_iter()
+        .filter(|w| b.wheel_cost(*w) <= allowance + 1e-9)
+        .map(|w| (p.off(&b.wheel_end(w)).abs(), w))
+        .min_by(|x, y| x.0.total_cmp(&y.0))?;
+    (left < a).then(|| (w, b.wheel_end(w), allowance - b.wheel_cost(w)))
+}
+
 /// The most enemies a purposeful search heads for: the nearest ones.
 const PURPOSE_ENEMIES: usize = 2;
 
@@ -1289,7 +1309,16 @@ impl<'r> Game<'r> {
     /// enemy, a free move toward it); and the whole allowance straight
     /// ahead and straight back (closing in general, falling back). Moves
     /// alike are made once.
+    ///
+    /// With `stand_off` ([`Search::StandOff`]), stops short of each purpose
+    /// too: all and half of what a wheel leaves, a back wheel facing it,
+    /// an oblique toward it for the whole allowance and away from it, the
+    /// about face in place and with half the allowance, half a fall back,
+    /// and shifts along the line either way, all and half the allowance
+    /// (issue 33: a policy that values a gap to keep rather than an enemy
+    /// to reach, Matchlocks', played weaker with contact stops alone).
     /// Added to `out` (alike only to those added here).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn purposeful(
         &self,
         m: u32,
@@ -1297,6 +1326,7 @@ impl<'r> Game<'r> {
         allowance: f64,
         target: Option<Pt>,
         purposes: &[Purpose],
+        stand_off: bool,
         out: &mut Vec<Candidate>,
     ) {
         let mm = self.m;
@@ -1331,64 +1361,84 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.backwards {
-            push((
-                How::MovesBack(allowance),
-                b.straight_end(-allowance),
-                Way::from(Step::Straight(-allowance)),
-            ));
-        } else if m == mm.wheel {
-            for p in purposes {
-                let a = p.off(b).abs();
-                if !(10.0..=67.5).contains(&a) {
-                    continue;
-                }
-                // The wheel that leaves it most nearly ahead.
-                let best = [-45.0, -22.5, 22.5, 45.0]
-                    .into_iter()
-                    .filter(|w| b.wheel_cost(*w) <= allowance + 1e-9)
-                    .map(|w| (p.off(&b.wheel_end(w)).abs(), w))
-                    .min_by(|x, y| x.0.total_cmp(&y.0));
-                let Some((left, w)) = best else { continue };
-                if left >= a {
-                    continue;
-                }
-                let wheeled = b.wheel_end(w);
-                let spare = allowance - b.wheel_cost(w);
-                let d = toward(p.want(&wheeled), spare).unwrap_or(0.0);
-                let end = if d > 1e-9 {
-                    wheeled.straight_end(d)
-                } else {
-                    wheeled
-                };
+            // Falling back, all the allowance (standing off: half too).
+            let fractions: &[f64] = if stand_off { &[1.0, 0.5] } else { &[1.0] };
+            for &fr in fractions {
+                let d = allowance * fr;
                 push((
-                    How::WheelsAndAdvances(w, d),
-                    end,
-                    Way::from(Step::Wheel(w, d)),
+                    How::MovesBack(d),
+                    b.straight_end(-d),
+                    Way::from(Step::Straight(-d)),
                 ));
             }
+        } else if m == mm.wheel || (stand_off && m == mm.back_wheel) {
+            // The wheel that leaves each purpose off to the front most
+            // nearly ahead, then on toward it as far as its front (standing
+            // off: all and half of what the wheel leaves, ahead, and back
+            // facing it).
+            let sign = if m == mm.wheel { 1.0 } else { -1.0 };
+            for p in purposes {
+                let Some((w, wheeled, spare)) = facing_wheel(p, b, allowance) else {
+                    continue;
+                };
+                let closing = (sign > 0.0).then(|| toward(p.want(&wheeled), spare).unwrap_or(0.0));
+                let stops = [closing, Some(spare), Some(spare * 0.5)];
+                let stops = if stand_off { &stops[..] } else { &stops[..1] };
+                for d in stops.iter().copied().flatten() {
+                    let end = if d > 1e-9 {
+                        wheeled.straight_end(sign * d)
+                    } else {
+                        wheeled
+                    };
+                    let how = if sign > 0.0 {
+                        How::WheelsAndAdvances(w, d)
+                    } else {
+                        How::WheelsAndMovesBack(w, d)
+                    };
+                    push((how, end, Way::from(Step::Wheel(w, sign * d))));
+                }
+            }
         } else if m == mm.about_face {
+            // Facing each purpose behind where the unit stands, then
+            // toward it as far as its front (in place when it is no
+            // further); standing off: in place, as far as its front and
+            // half the allowance.
             for p in purposes.iter().filter(|p| p.off(b).abs() > 112.5) {
                 let turned = b.pivoted(180.0);
-                match toward(p.want(&turned), allowance) {
-                    Some(d) => push((
+                let closing = toward(p.want(&turned), allowance);
+                if stand_off || closing.is_none() {
+                    let (end, way) = two(turned);
+                    push((How::AboutFaces, end, way));
+                }
+                let half = stand_off
+                    .then(|| toward(allowance * 0.5, allowance))
+                    .flatten();
+                for d in [closing, half].into_iter().flatten() {
+                    push((
                         How::AboutFacesAndAdvances(d),
                         turned.straight_end(d),
                         Way::from(Step::AboutFace(d)),
-                    )),
-                    None => {
-                        let (end, way) = two(turned);
-                        push((How::AboutFaces, end, way));
-                    }
+                    ));
                 }
             }
         } else if m == mm.oblique {
+            // Toward each purpose off to the front as far as its front
+            // (standing off: the whole allowance toward it, and away from
+            // it, closing less and drawing it ahead).
             for p in purposes {
                 let a = p.off(b);
                 if !(20.0..=70.0).contains(&a.abs()) {
                     continue;
                 }
                 let side = 45.0f64.copysign(a);
-                if let Some(d) = toward(p.want(b), allowance) {
+                let stops = [
+                    (side, toward(p.want(b), allowance)),
+                    (side, Some(allowance)),
+                    (-side, Some(allowance)),
+                ];
+                let stops = if stand_off { &stops[..] } else { &stops[..1] };
+                for &(side, d) in stops {
+                    let Some(d) = d else { continue };
                     push((
                         How::Obliquely(side, d),
                         b.oblique_end(side, d),
@@ -1406,6 +1456,10 @@ impl<'r> Game<'r> {
                 }
             }
         } else if m == mm.sideways {
+            // Level with each purpose first (of moves scored alike, the
+            // first is taken: the shortest step that serves); standing
+            // off, then along the line either way, all and half the
+            // allowance (keeping the gap and the facing elsewhere).
             for p in purposes {
                 // The shift that brings the unit level with it.
                 let across = (p.at - b.centre).dot(b.right());
@@ -1414,6 +1468,11 @@ impl<'r> Game<'r> {
                     let (end, way) = two(b.shifted(s));
                     push((How::Shifts(s), end, way));
                 }
+            }
+            let along = [-allowance, allowance, -allowance / 2.0, allowance / 2.0];
+            for s in along.into_iter().filter(|_| stand_off) {
+                let (end, way) = two(b.shifted(s));
+                push((How::Shifts(s), end, way));
             }
         } else if m == mm.pivot {
             for p in purposes.iter().filter(|p| p.short > 0.0) {

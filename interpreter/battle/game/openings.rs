@@ -121,6 +121,9 @@ struct Position {
     reserve: Vec<bool>,
     turn_start: Vec<Bits<Pt>>,
     last_from: Vec<Bits<Pt>>,
+    /// Per unit, where its own last single move put it: what a purposeful
+    /// player shuns (`Game::shunned`), so a decision's answer depends on it.
+    moved_to: Vec<Option<Bits<Base>>>,
     retired_through: Vec<(u16, u16)>,
     unplaced: Vec<bool>,
     side_of_army: Vec<u16>,
@@ -156,6 +159,7 @@ impl Position {
                 .sum::<usize>()
             + std::mem::size_of::<Base>() * self.bases.len()
             + 16 * (self.turn_start.len() + self.last_from.len())
+            + std::mem::size_of::<Option<Base>>() * self.moved_to.len()
             + 4 * self.retired_through.len()
             + self.piles.iter().map(|p| 24 * p.len()).sum::<usize>()
             + self
@@ -257,6 +261,9 @@ impl Game<'_> {
             reserve: f.reserve.clone(),
             turn_start: f.turn_start.iter().map(|p| Bits(*p)).collect(),
             last_from: f.last_from.iter().map(|p| Bits(*p)).collect(),
+            moved_to: (0..self.world.units.len())
+                .map(|u| self.moved_to.get(u).copied().flatten().map(Bits))
+                .collect(),
             retired_through: f.retired_through.clone(),
             unplaced: self.unplaced.clone(),
             side_of_army: self.side_of_army.clone(),
@@ -299,6 +306,9 @@ impl Game<'_> {
             (&starts, &from),
             &p.retired_through,
         );
+        self.moved_to.clear();
+        self.moved_to
+            .extend(p.moved_to.iter().map(|b| b.as_ref().map(|b| b.0)));
         self.unplaced.clone_from(&p.unplaced);
         self.side_of_army.clone_from(&p.side_of_army);
         self.result.clone_from(&p.result);
