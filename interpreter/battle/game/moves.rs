@@ -19,6 +19,22 @@ use crate::run::field::{to_len, Field};
 /// it ends, the way there.
 pub(super) type Candidate = (How, Base, Way);
 
+/// The move that wheels `w` degrees (ending at `wheeled`), then goes `d`
+/// straight on: ahead (`sign` 1, a wheel) or back (`sign` -1, a back wheel).
+fn wheel_then(wheeled: Base, w: f64, d: f64, sign: f64) -> Candidate {
+    let end = if d > 1e-9 {
+        wheeled.straight_end(sign * d)
+    } else {
+        wheeled
+    };
+    let how = if sign > 0.0 {
+        How::WheelsAndAdvances(w, d)
+    } else {
+        How::WheelsAndMovesBack(w, d)
+    };
+    (how, end, Way::from(Step::Wheel(w, sign * d)))
+}
+
 /// A legal move: how the log tells it, the change of direction that ends it
 /// (if any), where it ends, and its manoeuvre.
 pub(super) type Legal = (How, Option<Finish>, Base, u32);
@@ -461,18 +477,7 @@ impl<'r> Game<'r> {
             }
             let wheeled = b.wheel_end(w);
             for fr in [1.0, 0.5] {
-                let d = (allowance - cost) * fr;
-                let end = if d > 1e-9 {
-                    wheeled.straight_end(sign * d)
-                } else {
-                    wheeled
-                };
-                let how = if sign > 0.0 {
-                    How::WheelsAndAdvances(w, d)
-                } else {
-                    How::WheelsAndMovesBack(w, d)
-                };
-                out.push((how, end, Way::from(Step::Wheel(w, sign * d))));
+                out.push(wheel_then(wheeled, w, (allowance - cost) * fr, sign));
             }
         }
     }
@@ -1385,17 +1390,7 @@ impl<'r> Game<'r> {
                 let stops = [closing, Some(spare), Some(spare * 0.5)];
                 let stops = if stand_off { &stops[..] } else { &stops[..1] };
                 for d in stops.iter().copied().flatten() {
-                    let end = if d > 1e-9 {
-                        wheeled.straight_end(sign * d)
-                    } else {
-                        wheeled
-                    };
-                    let how = if sign > 0.0 {
-                        How::WheelsAndAdvances(w, d)
-                    } else {
-                        How::WheelsAndMovesBack(w, d)
-                    };
-                    push((how, end, Way::from(Step::Wheel(w, sign * d))));
+                    push(wheel_then(wheeled, w, d, sign));
                 }
             }
         } else if m == mm.about_face {
