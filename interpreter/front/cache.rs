@@ -168,16 +168,21 @@ fn write_entry(dir: &Path, path: &Path, bytes: &[u8], ours: &[u8]) -> std::io::R
     moved
 }
 
+/// What follows `magic` (this version's first line) in a file's bytes;
+/// else the file is stale (ours, `ours` its first words, another version)
+/// or foreign (not a file this program wrote).
+fn past_magic<'a>(bytes: &'a [u8], magic: &[u8], ours: &[u8]) -> Result<&'a [u8], Lookup> {
+    bytes.strip_prefix(magic).ok_or(if bytes.starts_with(ours) {
+        Lookup::Stale
+    } else {
+        Lookup::Foreign
+    })
+}
+
 /// The tree of an entry's bytes, when this build wrote it from this text;
 /// else why not.
 fn read_entry(bytes: &[u8], build: u128, hash: u128, len: usize) -> Result<File, Lookup> {
-    let Some(rest) = bytes.strip_prefix(MAGIC.as_slice()) else {
-        return Err(if bytes.starts_with(OURS) {
-            Lookup::Stale
-        } else {
-            Lookup::Foreign
-        });
-    };
+    let rest = past_magic(bytes, MAGIC.as_slice(), OURS)?;
     if rest.len() < 40 {
         return Err(Lookup::Corrupt);
     }
@@ -378,13 +383,7 @@ impl CheckedRecord {
             Err(_) => return Err(Lookup::Corrupt),
             Ok(b) => b,
         };
-        let Some(rest) = bytes.strip_prefix(CHECKED_MAGIC.as_slice()) else {
-            return Err(if bytes.starts_with(CHECKED_OURS) {
-                Lookup::Stale
-            } else {
-                Lookup::Foreign
-            });
-        };
+        let rest = past_magic(&bytes, CHECKED_MAGIC.as_slice(), CHECKED_OURS)?;
         if rest.len() < 56 {
             return Err(Lookup::Corrupt);
         }
